@@ -1,0 +1,21 @@
+import { Injectable } from '@nestjs/common';
+import { PrismaService } from '../infrastructure/prisma.service';
+import type { Caller, KeyKind, KeyScope } from '../http/request-context';
+import { hashKey } from './api-key';
+
+/** Looks keys up by hash; a revoked or expired key resolves to nothing. */
+@Injectable()
+export class ApiKeysRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  async resolve(key: string, now: Date): Promise<Caller | undefined> {
+    const row = await this.prisma.apiKey.findUnique({ where: { hash: hashKey(key) } });
+    if (!row || (row.expiresAt && row.expiresAt <= now)) return undefined;
+    return {
+      keyId: row.id,
+      tenant: { accountId: row.accountId, livemode: row.livemode },
+      kind: row.kind as KeyKind,
+      scope: row.scope as KeyScope,
+    };
+  }
+}

@@ -1,0 +1,40 @@
+import { intEnv, optionalEnv, requireEnv } from '@recur/kernel';
+
+export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');
+
+export interface PeerAddresses {
+  catalog: string;
+  subscription: string;
+  invoicing: string;
+  payments: string;
+  usageMetering: string;
+  webhookDispatch: string;
+}
+
+export interface GatewayConfig {
+  httpHost: string;
+  httpPort: number;
+  databaseUrl: string;
+  /** Bearer token of the operator surface (`/operator/…`). */
+  operatorToken: string;
+  peers: PeerAddresses;
+  migrateOnStart: boolean;
+}
+
+export function gatewayConfigFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  return {
+    httpHost: optionalEnv('HTTP_HOST', env) ?? '0.0.0.0',
+    httpPort: intEnv('HTTP_PORT', 8080, env),
+    databaseUrl: requireEnv('DATABASE_URL', env),
+    operatorToken: requireEnv('RECUR_OPERATOR_TOKEN', env),
+    peers: {
+      catalog: requireEnv('CATALOG_GRPC_ADDR', env),
+      subscription: requireEnv('SUBSCRIPTION_GRPC_ADDR', env),
+      invoicing: requireEnv('INVOICING_GRPC_ADDR', env),
+      payments: requireEnv('PAYMENTS_GRPC_ADDR', env),
+      usageMetering: requireEnv('USAGE_METERING_GRPC_ADDR', env),
+      webhookDispatch: requireEnv('WEBHOOK_DISPATCH_GRPC_ADDR', env),
+    },
+    migrateOnStart: optionalEnv('MIGRATE_ON_START', env) !== 'false',
+  };
+}

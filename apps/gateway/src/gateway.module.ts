@@ -1,0 +1,47 @@
+import { type DynamicModule, type MiddlewareConsumer, Module, type NestModule, RequestMethod } from '@nestjs/common';
+import { AccountsService } from './accounts/accounts.service';
+import { OperatorController } from './accounts/operator.controller';
+import { OperatorTokenGuard } from './accounts/operator-token.guard';
+import { ApiKeysRepository } from './auth/api-keys.repository';
+import { AuthenticateMiddleware } from './auth/authenticate.middleware';
+import { GATEWAY_CONFIG, type GatewayConfig } from './config';
+import { CustomersController } from './customers/customers.controller';
+import { HealthController } from './health/health.controller';
+import { HttpMetricsMiddleware } from './http/http-metrics.middleware';
+import { IdempotencyMiddleware } from './idempotency/idempotency.middleware';
+import { IdempotencyRepository } from './idempotency/idempotency.repository';
+import { PrismaService } from './infrastructure/prisma.service';
+import { ServiceClients } from './infrastructure/service-clients';
+import { OpenApiController } from './openapi/openapi.controller';
+import { RoutePolicyMiddleware } from './routing/route-policy.middleware';
+
+/**
+ * The `/v1` pipeline, in order: metrics → authenticate (401) → route table and key
+ * policy (404/405/403) → idempotency (replay/409) → validation pipe (400) → handler →
+ * gRPC call → one error filter.
+ */
+@Module({})
+export class GatewayModule implements NestModule {
+  static forConfig(config: GatewayConfig): DynamicModule {
+    return {
+      module: GatewayModule,
+      controllers: [CustomersController, OperatorController, HealthController, OpenApiController],
+      providers: [
+        { provide: GATEWAY_CONFIG, useValue: config },
+        { provide: PrismaService, useFactory: () => new PrismaService(config.databaseUrl) },
+        ServiceClients,
+        ApiKeysRepository,
+        IdempotencyRepository,
+        AccountsService,
+        OperatorTokenGuard,
+      ],
+    };
+  }
+
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(HttpMetricsMiddleware).forRoutes({ path: '{*path}', method: RequestMethod.ALL });
+    consumer
+      .apply(AuthenticateMiddleware, RoutePolicyMiddleware, IdempotencyMiddleware)
+      .forRoutes({ path: 'v1/{*path}', method: RequestMethod.ALL }, { path: 'v1', method: RequestMethod.ALL });
+  }
+}

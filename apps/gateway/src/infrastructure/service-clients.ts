@@ -1,0 +1,20 @@
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { createServiceClient, type ServiceClient, subscriptionV1, webhookDispatchV1 } from '@recur/contracts';
+import { GATEWAY_CONFIG, type GatewayConfig } from '../config';
+
+/** The gRPC clients of the services the gateway translates to; one channel each, reused. */
+@Injectable()
+export class ServiceClients implements OnModuleDestroy {
+  readonly subscription: ServiceClient<typeof subscriptionV1.SubscriptionService>;
+  readonly webhookDispatch: ServiceClient<typeof webhookDispatchV1.WebhookDispatchService>;
+
+  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
+    this.subscription = createServiceClient(subscriptionV1.SubscriptionService, config.peers.subscription);
+    this.webhookDispatch = createServiceClient(webhookDispatchV1.WebhookDispatchService, config.peers.webhookDispatch);
+  }
+
+  onModuleDestroy(): void {
+    this.subscription.close();
+    this.webhookDispatch.close();
+  }
+}

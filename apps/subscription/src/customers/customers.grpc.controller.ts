@@ -1,0 +1,55 @@
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import { Controller } from '@nestjs/common';
+import { GrpcMethod } from '@nestjs/microservices';
+import { requireTenant, subscriptionV1 } from '@recur/contracts';
+import { checkPage } from '@recur/kernel';
+import { toCustomerMessage } from './customer.mapper';
+import { CustomersService } from './customers.service';
+
+
+/** gRPC edge of the customer use cases: decode, call, encode. No rules live here. */
+@Controller()
+export class CustomersGrpcController {
+  constructor(private readonly customers: CustomersService) {}
+
+  @GrpcMethod('SubscriptionService', 'CreateCustomer')
+  async createCustomer(request: subscriptionV1.CreateCustomerRequest): Promise<MessageInitShape<typeof subscriptionV1.CreateCustomerResponseSchema>> {
+    const customer = await this.customers.create(
+      requireTenant(request.tenant),
+      { name: request.name, email: request.email, metadata: request.metadata },
+      request.requestId || null,
+    );
+    return { customer: toCustomerMessage(customer) };
+  }
+
+  @GrpcMethod('SubscriptionService', 'GetCustomer')
+  async getCustomer(request: subscriptionV1.GetCustomerRequest): Promise<MessageInitShape<typeof subscriptionV1.GetCustomerResponseSchema>> {
+    return { customer: toCustomerMessage(await this.customers.get(requireTenant(request.tenant), request.id)) };
+  }
+
+  @GrpcMethod('SubscriptionService', 'ListCustomers')
+  async listCustomers(request: subscriptionV1.ListCustomersRequest): Promise<MessageInitShape<typeof subscriptionV1.ListCustomersResponseSchema>> {
+    const page = checkPage(request.page?.limit, request.page?.offset);
+    const { customers, total } = await this.customers.list(requireTenant(request.tenant), page, request.email);
+    return {
+      customers: customers.map(toCustomerMessage),
+      page: { total, hasMore: page.offset + customers.length < total },
+    };
+  }
+
+  @GrpcMethod('SubscriptionService', 'UpdateCustomer')
+  async updateCustomer(request: subscriptionV1.UpdateCustomerRequest): Promise<MessageInitShape<typeof subscriptionV1.UpdateCustomerResponseSchema>> {
+    const metadata = Object.keys(request.metadata).length > 0 ? request.metadata : undefined;
+    const customer = await this.customers.update(requireTenant(request.tenant), request.id, {
+      name: request.name,
+      email: request.email,
+      metadata,
+    });
+    return { customer: toCustomerMessage(customer) };
+  }
+
+  @GrpcMethod('SubscriptionService', 'DeleteCustomer')
+  async deleteCustomer(request: subscriptionV1.DeleteCustomerRequest): Promise<MessageInitShape<typeof subscriptionV1.DeleteCustomerResponseSchema>> {
+    return { customer: toCustomerMessage(await this.customers.delete(requireTenant(request.tenant), request.id)) };
+  }
+}

@@ -1,0 +1,49 @@
+import { Injectable } from '@nestjs/common';
+import { notFound, type Page, type TenantRef } from '@recur/kernel';
+import type { Prisma } from '../generated/prisma/client';
+import { PrismaService } from '../infrastructure/prisma.service';
+import type { Customer } from './customer';
+import { fromCustomerRow, toCustomerRow } from './customer.mapper';
+
+type Tx = Prisma.TransactionClient;
+
+/** Customers in the service's database; every query is scoped to one tenant. */
+@Injectable()
+export class CustomersRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  async get(tenant: TenantRef, id: string, tx: Tx = this.prisma): Promise<Customer> {
+    const row = await tx.customer.findFirst({ where: { id, accountId: tenant.accountId, livemode: tenant.livemode } });
+    if (!row) throw notFound('customer', id);
+    return fromCustomerRow(row);
+  }
+
+  /** Locks the row for the rest of the transaction, so concurrent changes serialise. */
+  async getForUpdate(tx: Tx, tenant: TenantRef, id: string): Promise<Customer> {
+    await tx.$executeRaw`SELECT 1 FROM customers WHERE id = ${id} AND account_id = ${tenant.accountId} AND livemode = ${tenant.livemode} FOR UPDATE`;
+    return this.get(tenant, id, tx);
+  }
+
+  async findByRequestId(tenant: TenantRef, requestId: string): Promise<Customer | undefined> {
+    const row = await this.prisma.customer.findFirst({ where: { accountId: tenant.accountId, livemode: tenant.livemode, requestId } });
+    return row ? fromCustomerRow(row) : undefined;
+  }
+
+  async list(tenant: TenantRef, page: Page, email?: string): Promise<{ customers: Customer[]; total: number }> {
+    const where = { accountId: tenant.accountId, livemode: tenant.livemode, deletedAt: null, ...(email === undefined ? {} : { email }) };
+    const [rows, total] = await Promise.all([
+      this.prisma.customer.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
+      this.prisma.customer.count({ where }),
+    ]);
+    return { customers: rows.map(fromCustomerRow), total };
+  }
+
+  async insert(tx: Tx, customer: Customer, requestId: string | null): Promise<void> {
+    await tx.customer.create({ data: toCustomerRow(customer, requestId) });
+  }
+
+  async update(tx: Tx, customer: Customer): Promise<void> {
+    const { name, email, metadata, updatedAt, deletedAt } = toCustomerRow(customer);
+    await tx.customer.update({ where: { id: customer.id }, data: { name, email, metadata, updatedAt, deletedAt } });
+  }
+}

@@ -1,0 +1,23 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
+import { CustomersGrpcController } from './customers/customers.grpc.controller';
+import { CustomersRepository } from './customers/customers.repository';
+import { CLOCK, CustomersService } from './customers/customers.service';
+import { PrismaService } from './infrastructure/prisma.service';
+
+@Module({})
+export class SubscriptionModule {
+  static forRuntime(runtime: ServiceRuntime): DynamicModule {
+    return {
+      module: SubscriptionModule,
+      controllers: [CustomersGrpcController],
+      providers: [
+        { provide: SERVICE_RUNTIME, useValue: runtime },
+        { provide: PrismaService, useFactory: () => new PrismaService(runtime.config.databaseUrl) },
+        { provide: CLOCK, useValue: () => new Date() },
+        CustomersRepository,
+        CustomersService,
+      ],
+    };
+  }
+}

@@ -1,0 +1,43 @@
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { claimInboxEvent, eventHandler, eventsTopic, type IntegrationEvent } from '@recur/messaging';
+import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
+import type { Prisma } from '../generated/prisma/client';
+import { PrismaService } from '../infrastructure/prisma.service';
+
+/** The services whose public events webhook-dispatch records and delivers. */
+export const PRODUCER_TOPICS = ['subscription', 'invoicing', 'payments', 'usage-metering'].map(eventsTopic);
+export const CONSUMER_GROUP = 'webhook-dispatch';
+
+/**
+ * Records every public event in the event log, exactly once per event id: the inbox
+ * claim and the insert commit together, so a redelivered event changes nothing.
+ */
+@Injectable()
+export class EventLogConsumer implements OnApplicationBootstrap {
+  constructor(
+    private readonly prisma: PrismaService,
+    @Inject(SERVICE_RUNTIME) private readonly runtime: ServiceRuntime,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.runtime.bus.subscribe(CONSUMER_GROUP, PRODUCER_TOPICS, eventHandler(this.runtime.name, (event) => this.record(event)));
+  }
+
+  /** Returns false when the event was already recorded. */
+  record(event: IntegrationEvent): Promise<boolean> {
+    return this.prisma.$transaction(async (tx) => {
+      if (!(await claimInboxEvent(tx, CONSUMER_GROUP, event.id))) return false;
+      await tx.event.create({
+        data: {
+          id: event.id,
+          accountId: event.account_id,
+          livemode: event.livemode,
+          type: event.type,
+          created: BigInt(event.created),
+          data: event.data as Prisma.InputJsonObject,
+        },
+      });
+      return true;
+    });
+  }
+}

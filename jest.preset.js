@@ -1,0 +1,14 @@
+// Shared Jest setup: TypeScript through SWC (same settings as the build), and workspace
+// libraries resolved to their sources so tests never depend on a stale dist/.
+const path = require('node:path');
+const fs = require('node:fs');
+
+const swcrc = JSON.parse(fs.readFileSync(path.join(__dirname, '.swcrc'), 'utf8'));
+delete swcrc.$schema;
+
+module.exports = {
+  testEnvironment: 'node',
+  transform: { '^.+\\.(t|j)sx?$': ['@swc/jest', { ...swcrc, swcrc: false }] },
+  moduleNameMapper: { '^@recur/([a-z-]+)$': path.join(__dirname, 'libs/$1/src/index.ts') },
+  moduleFileExtensions: ['ts', 'js', 'json'],
+};

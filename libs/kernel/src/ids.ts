@@ -1,0 +1,27 @@
+import { randomBytes } from 'node:crypto';
+
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** Uniform random base62 text; rejection sampling keeps every character equally likely. */
+export function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248 && out.length < length) out += ALPHABET[byte % 62];
+    }
+  }
+  return out;
+}
+
+/** Resource id prefixes, one per resource type (DESIGN.md: ids are opaque, type-prefixed). */
+export type IdPrefix =
+  | 'acct' | 'app' | 'key' | 'cus' | 'plan' | 'sub' | 'in' | 'cn' | 'we' | 'evt' | 'req' | 'whd';
+
+/** A new id such as `cus_4f9XkQ2mZ8aBcD1eF3gH5jKl`: 24 random base62 characters (~143 bits). */
+export function newId(prefix: IdPrefix): string {
+  return `${prefix}_${randomBase62(24)}`;
+}
+
+export function hasPrefix(id: string, prefix: IdPrefix): boolean {
+  return id.startsWith(`${prefix}_`);
+}

@@ -1,0 +1,2 @@
+export * from './kafka';
+export * from './postgres';

@@ -1,0 +1,39 @@
+import { newId, type TenantRef, unixSeconds } from '@recur/kernel';
+
+/**
+ * The integration event every service publishes and webhook-dispatch turns into a
+ * delivery. Its public part (id, type, created, livemode, data) is the webhook envelope
+ * byte for byte; account_id and aggregate_id route it. `id` is assigned once, in the
+ * outbox, so every redelivery and webhook attempt carries the same `evt_…`.
+ */
+export interface IntegrationEvent<Data = Record<string, unknown>> {
+  id: string;
+  type: string;
+  created: number;
+  livemode: boolean;
+  account_id: string;
+  /** The resource the event is about; the Kafka key, so one resource's events stay ordered. */
+  aggregate_id: string;
+  data: Data;
+}
+
+export function newIntegrationEvent<Data>(
+  tenant: TenantRef,
+  type: string,
+  aggregateId: string,
+  data: Data,
+  at: Date = new Date(),
+): IntegrationEvent<Data> {
+  return {
+    id: newId('evt'),
+    type,
+    created: unixSeconds(at),
+    livemode: tenant.livemode,
+    account_id: tenant.accountId,
+    aggregate_id: aggregateId,
+    data,
+  };
+}
+
+/** Each producing service publishes to one topic: `recur.<service>.events`. */
+export const eventsTopic = (service: string): string => `recur.${service}.events`;

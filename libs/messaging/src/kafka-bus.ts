@@ -1,0 +1,83 @@
+import { type Consumer, Kafka, logLevel, type Producer } from 'kafkajs';
+import type { BusMessage, EventBus, MessageHandler } from './bus';
+
+export interface KafkaBusOptions {
+  brokers: string[];
+  clientId: string;
+  log?: (level: string, message: string) => void;
+}
+
+/**
+ * Kafka through kafkajs. The producer is idempotent and waits for all in-sync replicas;
+ * consumers commit an offset only after the handler resolved, so a crash re-delivers.
+ */
+export class KafkaEventBus implements EventBus {
+  private readonly kafka: Kafka;
+  private producer?: Producer;
+  private readonly consumers: Consumer[] = [];
+
+  constructor(private readonly options: KafkaBusOptions) {
+    this.kafka = new Kafka({
+      clientId: options.clientId,
+      brokers: options.brokers,
+      logLevel: logLevel.WARN,
+      logCreator: () => ({ level, log }) => options.log?.(logLevel[level] ?? String(level), `${log.message}`),
+      retry: { retries: 8, initialRetryTime: 200 },
+    });
+  }
+
+  private async connectedProducer(): Promise<Producer> {
+    if (!this.producer) {
+      const producer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: true });
+      await producer.connect();
+      this.producer = producer;
+    }
+    return this.producer;
+  }
+
+  async publish(messages: BusMessage[]): Promise<void> {
+    if (messages.length === 0) return;
+    const producer = await this.connectedProducer();
+    const byTopic = new Map<string, BusMessage[]>();
+    for (const message of messages) byTopic.set(message.topic, [...(byTopic.get(message.topic) ?? []), message]);
+    await producer.sendBatch({
+      acks: -1,
+      topicMessages: [...byTopic].map(([topic, batch]) => ({
+        topic,
+        messages: batch.map(({ key, value, headers }) => ({ key, value, headers })),
+      })),
+    });
+  }
+
+  async ensureTopics(topics: string[]): Promise<void> {
+    const admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      await admin.createTopics({ waitForLeaders: true, topics: topics.map((topic) => ({ topic, numPartitions: 3 })) });
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  async subscribe(group: string, topics: string[], handler: MessageHandler): Promise<void> {
+    await this.ensureTopics(topics);
+    const consumer = this.kafka.consumer({ groupId: group, allowAutoTopicCreation: true });
+    await consumer.connect();
+    await consumer.subscribe({ topics, fromBeginning: true });
+    await consumer.run({
+      eachMessage: async ({ topic, message }) => {
+        const headers: Record<string, string> = {};
+        for (const [name, value] of Object.entries(message.headers ?? {})) {
+          if (value !== undefined) headers[name] = Array.isArray(value) ? String(value[0]) : String(value);
+        }
+        await handler({ topic, key: message.key?.toString() ?? '', value: message.value?.toString() ?? '', headers });
+      },
+    });
+    this.consumers.push(consumer);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.consumers.map((consumer) => consumer.disconnect()));
+    await this.producer?.disconnect();
+  }
+}

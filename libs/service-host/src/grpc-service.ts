@@ -1,0 +1,100 @@
+import 'reflect-metadata';
+import type { DynamicModule } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { type MicroserviceOptions, Transport } from '@nestjs/microservices';
+import type { DescService } from '@bufbuild/protobuf';
+import { grpcPackageDefinition } from '@recur/contracts';
+import { createEventBus, type EventBus, OutboxRelay } from '@recur/messaging';
+import { applyMigrations } from '@recur/persistence';
+import { JsonLogger, startMetricsServer } from '@recur/telemetry';
+import { HealthImplementation } from 'grpc-health-check';
+import type { Server as HttpServer } from 'node:http';
+import type { ServiceConfig } from './config';
+import { GrpcExceptionFilter } from './grpc-exception.filter';
+import { RpcMetricsInterceptor } from './rpc-metrics.interceptor';
+
+/** What a service's Nest module receives: its configuration, the bus and a logger. */
+export interface ServiceRuntime {
+  name: string;
+  config: ServiceConfig;
+  bus: EventBus;
+  logger: JsonLogger;
+}
+
+export const SERVICE_RUNTIME = Symbol('SERVICE_RUNTIME');
+
+export interface GrpcServiceSpec {
+  /** Short name: `subscription`, `webhook-dispatch`, … */
+  name: string;
+  /** The generated services this process serves. */
+  services: DescService[];
+  /** The service's Nest module, built from its runtime. */
+  module: (runtime: ServiceRuntime) => DynamicModule;
+  /** Prisma-format migrations folder of the service's own database. */
+  migrationsDir: string;
+  /** True when the service writes an outbox that must be relayed to the bus. */
+  relaysOutbox: boolean;
+}
+
+export interface RunningService {
+  name: string;
+  grpcPort: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts one service: migrations, the Nest gRPC server (with grpc.health.v1), the outbox
+ * relay and the metrics endpoint. Health turns SERVING only when all of it is up, and
+ * NOT_SERVING first on stop, so load balancers drain before the server closes.
+ */
+export async function startGrpcService(spec: GrpcServiceSpec, config: ServiceConfig, bus?: EventBus): Promise<RunningService> {
+  const logger = new JsonLogger(spec.name);
+  if (config.migrateOnStart) {
+    const { applied } = await applyMigrations({ databaseUrl: config.databaseUrl, migrationsDir: spec.migrationsDir });
+    if (applied.length > 0) logger.info('migrations applied', { applied });
+  }
+
+  const eventBus = bus ?? createEventBus(`recur-${spec.name}`, process.env, (level, message) => logger.warn(`kafka ${level}: ${message}`));
+  const runtime: ServiceRuntime = { name: spec.name, config, bus: eventBus, logger };
+  const health = new HealthImplementation({ '': 'NOT_SERVING' });
+  const servedServices = spec.services.filter((service) => service.methods.length > 0);
+
+  const app = await NestFactory.createMicroservice<MicroserviceOptions>(spec.module(runtime), {
+    logger,
+    transport: Transport.GRPC,
+    options: {
+      url: `${config.grpcHost}:${config.grpcPort}`,
+      package: [...new Set(servedServices.map((service) => service.file.proto.package ?? ''))],
+      packageDefinition: grpcPackageDefinition(...servedServices),
+      onLoadPackageDefinition: (_definition, server) => health.addToServer(server),
+      gracefulShutdown: true,
+    },
+  });
+  app.useGlobalFilters(new GrpcExceptionFilter(logger));
+  app.useGlobalInterceptors(new RpcMetricsInterceptor(spec.name));
+  await app.listen();
+
+  const relay = spec.relaysOutbox
+    ? new OutboxRelay({ service: spec.name, databaseUrl: config.databaseUrl, bus: eventBus, log: (message, fields) => logger.info(message, fields) })
+    : undefined;
+  await relay?.start();
+
+  let metricsServer: HttpServer | undefined;
+  if (config.metricsPort > 0) metricsServer = await startMetricsServer(config.metricsPort);
+
+  for (const service of ['', ...servedServices.map((s) => s.typeName)]) health.setStatus(service, 'SERVING');
+  logger.info('service started', { grpc_port: config.grpcPort, metrics_port: config.metricsPort || null });
+
+  return {
+    name: spec.name,
+    grpcPort: config.grpcPort,
+    async stop() {
+      for (const service of ['', ...servedServices.map((s) => s.typeName)]) health.setStatus(service, 'NOT_SERVING');
+      await relay?.stop();
+      await app.close();
+      if (!bus) await eventBus.close();
+      await new Promise<void>((resolve) => (metricsServer ? metricsServer.close(() => resolve()) : resolve()));
+      logger.info('service stopped');
+    },
+  };
+}

@@ -1,0 +1,3 @@
+export * from './config';
+export * from './grpc-service';
+export * from './main';

@@ -1,0 +1,55 @@
+import { applyMigrations } from '@recur/persistence';
+import { JsonLogger, shutdownTelemetry } from '@recur/telemetry';
+
+export interface Stoppable {
+  stop(): Promise<void>;
+}
+
+/**
+ * The entry point every app's `main.ts` calls. `node main.js migrate` applies the
+ * migrations and exits (the Helm migration Job); otherwise the app starts and stops
+ * cleanly on SIGTERM or SIGINT. Boot failures (e.g. missing configuration) exit 1.
+ */
+export function runMain(name: string, options: { migrationsDir: string; databaseUrl: () => string; start: () => Promise<Stoppable> }): void {
+  const logger = new JsonLogger(name);
+  const command = process.argv[2] ?? 'serve';
+
+  const fail = (error: unknown) => {
+    logger.error(error instanceof Error ? error : String(error), 'main');
+    process.exit(1);
+  };
+
+  if (command === 'migrate') {
+    applyMigrations({ databaseUrl: options.databaseUrl(), migrationsDir: options.migrationsDir })
+      .then(({ applied }) => {
+        logger.info('migrations applied', { applied });
+        process.exit(0);
+      })
+      .catch(fail);
+    return;
+  }
+  if (command !== 'serve') fail(new Error(`unknown command '${command}' (expected 'serve' or 'migrate')`));
+
+  options
+    .start()
+    .then((running) => {
+      let stopping = false;
+      const stop = (signal: string) => {
+        if (stopping) return;
+        stopping = true;
+        logger.info('stopping', { signal });
+        const force = setTimeout(() => process.exit(1), 25_000).unref();
+        running
+          .stop()
+          .then(() => shutdownTelemetry())
+          .then(() => {
+            clearTimeout(force);
+            process.exit(0);
+          })
+          .catch(fail);
+      };
+      process.on('SIGTERM', () => stop('SIGTERM'));
+      process.on('SIGINT', () => stop('SIGINT'));
+    })
+    .catch(fail);
+}

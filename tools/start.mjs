@@ -1,0 +1,137 @@
+#!/usr/bin/env node
+// `npm start`: the whole of Recur on one machine, in one process. An embedded PostgreSQL
+// (data kept in .data/ between starts) holds one database per service; all seven apps
+// run here with their own gRPC ports, talking over gRPC as they do when deployed.
+// Events flow through the in-process bus, or through Kafka when KAFKA_BROKERS is set.
+// The first start creates an account and prints its sandbox keys.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { buildAll, ensureInstalled, ROOT } from './bootstrap.mjs';
+
+const started = Date.now();
+ensureInstalled();
+if (process.env.RECUR_SKIP_BUILD !== '1') buildAll();
+
+const require = createRequire(import.meta.url);
+const { startTelemetry, startMetricsServer, JsonLogger } = require('@recur/telemetry');
+startTelemetry({ serviceName: 'recur' });
+const { startEmbeddedPostgres } = require('@recur/local-infra');
+
+const log = new JsonLogger('recur');
+const DATA_DIR = process.env.RECUR_DATA_DIR ?? join(ROOT, '.data');
+const HTTP_PORT = Number(process.env.PORT ?? 8080);
+const PG_PORT = Number(process.env.RECUR_PG_PORT ?? 54329);
+const METRICS_PORT = Number(process.env.METRICS_PORT ?? 9464);
+
+const SERVICES = [
+  { app: 'catalog', start: 'startCatalogService', port: 50051 },
+  { app: 'subscription', start: 'startSubscriptionService', port: 50052 },
+  { app: 'invoicing', start: 'startInvoicingService', port: 50053 },
+  { app: 'payments', start: 'startPaymentsService', port: 50054 },
+  { app: 'usage-metering', start: 'startUsageMeteringService', port: 50055 },
+  { app: 'webhook-dispatch', start: 'startWebhookDispatchService', port: 50056 },
+];
+const databaseName = (app) => `recur_${app.replace(/-/g, '_')}`;
+
+function operatorToken() {
+  if (process.env.RECUR_OPERATOR_TOKEN) return process.env.RECUR_OPERATOR_TOKEN;
+  const file = join(DATA_DIR, 'operator-token');
+  if (!existsSync(file)) writeFileSync(file, `${randomBytes(24).toString('base64url')}\n`, { mode: 0o600 });
+  return readFileSync(file, 'utf8').trim();
+}
+
+async function operator(token, method, path, body) {
+  const response = await fetch(`http://127.0.0.1:${HTTP_PORT}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const json = await response.json();
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+/** First start only: an account with its sandbox keys, printed once (only hashes are stored). */
+async function ensureLocalAccount(token) {
+  const file = join(DATA_DIR, 'local-account.json');
+  if (existsSync(file)) return { account: JSON.parse(readFileSync(file, 'utf8')), keys: undefined };
+  const account = await operator(token, 'POST', '/operator/accounts', { name: 'Local development' });
+  const keys = [];
+  for (const key of [
+    { app: 'sandbox', type: 'test', name: 'sandbox secret' },
+    { app: 'sandbox', type: 'test', scope: 'read_only', name: 'sandbox read-only' },
+    { app: 'sandbox', type: 'publishable', name: 'sandbox publishable' },
+  ]) keys.push(await operator(token, 'POST', `/operator/accounts/${account.id}/keys`, key));
+  writeFileSync(file, `${JSON.stringify({ id: account.id, name: account.name }, null, 2)}\n`);
+  return { account, keys };
+}
+
+async function main() {
+  mkdirSync(DATA_DIR, { recursive: true });
+  const postgres = await startEmbeddedPostgres({ dataDir: join(DATA_DIR, 'postgres'), port: PG_PORT, persistent: true });
+  const running = [];
+  let stopping = false;
+  const stop = async (signal) => {
+    if (stopping) return;
+    stopping = true;
+    log.info('stopping', { signal });
+    for (const service of running.reverse()) await service.stop().catch((error) => log.error(error));
+    await postgres.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+
+  const { inProcessEventBus } = require('@recur/messaging');
+  const bus = process.env.KAFKA_BROKERS ? undefined : inProcessEventBus;
+  const peers = {};
+  for (const { app, start, port } of SERVICES) {
+    await postgres.ensureDatabase(databaseName(app));
+    const module = require(join(ROOT, 'apps', app, 'dist', 'app.js'));
+    running.push(await module[start]({ databaseUrl: postgres.urlFor(databaseName(app)), grpcHost: '127.0.0.1', grpcPort: port, metricsPort: 0, migrateOnStart: true }, bus));
+    peers[app] = `127.0.0.1:${port}`;
+  }
+  await postgres.ensureDatabase(databaseName('gateway'));
+  const token = operatorToken();
+  const { startGateway } = require(join(ROOT, 'apps', 'gateway', 'dist', 'app.js'));
+  running.push(await startGateway({
+    httpHost: process.env.HTTP_HOST ?? '127.0.0.1',
+    httpPort: HTTP_PORT,
+    databaseUrl: postgres.urlFor(databaseName('gateway')),
+    operatorToken: token,
+    migrateOnStart: true,
+    peers: {
+      catalog: peers.catalog, subscription: peers.subscription, invoicing: peers.invoicing,
+      payments: peers.payments, usageMetering: peers['usage-metering'], webhookDispatch: peers['webhook-dispatch'],
+    },
+  }));
+  const metrics = await startMetricsServer(METRICS_PORT, '127.0.0.1');
+  running.unshift({ stop: () => new Promise((resolve) => metrics.close(() => resolve())) });
+
+  const { account, keys } = await ensureLocalAccount(token);
+  const lines = [
+    '',
+    `Recur is running: http://127.0.0.1:${HTTP_PORT}/v1   (ready in ${((Date.now() - started) / 1000).toFixed(1)} s)`,
+    `  OpenAPI        http://127.0.0.1:${HTTP_PORT}/openapi.json`,
+    `  Metrics        http://127.0.0.1:${METRICS_PORT}/metrics`,
+    `  Events         ${process.env.KAFKA_BROKERS ? `Kafka at ${process.env.KAFKA_BROKERS}` : 'in-process bus (set KAFKA_BROKERS to use Kafka)'}`,
+    `  Account        ${account.id}`,
+    `  Operator token ${token}   (Authorization: Bearer … on /operator/…; stored in ${join(DATA_DIR, 'operator-token')})`,
+  ];
+  if (keys) {
+    lines.push('', 'Sandbox keys (shown this once; only their hashes are stored):');
+    for (const key of keys) lines.push(`  ${key.name.padEnd(20)} ${key.secret}`);
+    lines.push('', `Try: curl -s -H "x-api-key: ${keys[0].secret}" -H 'content-type: application/json' \\`, `       -d '{"name":"Ada","email":"ada@example.com"}' http://127.0.0.1:${HTTP_PORT}/v1/customers`);
+  } else {
+    lines.push('', 'Keys were printed on the first start. Create more with:', `  npx recur-admin keys create --account ${account.id} --app sandbox --type test`);
+  }
+  lines.push('', 'Ctrl-C stops everything; data stays in .data/ for the next start.', '');
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+main().catch((error) => {
+  log.error(error);
+  process.exit(1);
+});
