@@ -11,4 +11,5 @@ module.exports = {
   transform: { '^.+\\.(t|j)sx?$': ['@swc/jest', { ...swcrc, swcrc: false }] },
   moduleNameMapper: { '^@recur/([a-z-]+)$': path.join(__dirname, 'libs/$1/src/index.ts') },
   moduleFileExtensions: ['ts', 'js', 'json'],
+  setupFilesAfterEnv: [path.join(__dirname, 'libs/testing/src/jest-setup.ts')],
 };

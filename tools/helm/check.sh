@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Checks the Helm chart and the manifests generated from it. Needs no cluster and no network
-# once helm (and the kube-strict validator) are cached. Exits non-zero on any failure.
+# Checks the Helm chart, the manifests generated from it and deploy/compose.yaml. Needs no
+# cluster, no Docker engine, and no network once helm and the validators are built (they are
+# cached in ${XDG_CACHE_HOME:-~/.cache}/recur/bin). Exits non-zero on any failure.
 #
 # For the default values and for helm/recur/ci/full-values.yaml (every optional feature on):
 #   1. helm lint --strict
 #   2. helm template
 #   3. yamllint (Debian package `yamllint`) on the rendered YAML
-#   4. kube-strict (tools/helm/validate/cmd/kube-strict): strict decoding into the Kubernetes API types
-#      plus cross-object checks. It stands in for `kubectl apply --dry-run=client`, which
+#   4. kube-strict (tools/helm/validate/cmd/kube-strict): strict decoding into the Kubernetes
+#      API types plus cross-object checks. It stands in for `kubectl apply --dry-run=client`, which
 #      needs a cluster for its OpenAPI document. kubeconform is not used: it has no built-in
 #      schemas and downloads them from the network. If you have a local schema copy, set
 #      KUBECONFORM_SCHEMA_LOCATION (and have kubeconform on PATH) and it runs too.

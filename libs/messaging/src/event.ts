@@ -35,5 +35,11 @@ export function newIntegrationEvent<Data>(
   };
 }
 
-/** Each producing service publishes to one topic: `recur.<service>.events`. */
-export const eventsTopic = (service: string): string => `recur.${service}.events`;
+/**
+ * Each producing service publishes to one topic: `<namespace>.<service>.events`, the
+ * namespace being KAFKA_TOPIC_PREFIX (default `recur`), so several installations (or
+ * test runs) can share one Kafka cluster. Consumer groups carry the same namespace.
+ */
+export const topicNamespace = (env: NodeJS.ProcessEnv = process.env): string => env.KAFKA_TOPIC_PREFIX || 'recur';
+export const eventsTopic = (service: string, env: NodeJS.ProcessEnv = process.env): string => `${topicNamespace(env)}.${service}.events`;
+export const consumerGroup = (service: string, env: NodeJS.ProcessEnv = process.env): string => `${topicNamespace(env)}.${service}`;

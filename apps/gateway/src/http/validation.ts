@@ -1,14 +1,13 @@
 import { ValidationPipe, type ValidationError } from '@nestjs/common';
 import { ApiError, type FieldError } from './api-error';
 
-const MISSING_CONSTRAINTS = new Set(['isDefined', 'isNotEmpty']);
-
 function flatten(errors: ValidationError[], prefix = ''): FieldError[] {
   return errors.flatMap((error) => {
     const param = prefix ? `${prefix}[${error.property}]` : error.property;
     const own = Object.entries(error.constraints ?? {}).slice(0, 1).map(([constraint, message]): FieldError => {
       if (constraint === 'whitelistValidation') return { param, code: 'parameter_unknown', message: `Received unknown parameter: ${param}` };
-      if (error.value === undefined && MISSING_CONSTRAINTS.has(constraint)) return { param, code: 'parameter_missing', message: `Missing required param: ${param}.` };
+      // Optional fields are skipped when absent, so an absent value here is a required one.
+      if (error.value === undefined) return { param, code: 'parameter_missing', message: `Missing required param: ${param}.` };
       return { param, code: 'parameter_invalid', message };
     });
     return [...own, ...flatten(error.children ?? [], param)];

@@ -1,47 +1,15 @@
 import type { ClassConstructor } from 'class-transformer';
 import { getMetadataStorage } from 'class-validator';
 import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
-import { CreateCustomerDto, ListCustomersQueryDto, UpdateCustomerDto } from '../customers/customers.dto';
 import { ROUTES, type RouteEntry } from '../routing/route-table';
 import { API_KEY_HEADER } from '../auth/api-key-header';
-
-/** What the document says of a route beyond the table: its body, query and answer. */
-interface RouteDoc {
-  body?: ClassConstructor<object>;
-  query?: ClassConstructor<object>;
-  response?: string;
-  list?: boolean;
-  status?: number;
-}
-
-const ROUTE_DOCS: Record<string, RouteDoc> = {
-  'POST /v1/customers': { body: CreateCustomerDto, response: 'Customer', status: 201 },
-  'GET /v1/customers': { query: ListCustomersQueryDto, response: 'Customer', list: true },
-  'GET /v1/customers/:id': { response: 'Customer' },
-  'PATCH /v1/customers/:id': { body: UpdateCustomerDto, response: 'Customer' },
-  'DELETE /v1/customers/:id': { response: 'Customer' },
-};
+import { RESOURCE_SCHEMAS, ROUTE_DOCS } from './route-docs';
 
 /** Routes whose handlers have landed; the rest are documented and answer 501 not_implemented. */
 export const IMPLEMENTED_ROUTES = new Set(Object.keys(ROUTE_DOCS));
 
-const RESPONSE_SCHEMAS = {
-  Customer: {
-    type: 'object',
-    required: ['id', 'object', 'livemode', 'name', 'email', 'metadata', 'created', 'updated', 'deleted', 'deleted_at'],
-    properties: {
-      id: { type: 'string', example: 'cus_4f9XkQ2mZ8aBcD1eF3gH5jKl' },
-      object: { type: 'string', enum: ['customer'] },
-      livemode: { type: 'boolean' },
-      name: { type: 'string' },
-      email: { type: 'string', format: 'email' },
-      metadata: { type: 'object', additionalProperties: { type: 'string' } },
-      created: { type: 'integer', description: 'Unix seconds.' },
-      updated: { type: 'integer', description: 'Unix seconds.' },
-      deleted: { type: 'boolean', description: 'True once the customer was (soft) deleted.' },
-      deleted_at: { type: ['integer', 'null'], description: 'Unix seconds of the deletion, or null.' },
-    },
-  },
+const RESPONSE_SCHEMAS: Record<string, object> = {
+  ...RESOURCE_SCHEMAS,
   Error: {
     type: 'object',
     required: ['error'],

@@ -1,12 +1,13 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import { claimInboxEvent, eventHandler, eventsTopic, type IntegrationEvent } from '@recur/messaging';
+import { claimInboxEvent, consumerGroup, eventHandler, eventsTopic, type IntegrationEvent } from '@recur/messaging';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
 import type { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 
 /** The services whose public events webhook-dispatch records and delivers. */
-export const PRODUCER_TOPICS = ['subscription', 'invoicing', 'payments', 'usage-metering'].map(eventsTopic);
-export const CONSUMER_GROUP = 'webhook-dispatch';
+export const PRODUCERS = ['subscription', 'invoicing', 'payments', 'usage-metering'];
+/** The inbox's consumer name; the Kafka group is this name within the topic namespace. */
+export const CONSUMER = 'webhook-dispatch.event-log';
 
 /**
  * Records every public event in the event log, exactly once per event id: the inbox
@@ -20,13 +21,14 @@ export class EventLogConsumer implements OnApplicationBootstrap {
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.runtime.bus.subscribe(CONSUMER_GROUP, PRODUCER_TOPICS, eventHandler(this.runtime.name, (event) => this.record(event)));
+    const topics = PRODUCERS.map((producer) => eventsTopic(producer));
+    await this.runtime.bus.subscribe(consumerGroup(CONSUMER), topics, eventHandler(this.runtime.name, (event) => this.record(event)));
   }
 
   /** Returns false when the event was already recorded. */
   record(event: IntegrationEvent): Promise<boolean> {
     return this.prisma.$transaction(async (tx) => {
-      if (!(await claimInboxEvent(tx, CONSUMER_GROUP, event.id))) return false;
+      if (!(await claimInboxEvent(tx, CONSUMER, event.id))) return false;
       await tx.event.create({
         data: {
           id: event.id,

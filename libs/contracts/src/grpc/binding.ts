@@ -66,6 +66,20 @@ export type ServiceClient<S> = S extends GenService<infer Methods extends GenSer
 
 export const DEFAULT_CALL_TIMEOUT_MS = 10_000;
 
+/**
+ * Calls that fail with UNAVAILABLE (the peer restarting, a connection dropped mid-call)
+ * are retried within their deadline. That is safe because every command a service
+ * exposes is idempotent: commands carry a request id, reads change nothing.
+ */
+const RETRY_SERVICE_CONFIG = {
+  methodConfig: [
+    {
+      name: [{}],
+      retryPolicy: { maxAttempts: 4, initialBackoff: '0.2s', maxBackoff: '2s', backoffMultiplier: 2, retryableStatusCodes: ['UNAVAILABLE'] },
+    },
+  ],
+};
+
 /** The shape of a unary method on a grpc-js generic client. */
 type UnaryCall = (
   request: unknown,
@@ -82,6 +96,10 @@ export function createServiceClient<S extends GenService<GenServiceMethods>>(
   const Constructor = grpc.makeGenericClientConstructor(grpcServiceDefinition(service), service.typeName);
   const client = new Constructor(address, grpc.credentials.createInsecure(), {
     'grpc.keepalive_time_ms': 30_000,
+    'grpc.service_config': JSON.stringify(RETRY_SERVICE_CONFIG),
+    // Reconnect quickly after a peer restarts (grpc-js backs off up to 120 s by default).
+    'grpc.initial_reconnect_backoff_ms': 200,
+    'grpc.max_reconnect_backoff_ms': 5_000,
     ...channelOptions,
   });
   const methods: Record<string, unknown> = { close: () => client.close() };
@@ -90,7 +108,10 @@ export function createServiceClient<S extends GenService<GenServiceMethods>>(
     methods[method.localName] = (request: unknown, options: CallOptions = {}) =>
       new Promise((resolve, reject) => {
         const deadline = Date.now() + (options.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
-        call(request, options.metadata ?? new grpc.Metadata(), { deadline }, (error: grpc.ServiceError | null, response: unknown) =>
+        const metadata = options.metadata ?? new grpc.Metadata();
+        // Wait for a connection (within the deadline) rather than failing fast while a peer restarts.
+        metadata.setOptions({ waitForReady: true });
+        call(request, metadata, { deadline }, (error: grpc.ServiceError | null, response: unknown) =>
           error ? reject(error) : resolve(response),
         );
       });

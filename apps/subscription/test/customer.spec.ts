@@ -1,0 +1,47 @@
+import { DomainError } from '@recur/kernel';
+import { createCustomer, deleteCustomer, updateCustomer } from '../src/customers/customer';
+
+const tenant = { accountId: 'acct_1', livemode: false };
+const t0 = new Date('2026-01-01T00:00:00Z');
+const t1 = new Date('2026-01-02T00:00:00Z');
+
+function failure(fn: () => unknown): DomainError {
+  try {
+    fn();
+  } catch (error) {
+    return error as DomainError;
+  }
+  throw new Error('expected a failure');
+}
+
+describe('customer rules', () => {
+  it('creates with trimmed fields and a cus_ id', () => {
+    const customer = createCustomer(tenant, { name: '  Ada ', email: ' ada@example.com ' }, t0);
+    expect(customer).toMatchObject({ name: 'Ada', email: 'ada@example.com', metadata: {}, createdAt: t0, deletedAt: null, tenant });
+    expect(customer.id).toMatch(/^cus_/);
+  });
+
+  it.each([
+    [{ name: '', email: 'a@b.co' }, 'name'],
+    [{ name: 'x'.repeat(257), email: 'a@b.co' }, 'name'],
+    [{ name: 'Ada', email: 'not-an-address' }, 'email'],
+    [{ name: 'Ada', email: 'a@b' }, 'email'],
+  ])('rejects %p naming %s', (fields, param) => {
+    const error = failure(() => createCustomer(tenant, fields, t0));
+    expect(error).toBeInstanceOf(DomainError);
+    expect(error).toMatchObject({ kind: 'invalid_argument', param });
+  });
+
+  it('updates only given fields and merges metadata', () => {
+    const customer = createCustomer(tenant, { name: 'Ada', email: 'a@b.co', metadata: { a: '1', b: '2' } }, t0);
+    const updated = updateCustomer(customer, { email: 'c@d.co', metadata: { a: '', c: '3' } }, t1);
+    expect(updated).toMatchObject({ name: 'Ada', email: 'c@d.co', metadata: { b: '2', c: '3' }, updatedAt: t1, createdAt: t0 });
+  });
+
+  it('soft-deletes once; a deleted customer cannot change again', () => {
+    const deleted = deleteCustomer(createCustomer(tenant, { name: 'Ada', email: 'a@b.co' }, t0), t1);
+    expect(deleted.deletedAt).toEqual(t1);
+    expect(failure(() => deleteCustomer(deleted, t1))).toMatchObject({ kind: 'failed_precondition', code: 'customer_deleted' });
+    expect(failure(() => updateCustomer(deleted, { name: 'B' }, t1))).toMatchObject({ code: 'customer_deleted' });
+  });
+});

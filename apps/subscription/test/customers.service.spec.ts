@@ -1,0 +1,139 @@
+import * as grpc from '@grpc/grpc-js';
+import { createServiceClient, type ServiceClient, subscriptionV1, ERROR_CODE_TRAILER, ERROR_PARAM_TRAILER } from '@recur/contracts';
+import { type AppProcess, createTestDatabase, freePort, startApp } from '@recur/testing';
+import { Client } from 'pg';
+
+/**
+ * The subscription service as its own process, on a real PostgreSQL database,
+ * exercised through its gRPC surface only.
+ */
+const tenant = { accountId: 'acct_test', livemode: false };
+let app: AppProcess;
+let client: ServiceClient<typeof subscriptionV1.SubscriptionService>;
+let databaseUrl: string;
+
+beforeAll(async () => {
+  databaseUrl = await createTestDatabase('subscription');
+  const grpcPort = await freePort();
+  app = await startApp('subscription', {
+    env: { DATABASE_URL: databaseUrl, GRPC_HOST: '127.0.0.1', GRPC_PORT: String(grpcPort), METRICS_PORT: '0', KAFKA_BROKERS: '' },
+    ready: { grpcPort },
+  });
+  client = createServiceClient(subscriptionV1.SubscriptionService, `127.0.0.1:${grpcPort}`);
+}, 90_000);
+
+afterAll(async () => {
+  client?.close();
+  await app?.kill('SIGTERM');
+});
+
+async function grpcFailure(call: Promise<unknown>): Promise<{ code: grpc.status; errorCode?: string; param?: string }> {
+  try {
+    await call;
+  } catch (error) {
+    const serviceError = error as grpc.ServiceError;
+    return {
+      code: serviceError.code,
+      errorCode: serviceError.metadata.get(ERROR_CODE_TRAILER)[0]?.toString(),
+      param: serviceError.metadata.get(ERROR_PARAM_TRAILER)[0]?.toString(),
+    };
+  }
+  throw new Error('expected the call to fail');
+}
+
+async function outboxRows(aggregateId: string): Promise<{ type: string; published_at: Date | null; payload: { id: string; data: { object: { id: string } } } }[]> {
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    return (await db.query('SELECT type, published_at, payload FROM outbox_events WHERE key = $1 ORDER BY seq', [aggregateId])).rows;
+  } finally {
+    await db.end();
+  }
+}
+
+describe('SubscriptionService customers', () => {
+  it('creates and retrieves a customer', async () => {
+    const { customer } = await client.createCustomer({ tenant, name: 'Ada', email: 'ada@example.com', metadata: { tier: 'gold' } });
+    expect(customer).toMatchObject({ name: 'Ada', email: 'ada@example.com', metadata: { tier: 'gold' }, livemode: false });
+    expect(customer!.id).toMatch(/^cus_/);
+    expect(Number(customer!.created)).toBeGreaterThan(Date.now() / 1000 - 60);
+    const { customer: fetched } = await client.getCustomer({ tenant, id: customer!.id });
+    expect(fetched).toEqual(customer);
+  });
+
+  it('rejects invalid fields with the offending param and stores nothing', async () => {
+    const before = (await client.listCustomers({ tenant, page: { limit: 100 } })).page!.total;
+    expect(await grpcFailure(client.createCustomer({ tenant, name: 'Ada', email: 'nope' }))).toEqual({ code: grpc.status.INVALID_ARGUMENT, errorCode: 'parameter_invalid', param: 'email' });
+    expect(await grpcFailure(client.createCustomer({ tenant, name: ' ', email: 'a@b.co' }))).toMatchObject({ param: 'name' });
+    expect(await grpcFailure(client.createCustomer({ name: 'Ada', email: 'a@b.co' }))).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, errorCode: 'tenant_missing' });
+    expect((await client.listCustomers({ tenant, page: { limit: 100 } })).page!.total).toBe(before);
+  });
+
+  it('answers a repeated request id with the first customer, even concurrently', async () => {
+    const requestId = `req_${Date.now()}`;
+    const results = await Promise.all(Array.from({ length: 6 }, () => client.createCustomer({ tenant, name: 'Once', email: 'once@example.com', requestId })));
+    expect(new Set(results.map((result) => result.customer!.id)).size).toBe(1);
+    const rows = await outboxRows(results[0].customer!.id);
+    expect(rows.map((row) => row.type)).toEqual(['customer.created']);
+  });
+
+  it('keeps tenants apart: another app or account sees nothing', async () => {
+    const { customer } = await client.createCustomer({ tenant, name: 'Mine', email: 'mine@example.com' });
+    for (const other of [{ accountId: tenant.accountId, livemode: true }, { accountId: 'acct_other', livemode: false }]) {
+      expect(await grpcFailure(client.getCustomer({ tenant: other, id: customer!.id }))).toMatchObject({ code: grpc.status.NOT_FOUND, errorCode: 'resource_missing' });
+      expect(await grpcFailure(client.updateCustomer({ tenant: other, id: customer!.id, name: 'x' }))).toMatchObject({ code: grpc.status.NOT_FOUND });
+      expect(await grpcFailure(client.deleteCustomer({ tenant: other, id: customer!.id }))).toMatchObject({ code: grpc.status.NOT_FOUND });
+      const listed = await client.listCustomers({ tenant: other, page: { limit: 100 } });
+      expect(listed.customers.map((c) => c.id)).not.toContain(customer!.id);
+    }
+  });
+
+  it('pages newest first with a total, and rejects windows out of bounds', async () => {
+    const pageTenant = { accountId: `acct_paging_${Date.now()}`, livemode: false };
+    const created = [];
+    for (const name of ['first', 'second', 'third']) created.push((await client.createCustomer({ tenant: pageTenant, name, email: `${name}@example.com` })).customer!);
+    const firstPage = await client.listCustomers({ tenant: pageTenant, page: { limit: 2, offset: 0 } });
+    expect(firstPage.page).toMatchObject({ total: 3, hasMore: true });
+    const secondPage = await client.listCustomers({ tenant: pageTenant, page: { limit: 2, offset: 2 } });
+    expect(secondPage.page).toMatchObject({ total: 3, hasMore: false });
+    const names = [...firstPage.customers, ...secondPage.customers].map((c) => c.name);
+    expect(new Set(names)).toEqual(new Set(['first', 'second', 'third']));
+    expect((await client.listCustomers({ tenant: pageTenant, page: { limit: 5 }, email: 'second@example.com' })).customers.map((c) => c.name)).toEqual(['second']);
+    expect(await grpcFailure(client.listCustomers({ tenant: pageTenant, page: { limit: 101 } }))).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, param: 'limit' });
+  });
+
+  it('updates given fields, merges metadata, and records previous attributes in the event', async () => {
+    const { customer } = await client.createCustomer({ tenant, name: 'Old', email: 'old@example.com', metadata: { a: '1', b: '2' } });
+    const { customer: updated } = await client.updateCustomer({ tenant, id: customer!.id, name: 'New', metadata: { a: '', c: '3' } });
+    expect(updated).toMatchObject({ name: 'New', email: 'old@example.com', metadata: { b: '2', c: '3' } });
+    const rows = await outboxRows(customer!.id);
+    expect(rows.map((row) => row.type)).toEqual(['customer.created', 'customer.updated']);
+    expect(rows[1].payload.data).toMatchObject({ object: { name: 'New' }, previous_attributes: { name: 'Old', metadata: { a: '1', b: '2' } } });
+  });
+
+  it('soft-deletes: still retrievable, gone from lists, frozen', async () => {
+    const { customer } = await client.createCustomer({ tenant, name: 'Gone', email: 'gone@example.com' });
+    const { customer: deleted } = await client.deleteCustomer({ tenant, id: customer!.id });
+    expect(deleted!.deletedAt).toBeDefined();
+    expect((await client.getCustomer({ tenant, id: customer!.id })).customer!.deletedAt).toEqual(deleted!.deletedAt);
+    const listed = await client.listCustomers({ tenant, page: { limit: 100 } });
+    expect(listed.customers.map((c) => c.id)).not.toContain(customer!.id);
+    expect(await grpcFailure(client.updateCustomer({ tenant, id: customer!.id, name: 'Back' }))).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, errorCode: 'customer_deleted' });
+    expect(await grpcFailure(client.deleteCustomer({ tenant, id: customer!.id }))).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, errorCode: 'customer_deleted' });
+  });
+
+  it('writes each change to the outbox with the public customer, and the relay publishes it', async () => {
+    const { customer } = await client.createCustomer({ tenant, name: 'Relayed', email: 'relayed@example.com' });
+    await client.deleteCustomer({ tenant, id: customer!.id });
+    let rows = await outboxRows(customer!.id);
+    for (let attempt = 0; attempt < 50 && rows.some((row) => row.published_at === null); attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      rows = await outboxRows(customer!.id);
+    }
+    expect(rows.map((row) => row.type)).toEqual(['customer.created', 'customer.deleted']);
+    expect(rows.every((row) => row.published_at !== null)).toBe(true);
+    expect(rows[0].payload.id).toMatch(/^evt_/);
+    expect(rows[0].payload.data.object).toMatchObject({ id: customer!.id, object: 'customer', deleted: false });
+    expect(rows[1].payload.data.object).toMatchObject({ id: customer!.id, deleted: true });
+  });
+});

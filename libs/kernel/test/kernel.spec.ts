@@ -1,0 +1,56 @@
+import { checkMetadata, checkPage, DomainError, hasPrefix, mergeMetadata, newId, PAGE_LIMIT_DEFAULT } from '../src';
+
+describe('newId', () => {
+  it('is the prefix and 24 base62 characters, and does not repeat', () => {
+    const ids = new Set(Array.from({ length: 2000 }, () => newId('cus')));
+    expect(ids.size).toBe(2000);
+    for (const id of ids) expect(id).toMatch(/^cus_[0-9A-Za-z]{24}$/);
+    expect(hasPrefix(newId('evt'), 'evt')).toBe(true);
+    expect(hasPrefix(newId('evt'), 'cus')).toBe(false);
+  });
+});
+
+describe('checkPage', () => {
+  it('applies the defaults', () => {
+    expect(checkPage(undefined, undefined)).toEqual({ limit: PAGE_LIMIT_DEFAULT, offset: 0 });
+    expect(checkPage(0, 0)).toEqual({ limit: PAGE_LIMIT_DEFAULT, offset: 0 });
+  });
+
+  it.each([
+    [101, 0, 'limit'],
+    [-1, 0, 'limit'],
+    [1.5, 0, 'limit'],
+    [10, -1, 'offset'],
+    [10, 10_001, 'offset'],
+  ])('rejects limit %p offset %p (param %s) instead of clamping', (limit, offset, param) => {
+    expect(() => checkPage(limit, offset)).toThrow(DomainError);
+    try {
+      checkPage(limit, offset);
+    } catch (error) {
+      expect((error as DomainError).param).toBe(param);
+      expect((error as DomainError).kind).toBe('invalid_argument');
+    }
+  });
+
+  it('accepts the bounds themselves', () => {
+    expect(checkPage(100, 10_000)).toEqual({ limit: 100, offset: 10_000 });
+    expect(checkPage(1, 0)).toEqual({ limit: 1, offset: 0 });
+  });
+});
+
+describe('metadata', () => {
+  it('merges like Stripe: set keys, empty value removes', () => {
+    expect(mergeMetadata({ a: '1', b: '2' }, { b: '', c: '3' })).toEqual({ a: '1', c: '3' });
+  });
+
+  it('limits keys, key length and value length, naming the key', () => {
+    expect(() => checkMetadata(Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, 'v'])))).toThrow('at most 50 keys');
+    expect(() => checkMetadata({ ['k'.repeat(41)]: 'v' })).toThrow(DomainError);
+    try {
+      checkMetadata({ plan: 'x'.repeat(501) });
+    } catch (error) {
+      expect((error as DomainError).param).toBe('metadata[plan]');
+    }
+    expect(checkMetadata({ plan: 'x'.repeat(500) })).toEqual({ plan: 'x'.repeat(500) });
+  });
+});

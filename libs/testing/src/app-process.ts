@@ -1,0 +1,89 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { service as healthService } from 'grpc-health-check';
+
+export const REPO_ROOT = resolve(__dirname, '..', '..', '..');
+
+export type AppName = 'gateway' | 'catalog' | 'subscription' | 'invoicing' | 'payments' | 'usage-metering' | 'webhook-dispatch';
+
+export interface AppProcess {
+  app: AppName;
+  readonly pid: number;
+  /** Everything the process wrote, for assertions and for failure messages. */
+  output(): string;
+  /** Sends a signal and waits for the process to exit. */
+  kill(signal?: NodeJS.Signals): Promise<number | null>;
+  /** Starts the same app again with the same environment. */
+  restart(): Promise<void>;
+}
+
+export interface StartAppOptions {
+  env: Record<string, string>;
+  /** How to know it is ready: gRPC health on this port, or HTTP GET on this URL answering 200. */
+  ready: { grpcPort: number } | { httpUrl: string };
+  timeoutMs?: number;
+}
+
+function checkGrpcHealth(port: number): Promise<boolean> {
+  const Client = grpc.makeGenericClientConstructor(healthService as unknown as grpc.ServiceDefinition, 'Health');
+  const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+  return new Promise((done) => {
+    type Check = (request: { service: string }, options: grpc.CallOptions, callback: (error: Error | null, response?: { status: string | number }) => void) => void;
+    (client as unknown as { check: Check }).check({ service: '' }, { deadline: Date.now() + 1000 }, (error, response) => {
+      client.close();
+      done(!error && (response?.status === 'SERVING' || response?.status === 1));
+    });
+  });
+}
+
+async function checkHttp(url: string): Promise<boolean> {
+  try {
+    return (await fetch(url, { signal: AbortSignal.timeout(1000) })).ok;
+  } catch {
+    return false;
+  }
+}
+
+/** Runs `node apps/<app>/dist/main.js` as its own process and waits until it is ready. */
+export async function startApp(app: AppName, options: StartAppOptions): Promise<AppProcess> {
+  let child: ChildProcess;
+  let output = '';
+  let exited: Promise<number | null>;
+
+  const launch = async () => {
+    child = spawn(process.execPath, [join(REPO_ROOT, 'apps', app, 'dist', 'main.js')], {
+      env: { ...process.env, LOG_LEVEL: 'warn', ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout?.on('data', (chunk) => (output += chunk));
+    child.stderr?.on('data', (chunk) => (output += chunk));
+    exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+    const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+    let exitedEarly = false;
+    void exited.then(() => (exitedEarly = true));
+    while (Date.now() < deadline) {
+      if (exitedEarly) throw new Error(`${app} exited while starting:\n${output}`);
+      const ready = 'grpcPort' in options.ready ? await checkGrpcHealth(options.ready.grpcPort) : await checkHttp(options.ready.httpUrl);
+      if (ready) return;
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    child.kill('SIGKILL');
+    throw new Error(`${app} was not ready in time:\n${output}`);
+  };
+
+  await launch();
+  return {
+    app,
+    get pid() {
+      return child.pid ?? -1;
+    },
+    output: () => output,
+    async kill(signal: NodeJS.Signals = 'SIGTERM') {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill(signal);
+      return exited;
+    },
+    restart: launch,
+  };
+}

@@ -1,0 +1,3 @@
+export * from './app-process';
+export * from './infrastructure';
+export * from './ports';

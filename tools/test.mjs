@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+// `npm test`: every check, on real infrastructure, from a fresh clone.
+//   1. install and build (proto and Prisma code generation included)
+//   2. typecheck, lint, buf lint
+//   3. one embedded PostgreSQL and one single-node Kafka broker for the whole run
+//   4. every Jest project: unit, service (each app as its own process) and mesh tests
+//   5. the Helm chart and deploy files (helm lint/template, manifests up to date)
+// Set RECUR_TEST_SKIP_HELM=1 to skip step 5 on a machine without Go.
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdtempSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildAll, ensureInstalled, ROOT } from './bootstrap.mjs';
+
+const timings = [];
+async function step(name, fn) {
+  const started = Date.now();
+  console.error(`\n=== ${name}`);
+  await fn();
+  timings.push([name, ((Date.now() - started) / 1000).toFixed(1)]);
+}
+function run(command, args, env = {}) {
+  console.error(`» ${command} ${args.join(' ')}`);
+  const result = spawnSync(command, args, { cwd: ROOT, stdio: 'inherit', env: { ...process.env, ...env } });
+  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed (exit ${result.status ?? result.signal})`);
+}
+
+let postgres;
+let kafka;
+try {
+  await step('install and build', () => {
+    ensureInstalled();
+    buildAll();
+  });
+  await step('typecheck', () => run('npx', ['nx', 'run-many', '-t', 'typecheck', '--output-style=stream-without-prefixes']));
+  await step('lint', () => run('npx', ['eslint', '.']));
+  await step('buf lint', () => run('npx', ['buf', 'lint', 'proto']));
+
+  const require = createRequire(import.meta.url);
+  const { startEmbeddedPostgres, startKafkaBroker } = require('@recur/local-infra');
+  await step('start PostgreSQL and Kafka', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'recur-test-'));
+    chmodSync(dir, 0o755);
+    [postgres, kafka] = await Promise.all([
+      startEmbeddedPostgres({ dataDir: join(dir, 'postgres'), persistent: false }),
+      startKafkaBroker({ dataDir: join(dir, 'kafka') }),
+    ]);
+    console.error(`PostgreSQL ${postgres.adminUrl}\nKafka ${kafka.brokers}`);
+  });
+  await step('jest (unit, service and mesh tests)', () =>
+    run('npx', ['jest', '--ci', '--maxWorkers=2', ...process.argv.slice(2)], {
+      RECUR_TEST_PG_ADMIN_URL: postgres.adminUrl,
+      KAFKA_BROKERS: kafka.brokers,
+    }),
+  );
+  if (process.env.RECUR_TEST_SKIP_HELM !== '1') {
+    await step('helm chart and deploy files', () => run('bash', ['tools/helm/check.sh']));
+  }
+} catch (error) {
+  console.error(`\nFAILED: ${error.message}`);
+  process.exitCode = 1;
+} finally {
+  await kafka?.stop().catch(() => undefined);
+  await postgres?.stop().catch(() => undefined);
+  console.error('\n=== timings (s)');
+  for (const [name, seconds] of timings) console.error(`${seconds.padStart(7)}  ${name}`);
+}
