@@ -14,6 +14,7 @@ import { PrismaService } from './infrastructure/prisma.service';
 import { ServiceClients } from './infrastructure/service-clients';
 import { OpenApiController } from './openapi/openapi.controller';
 import { RoutePolicyMiddleware } from './routing/route-policy.middleware';
+import { WebhooksController } from './webhooks/webhooks.controller';
 
 /**
  * The `/v1` pipeline, in order: metrics → authenticate (401) → route table and key
@@ -25,7 +26,7 @@ export class GatewayModule implements NestModule {
   static forConfig(config: GatewayConfig): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [CustomersController, OperatorController, HealthController, OpenApiController],
+      controllers: [CustomersController, WebhooksController, OperatorController, HealthController, OpenApiController],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },
         { provide: PrismaService, useFactory: () => new PrismaService(config.databaseUrl) },

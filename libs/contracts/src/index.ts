@@ -1,6 +1,7 @@
 export * from './grpc/binding';
 export * from './grpc/errors';
 export * from './public/customer';
+export * from './public/webhook';
 export * from './public/event-types';
 export * from './tenant';
 
@@ -13,3 +14,4 @@ export * as paymentsV1 from './gen/recur/payments/v1/payments_service_pb';
 export * as usageMeteringV1 from './gen/recur/usage_metering/v1/usage_metering_service_pb';
 export * as webhookDispatchV1 from './gen/recur/webhook_dispatch/v1/webhook_dispatch_service_pb';
 export * as eventV1 from './gen/recur/webhook_dispatch/v1/event_pb';
+export * as endpointV1 from './gen/recur/webhook_dispatch/v1/endpoint_pb';

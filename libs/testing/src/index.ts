@@ -1,3 +1,4 @@
 export * from './app-process';
 export * from './infrastructure';
 export * from './ports';
+export * from './webhook-receiver';

@@ -34,7 +34,7 @@ export interface Mesh {
  * events through a real Kafka broker. Each mesh uses its own topic namespace so meshes
  * of parallel test files never read each other's events.
  */
-export async function startMesh(): Promise<Mesh> {
+export async function startMesh(options: { env?: Partial<Record<AppName, Record<string, string>>> } = {}): Promise<Mesh> {
   const brokers = await testKafkaBrokers();
   const namespace = `mesh-${randomBytes(4).toString('hex')}`;
   const traceDir = mkdtempSync(join(tmpdir(), 'recur-traces-'));
@@ -46,7 +46,7 @@ export async function startMesh(): Promise<Mesh> {
       const [databaseUrl, grpcPort] = await Promise.all([createTestDatabase(service.replace(/-/g, '_')), freePort()]);
       addresses[service] = `127.0.0.1:${grpcPort}`;
       const app = await startApp(service, {
-        env: { ...common, DATABASE_URL: databaseUrl, GRPC_PORT: String(grpcPort), RECUR_TRACE_FILE: join(traceDir, `${service}.jsonl`) },
+        env: { ...common, DATABASE_URL: databaseUrl, GRPC_PORT: String(grpcPort), RECUR_TRACE_FILE: join(traceDir, `${service}.jsonl`), ...options.env?.[service] },
         ready: { grpcPort },
       });
       return [service, app] as const;

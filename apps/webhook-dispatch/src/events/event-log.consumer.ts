@@ -2,6 +2,7 @@ import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common'
 import { claimInboxEvent, consumerGroup, eventHandler, eventsTopic, type IntegrationEvent } from '@recur/messaging';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
 import type { Prisma } from '../generated/prisma/client';
+import { DeliveriesService } from '../deliveries/deliveries.service';
 import { PrismaService } from '../infrastructure/prisma.service';
 
 /** The services whose public events webhook-dispatch records and delivers. */
@@ -10,13 +11,15 @@ export const PRODUCERS = ['subscription', 'invoicing', 'payments', 'usage-meteri
 export const CONSUMER = 'webhook-dispatch.event-log';
 
 /**
- * Records every public event in the event log, exactly once per event id: the inbox
- * claim and the insert commit together, so a redelivered event changes nothing.
+ * Records every public event in the event log and queues its deliveries, exactly once per
+ * event id: the inbox claim, the insert and the deliveries commit together, so a
+ * redelivered event changes nothing.
  */
 @Injectable()
 export class EventLogConsumer implements OnApplicationBootstrap {
   constructor(
     private readonly prisma: PrismaService,
+    private readonly deliveries: DeliveriesService,
     @Inject(SERVICE_RUNTIME) private readonly runtime: ServiceRuntime,
   ) {}
 
@@ -39,6 +42,7 @@ export class EventLogConsumer implements OnApplicationBootstrap {
           data: event.data as Prisma.InputJsonObject,
         },
       });
+      await this.deliveries.fanOut(tx, event);
       return true;
     });
   }

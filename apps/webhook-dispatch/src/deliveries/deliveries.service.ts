@@ -1,0 +1,123 @@
+import { create } from '@bufbuild/protobuf';
+import { Injectable } from '@nestjs/common';
+import { endpointV1 } from '@recur/contracts';
+import { failedPrecondition, newId, notFound, type Page, type TenantRef, unixSeconds } from '@recur/kernel';
+import type { IntegrationEvent } from '@recur/messaging';
+import type { Delivery as DeliveryRow, DeliveryAttempt as AttemptRow, Prisma } from '../generated/prisma/client';
+import { PrismaService } from '../infrastructure/prisma.service';
+import { EndpointsService } from '../endpoints/endpoints.service';
+
+/** Wakes the dispatcher when the transaction that queued a delivery commits. */
+export const DELIVERIES_CHANNEL = 'recur_deliveries';
+type Tx = Prisma.TransactionClient;
+
+function toDeliveryMessage(row: DeliveryRow, attempts: AttemptRow[]): endpointV1.Delivery {
+  return create(endpointV1.DeliverySchema, {
+    id: row.id,
+    endpointId: row.endpointId,
+    eventId: row.eventId,
+    eventType: row.eventType,
+    status: row.status,
+    livemode: row.livemode,
+    nextAttemptAt: row.status === 'pending' && row.nextAttemptAt ? BigInt(row.nextAttemptAt.getTime()) : 0n,
+    created: BigInt(unixSeconds(row.createdAt)),
+    attempts: attempts
+      .sort((a, b) => a.number - b.number)
+      .map((attempt) => ({
+        number: attempt.number,
+        attemptedAt: BigInt(attempt.attemptedAt.getTime()),
+        statusCode: attempt.statusCode ?? 0,
+        error: attempt.error ?? '',
+        durationMs: attempt.durationMs,
+        responseExcerpt: attempt.responseExcerpt,
+        manual: attempt.manual,
+      })),
+  });
+}
+
+/**
+ * Deliveries: queued for every enabled endpoint subscribed to an event, in the transaction
+ * that records the event; sent by the DeliveryDispatcher; listed and replayed from here.
+ */
+@Injectable()
+export class DeliveriesService {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly endpoints: EndpointsService,
+  ) {}
+
+  /** Queues the event for every enabled endpoint of its tenant that subscribes to its type. */
+  async fanOut(tx: Tx, event: IntegrationEvent): Promise<number> {
+    const endpoints = await tx.webhookEndpoint.findMany({
+      where: { accountId: event.account_id, livemode: event.livemode, status: 'enabled', deletedAt: null, events: { has: event.type } },
+      select: { id: true },
+    });
+    if (endpoints.length === 0) return 0;
+    await tx.delivery.createMany({
+      data: endpoints.map((endpoint) => this.newDelivery(event.account_id, event.livemode, endpoint.id, event.id, event.type)),
+      skipDuplicates: true,
+    });
+    await tx.$executeRawUnsafe(`SELECT pg_notify('${DELIVERIES_CHANNEL}', '')`);
+    return endpoints.length;
+  }
+
+  private newDelivery(accountId: string, livemode: boolean, endpointId: string, eventId: string, eventType: string) {
+    return { id: newId('whd'), accountId, livemode, endpointId, eventId, eventType, status: 'pending', nextAttemptAt: new Date() };
+  }
+
+  async list(tenant: TenantRef, endpointId: string, page: Page): Promise<{ deliveries: endpointV1.Delivery[]; total: number }> {
+    await this.endpoints.get(tenant, endpointId);
+    const where = { accountId: tenant.accountId, livemode: tenant.livemode, endpointId };
+    const [rows, total] = await Promise.all([
+      this.prisma.delivery.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
+      this.prisma.delivery.count({ where }),
+    ]);
+    const attempts = await this.prisma.deliveryAttempt.findMany({ where: { deliveryId: { in: rows.map((row) => row.id) } } });
+    return { deliveries: rows.map((row) => toDeliveryMessage(row, attempts.filter((attempt) => attempt.deliveryId === row.id))), total };
+  }
+
+  async get(tenant: TenantRef, endpointId: string, deliveryId: string): Promise<endpointV1.Delivery> {
+    const row = await this.prisma.delivery.findFirst({ where: { id: deliveryId, endpointId, accountId: tenant.accountId, livemode: tenant.livemode } });
+    if (!row) throw notFound('delivery', deliveryId);
+    return toDeliveryMessage(row, await this.prisma.deliveryAttempt.findMany({ where: { deliveryId } }));
+  }
+
+  /** One more attempt, now, with the same event id; allowed once the delivery's own schedule ended. */
+  async retry(tenant: TenantRef, endpointId: string, deliveryId: string): Promise<endpointV1.Delivery> {
+    const endpoint = await this.endpoints.get(tenant, endpointId);
+    if (endpoint.status !== 'enabled') throw failedPrecondition('endpoint_disabled', `Webhook endpoint '${endpointId}' is disabled; enable it to retry deliveries.`);
+    await this.prisma.$transaction(async (tx) => {
+      await tx.$executeRaw`SELECT 1 FROM deliveries WHERE id = ${deliveryId} FOR UPDATE`;
+      const row = await tx.delivery.findFirst({ where: { id: deliveryId, endpointId, accountId: tenant.accountId, livemode: tenant.livemode } });
+      if (!row) throw notFound('delivery', deliveryId);
+      if (row.status === 'pending') throw failedPrecondition('delivery_in_progress', `Delivery '${deliveryId}' still has an attempt pending.`);
+      await tx.delivery.update({ where: { id: deliveryId }, data: { status: 'pending', manual: true, nextAttemptAt: new Date(), leaseUntil: null, updatedAt: new Date() } });
+      await tx.$executeRawUnsafe(`SELECT pg_notify('${DELIVERIES_CHANNEL}', '')`);
+    });
+    return this.get(tenant, endpointId, deliveryId);
+  }
+
+  /** Records a `webhook.test` event and queues it for this endpoint only. */
+  async sendTest(tenant: TenantRef, endpointId: string): Promise<endpointV1.Delivery> {
+    const endpoint = await this.endpoints.get(tenant, endpointId);
+    if (endpoint.status !== 'enabled') throw failedPrecondition('endpoint_disabled', `Webhook endpoint '${endpointId}' is disabled.`);
+    const eventId = newId('evt');
+    const now = new Date();
+    const delivery = this.newDelivery(tenant.accountId, tenant.livemode, endpointId, eventId, 'webhook.test');
+    await this.prisma.$transaction(async (tx) => {
+      await tx.event.create({
+        data: {
+          id: eventId,
+          accountId: tenant.accountId,
+          livemode: tenant.livemode,
+          type: 'webhook.test',
+          created: BigInt(unixSeconds(now)),
+          data: { object: { id: endpoint.id, object: 'webhook_endpoint', url: endpoint.url }, message: 'A test event sent from Recur to this endpoint.' },
+        },
+      });
+      await tx.delivery.create({ data: delivery });
+      await tx.$executeRawUnsafe(`SELECT pg_notify('${DELIVERIES_CHANNEL}', '')`);
+    });
+    return this.get(tenant, endpointId, delivery.id);
+  }
+}

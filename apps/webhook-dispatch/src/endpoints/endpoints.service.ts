@@ -1,0 +1,114 @@
+import { create } from '@bufbuild/protobuf';
+import { Inject, Injectable } from '@nestjs/common';
+import { endpointV1 } from '@recur/contracts';
+import { notFound, type Page, type TenantRef, unixSeconds } from '@recur/kernel';
+import { Prisma, type WebhookEndpoint as EndpointRow } from '../generated/prisma/client';
+import { PrismaService } from '../infrastructure/prisma.service';
+import { WEBHOOK_CONFIG } from '../tokens';
+import type { WebhookConfig } from '../webhook-config';
+import { createEndpoint, type Endpoint, type EndpointChanges, type EndpointStatus, updateEndpoint } from './endpoint';
+
+function fromRow(row: EndpointRow): Endpoint {
+  return {
+    id: row.id,
+    tenant: { accountId: row.accountId, livemode: row.livemode },
+    url: row.url,
+    events: row.events,
+    status: row.status as EndpointStatus,
+    description: row.description,
+    secret: row.secret,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+/** The secret is part of the message only in the answer to creation. */
+export function toEndpointMessage(endpoint: Endpoint, withSecret = false): endpointV1.WebhookEndpoint {
+  return create(endpointV1.WebhookEndpointSchema, {
+    id: endpoint.id,
+    livemode: endpoint.tenant.livemode,
+    url: endpoint.url,
+    events: endpoint.events,
+    status: endpoint.status,
+    description: endpoint.description,
+    secret: withSecret ? endpoint.secret : '',
+    created: BigInt(unixSeconds(endpoint.createdAt)),
+    updated: BigInt(unixSeconds(endpoint.updatedAt)),
+  });
+}
+
+@Injectable()
+export class EndpointsService {
+  constructor(
+    private readonly prisma: PrismaService,
+    @Inject(WEBHOOK_CONFIG) private readonly config: WebhookConfig,
+  ) {}
+
+  private scope(tenant: TenantRef) {
+    return { accountId: tenant.accountId, livemode: tenant.livemode, deletedAt: null };
+  }
+
+  async get(tenant: TenantRef, id: string): Promise<Endpoint> {
+    const row = await this.prisma.webhookEndpoint.findFirst({ where: { id, ...this.scope(tenant) } });
+    if (!row) throw notFound('webhook endpoint', id);
+    return fromRow(row);
+  }
+
+  /** Returns the endpoint and whether this call created it (a repeated request id does not). */
+  async create(tenant: TenantRef, fields: { url: string; events: string[]; description?: string }, requestId: string | null): Promise<{ endpoint: Endpoint; created: boolean }> {
+    if (requestId) {
+      const earlier = await this.prisma.webhookEndpoint.findFirst({ where: { accountId: tenant.accountId, livemode: tenant.livemode, requestId } });
+      if (earlier) return { endpoint: fromRow(earlier), created: false };
+    }
+    const existing = await this.prisma.webhookEndpoint.count({ where: this.scope(tenant) });
+    const endpoint = createEndpoint(tenant, fields, this.config.allowPrivateUrls, new Date(), existing);
+    try {
+      await this.prisma.webhookEndpoint.create({
+        data: {
+          id: endpoint.id, accountId: tenant.accountId, livemode: tenant.livemode, url: endpoint.url, events: endpoint.events,
+          status: endpoint.status, description: endpoint.description, secret: endpoint.secret, requestId,
+          createdAt: endpoint.createdAt, updatedAt: endpoint.updatedAt,
+        },
+      });
+    } catch (error) {
+      if (requestId && error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') return this.create(tenant, fields, requestId);
+      throw error;
+    }
+    return { endpoint, created: true };
+  }
+
+  async list(tenant: TenantRef, page: Page): Promise<{ endpoints: Endpoint[]; total: number }> {
+    const where = this.scope(tenant);
+    const [rows, total] = await Promise.all([
+      this.prisma.webhookEndpoint.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
+      this.prisma.webhookEndpoint.count({ where }),
+    ]);
+    return { endpoints: rows.map(fromRow), total };
+  }
+
+  async update(tenant: TenantRef, id: string, changes: EndpointChanges): Promise<Endpoint> {
+    const updated = updateEndpoint(await this.get(tenant, id), changes, this.config.allowPrivateUrls, new Date());
+    await this.prisma.$transaction(async (tx) => {
+      await tx.webhookEndpoint.update({
+        where: { id },
+        data: { url: updated.url, events: updated.events, status: updated.status, description: updated.description, updatedAt: updated.updatedAt },
+      });
+      // A disabled endpoint receives nothing: its queued deliveries stop.
+      if (updated.status === 'disabled') await this.stopPending(tx, id);
+    });
+    return updated;
+  }
+
+  async delete(tenant: TenantRef, id: string): Promise<Endpoint> {
+    const endpoint = await this.get(tenant, id);
+    await this.prisma.$transaction(async (tx) => {
+      await tx.webhookEndpoint.update({ where: { id }, data: { deletedAt: new Date() } });
+      await this.stopPending(tx, id);
+    });
+    return endpoint;
+  }
+
+  private async stopPending(tx: Prisma.TransactionClient, endpointId: string): Promise<void> {
+    await tx.delivery.updateMany({ where: { endpointId, status: 'pending' }, data: { status: 'failed', nextAttemptAt: null, updatedAt: new Date() } });
+  }
+}

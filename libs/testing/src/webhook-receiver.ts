@@ -1,0 +1,39 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+
+export interface ReceivedRequest {
+  path: string;
+  query: string;
+  arrivedAt: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface WebhookReceiver {
+  /** Base URL, e.g. http://127.0.0.1:43210 */
+  url: string;
+  received(path?: string): Promise<ReceivedRequest[]>;
+  stop(): Promise<void>;
+}
+
+/** Starts libs/testing/receiver/webhook-receiver.mjs as its own process. */
+export async function startWebhookReceiver(): Promise<WebhookReceiver> {
+  const child: ChildProcess = spawn(process.execPath, [join(__dirname, '..', 'receiver', 'webhook-receiver.mjs'), '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.once('data', (chunk: Buffer) => resolve(JSON.parse(chunk.toString()).port));
+    child.once('exit', (code) => reject(new Error(`receiver exited (${code})`)));
+  });
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    async received(path?: string) {
+      const response = await fetch(`${url}/_received${path ? `?path=${encodeURIComponent(path)}` : ''}`);
+      return (await response.json()) as ReceivedRequest[];
+    },
+    async stop() {
+      if (child.exitCode !== null) return;
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child.once('exit', resolve));
+    },
+  };
+}

@@ -1,0 +1,54 @@
+import { createHmac } from 'node:crypto';
+import { computeSignature, constructEvent, signatureHeaders, verifySignature, WebhookVerificationError } from '../src';
+
+const secret = 'whsec_test_secret';
+const body = JSON.stringify({ id: 'evt_1', type: 'customer.created', created: 1795643234, livemode: false, data: { object: { id: 'cus_1' } } });
+
+function failure(fn: () => unknown): WebhookVerificationError {
+  try {
+    fn();
+  } catch (error) {
+    return error as WebhookVerificationError;
+  }
+  throw new Error('expected verification to fail');
+}
+
+describe('webhook signatures', () => {
+  it('match an independent HMAC over "<timestamp>.<raw body>"', () => {
+    const timestamp = '1795643234123';
+    const independent = createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
+    expect(computeSignature(secret, timestamp, body)).toBe(independent);
+    expect(signatureHeaders(secret, body, 1795643234123)).toEqual({ 'X-Recur-Signature': `sha256=${independent}`, 'X-Recur-Timestamp': timestamp });
+  });
+
+  it('verify and parse a fresh delivery, with Node-style or fetch-style headers', () => {
+    const now = Date.now();
+    const headers = signatureHeaders(secret, body, now);
+    const lower = { 'x-recur-signature': headers['X-Recur-Signature'], 'x-recur-timestamp': headers['X-Recur-Timestamp'] };
+    expect(constructEvent(body, lower, secret)).toMatchObject({ id: 'evt_1', type: 'customer.created' });
+    expect(constructEvent(Buffer.from(body), new Headers(lower), secret).id).toBe('evt_1');
+  });
+
+  it('reject a changed body, a wrong secret, a truncated or missing signature', () => {
+    const headers = signatureHeaders(secret, body);
+    expect(failure(() => verifySignature(`${body} `, headers, secret)).code).toBe('invalid_signature');
+    expect(failure(() => verifySignature(JSON.stringify(JSON.parse(body), null, 1), headers, secret)).code).toBe('invalid_signature');
+    expect(failure(() => verifySignature(body, headers, 'whsec_other')).code).toBe('invalid_signature');
+    expect(failure(() => verifySignature(body, { ...headers, 'X-Recur-Signature': headers['X-Recur-Signature'].slice(0, 20) }, secret)).code).toBe('invalid_signature');
+    expect(failure(() => verifySignature(body, { 'X-Recur-Timestamp': headers['X-Recur-Timestamp'] }, secret)).code).toBe('missing_header');
+  });
+
+  it('reject timestamps older than the tolerance, or as far in the future', () => {
+    const now = 1_800_000_000_000;
+    const old = signatureHeaders(secret, body, now - 301_000);
+    const future = signatureHeaders(secret, body, now + 301_000);
+    expect(failure(() => verifySignature(body, old, secret, { now })).code).toBe('timestamp_out_of_tolerance');
+    expect(failure(() => verifySignature(body, future, secret, { now })).code).toBe('timestamp_out_of_tolerance');
+    expect(() => verifySignature(body, signatureHeaders(secret, body, now - 299_000), secret, { now })).not.toThrow();
+    expect(() => verifySignature(body, old, secret, { now, toleranceSeconds: 600 })).not.toThrow();
+  });
+
+  it('reject a signed body that is not an event', () => {
+    expect(failure(() => constructEvent('[1,2]', signatureHeaders(secret, '[1,2]'), secret)).code).toBe('invalid_payload');
+  });
+});
