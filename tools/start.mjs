@@ -20,6 +20,8 @@ startTelemetry({ serviceName: 'recur' });
 const { startEmbeddedPostgres } = require('@recur/local-infra');
 
 const log = new JsonLogger('recur');
+// Local development: webhook receivers usually run on this machine.
+process.env.WEBHOOK_ALLOW_PRIVATE_URLS ??= 'true';
 const DATA_DIR = process.env.RECUR_DATA_DIR ?? join(ROOT, '.data');
 const HTTP_PORT = Number(process.env.PORT ?? 8080);
 const PG_PORT = Number(process.env.RECUR_PG_PORT ?? 54329);

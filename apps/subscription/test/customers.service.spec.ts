@@ -1,6 +1,9 @@
 import * as grpc from '@grpc/grpc-js';
 import { createServiceClient, type ServiceClient, subscriptionV1, ERROR_CODE_TRAILER, ERROR_PARAM_TRAILER } from '@recur/contracts';
-import { type AppProcess, createTestDatabase, freePort, startApp } from '@recur/testing';
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { type AppProcess, createTestDatabase, freePort, REPO_ROOT, startApp } from '@recur/testing';
 import { Client } from 'pg';
 
 /**
@@ -11,12 +14,14 @@ const tenant = { accountId: 'acct_test', livemode: false };
 let app: AppProcess;
 let client: ServiceClient<typeof subscriptionV1.SubscriptionService>;
 let databaseUrl: string;
+let metricsPort: number;
 
 beforeAll(async () => {
   databaseUrl = await createTestDatabase('subscription');
   const grpcPort = await freePort();
+  metricsPort = await freePort();
   app = await startApp('subscription', {
-    env: { DATABASE_URL: databaseUrl, GRPC_HOST: '127.0.0.1', GRPC_PORT: String(grpcPort), METRICS_PORT: '0', KAFKA_BROKERS: '' },
+    env: { DATABASE_URL: databaseUrl, GRPC_HOST: '127.0.0.1', GRPC_PORT: String(grpcPort), METRICS_PORT: String(metricsPort), KAFKA_BROKERS: '' },
     ready: { grpcPort },
   });
   client = createServiceClient(subscriptionV1.SubscriptionService, `127.0.0.1:${grpcPort}`);
@@ -136,4 +141,34 @@ describe('SubscriptionService customers', () => {
     expect(rows[0].payload.data.object).toMatchObject({ id: customer!.id, object: 'customer', deleted: false });
     expect(rows[1].payload.data.object).toMatchObject({ id: customer!.id, deleted: true });
   });
+
+  it('exposes Prometheus metrics of its RPCs and its outbox relay', async () => {
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    expect(text).toMatch(/recur_rpc_server_duration_seconds_count\{service="subscription",method="createCustomer",code="OK"\} [1-9]/);
+    expect(text).toMatch(/recur_rpc_server_duration_seconds_count\{service="subscription",method="getCustomer",code="5"\} [1-9]/);
+    expect(text).toMatch(/recur_outbox_events_published_total\{service="subscription",topic="recur.subscription.events"\} [1-9]/);
+  });
+
+  it('stops cleanly on SIGTERM', async () => {
+    expect(await app.kill('SIGTERM')).toBe(0);
+  });
+});
+
+describe('subscription migrate command', () => {
+  it('applies every migration to an empty database, once', async () => {
+    const url = await createTestDatabase('migrate');
+    const migrate = () => spawnSync(process.execPath, [join(REPO_ROOT, 'apps/subscription/dist/main.js'), 'migrate'], { env: { ...process.env, DATABASE_URL: url }, encoding: 'utf8' });
+    const first = migrate();
+    expect(first.status).toBe(0);
+    const expected = readdirSync(join(REPO_ROOT, 'apps/subscription/prisma/migrations')).filter((entry) => /^\d{14}_/.test(entry));
+    expect(JSON.parse(first.stdout.trim().split('\n').pop()!).applied).toEqual(expected);
+    const second = migrate();
+    expect(second.status).toBe(0);
+    expect(JSON.parse(second.stdout.trim().split('\n').pop()!).applied).toEqual([]);
+    const db = new Client({ connectionString: url });
+    await db.connect();
+    const { rows } = await db.query('SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL ORDER BY migration_name');
+    await db.end();
+    expect(rows.map((row) => row.migration_name)).toEqual(expected);
+  }, 60_000);
 });

@@ -61,7 +61,9 @@ export class KafkaEventBus implements EventBus {
 
   async subscribe(group: string, topics: string[], handler: MessageHandler): Promise<void> {
     await this.ensureTopics(topics);
-    const consumer = this.kafka.consumer({ groupId: group, allowAutoTopicCreation: true });
+    // A 10 s session (kafkajs default: 30 s) lets a restarted replica take over a crashed
+    // one's partitions quickly.
+    const consumer = this.kafka.consumer({ groupId: group, allowAutoTopicCreation: true, sessionTimeout: 10_000, heartbeatInterval: 1_000 });
     await consumer.connect();
     await consumer.subscribe({ topics, fromBeginning: true });
     await consumer.run({

@@ -1,0 +1,96 @@
+#!/usr/bin/env node
+// Webhook fan-out throughput and latency: N events pushed through Kafka to K endpoints on a
+// local receiver, through a real webhook-dispatch process and PostgreSQL.
+//
+//   npm run bench:webhooks            # BENCH_EVENTS=1000 BENCH_ENDPOINTS=5 by default
+//
+// Prints deliveries/s and event-to-delivery latency (Kafka produce → receiver arrival) p50/p90/p99.
+import { spawn, execFileSync } from 'node:child_process';
+import { chmodSync, mkdtempSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { ROOT } from '../bootstrap.mjs';
+
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
+const ENDPOINTS = Number(process.env.BENCH_ENDPOINTS ?? 5);
+
+execFileSync('node', ['tools/bootstrap.mjs'], { cwd: ROOT, stdio: 'inherit' });
+const require = createRequire(import.meta.url);
+const { startEmbeddedPostgres, startKafkaBroker } = require('@recur/local-infra');
+const { createServiceClient, webhookDispatchV1 } = require('@recur/contracts');
+const { Kafka, logLevel } = require('kafkajs');
+
+const dir = mkdtempSync(join(tmpdir(), 'recur-bench-webhooks-'));
+chmodSync(dir, 0o755);
+const [postgres, kafka] = await Promise.all([
+  startEmbeddedPostgres({ dataDir: join(dir, 'pg'), persistent: false }),
+  startKafkaBroker({ dataDir: join(dir, 'kafka') }),
+]);
+await postgres.ensureDatabase('bench_webhooks');
+
+// The receiver: records when each (endpoint, event) arrives.
+const arrivals = new Map();
+let firstArrival = Infinity;
+let lastArrival = 0;
+const receiver = createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (chunk) => chunks.push(chunk));
+  req.on('end', () => {
+    const now = Date.now();
+    const { id } = JSON.parse(Buffer.concat(chunks).toString());
+    const key = `${req.url}|${id}`;
+    if (!arrivals.has(key)) arrivals.set(key, now);
+    firstArrival = Math.min(firstArrival, now);
+    lastArrival = Math.max(lastArrival, now);
+    res.writeHead(200).end();
+  });
+});
+await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+const receiverUrl = `http://127.0.0.1:${receiver.address().port}`;
+
+const grpcPort = 40000 + Math.floor(Math.random() * 10000);
+const prefix = `bench-${randomBytes(3).toString('hex')}`;
+const dispatch = spawn(process.execPath, [join(ROOT, 'apps/webhook-dispatch/dist/main.js')], {
+  env: { ...process.env, DATABASE_URL: postgres.urlFor('bench_webhooks'), GRPC_HOST: '127.0.0.1', GRPC_PORT: String(grpcPort), METRICS_PORT: '0', KAFKA_BROKERS: kafka.brokers, KAFKA_TOPIC_PREFIX: prefix, WEBHOOK_ALLOW_PRIVATE_URLS: 'true', LOG_LEVEL: 'warn' },
+  stdio: ['ignore', 'inherit', 'inherit'],
+});
+const client = createServiceClient(webhookDispatchV1.WebhookDispatchService, `127.0.0.1:${grpcPort}`);
+const tenant = { accountId: 'acct_bench', livemode: false };
+for (let i = 0; i < ENDPOINTS; i++) {
+  await client.createEndpoint({ tenant, url: `${receiverUrl}/endpoint-${i}`, events: ['customer.created'] }, { timeoutMs: 60_000 });
+}
+
+const producer = new Kafka({ clientId: 'bench', brokers: kafka.brokers.split(','), logLevel: logLevel.NOTHING }).producer();
+await producer.connect();
+const producedAt = new Map();
+const topic = `${prefix}.subscription.events`;
+const started = Date.now();
+for (let offset = 0; offset < EVENTS; offset += 100) {
+  const batch = [];
+  for (let i = offset; i < Math.min(EVENTS, offset + 100); i++) {
+    const id = `evt_bench${String(i).padStart(8, '0')}`;
+    batch.push({ key: `cus_${i}`, value: JSON.stringify({ id, type: 'customer.created', created: Math.floor(Date.now() / 1000), livemode: false, account_id: tenant.accountId, aggregate_id: `cus_${i}`, data: { object: { id: `cus_${i}`, object: 'customer' } } }) });
+    producedAt.set(id, Date.now());
+  }
+  await producer.send({ topic, messages: batch });
+}
+const expected = EVENTS * ENDPOINTS;
+while (arrivals.size < expected && Date.now() - started < 600_000) await new Promise((resolve) => setTimeout(resolve, 100));
+
+const latencies = [...arrivals].map(([key, at]) => at - producedAt.get(key.split('|')[1])).sort((a, b) => a - b);
+const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
+const seconds = (lastArrival - started) / 1000;
+console.log(`\nRecur webhook benchmark: ${EVENTS} events × ${ENDPOINTS} endpoints through Kafka and one webhook-dispatch process`);
+console.log(`delivered ${arrivals.size}/${expected} in ${seconds.toFixed(1)} s: ${(arrivals.size / seconds).toFixed(0)} deliveries/s`);
+console.log(`event-to-delivery latency p50 ${pct(50)} ms  p90 ${pct(90)} ms  p99 ${pct(99)} ms  max ${latencies[latencies.length - 1]} ms`);
+
+await producer.disconnect();
+client.close();
+dispatch.kill('SIGTERM');
+await new Promise((resolve) => dispatch.once('exit', resolve));
+receiver.close();
+await kafka.stop();
+await postgres.stop();
