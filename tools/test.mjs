@@ -7,7 +7,7 @@
 //   5. the Helm chart and deploy files (helm lint/template, manifests up to date)
 // Set RECUR_TEST_SKIP_HELM=1 to skip step 5 on a machine without Go.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,22 +38,22 @@ try {
   await step('buf lint', () => run('npx', ['buf', 'lint', 'proto']));
 
   const require = createRequire(import.meta.url);
-  const { startEmbeddedPostgres, startKafkaBroker } = require('@recur/local-infra');
+  // Containers where a Docker engine answers (testcontainers), local processes elsewhere.
+  const { startTestPostgres, startTestKafka, dockerEngineAvailable } = require('@recur/testing');
   await step('start PostgreSQL and Kafka', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'recur-test-'));
     chmodSync(dir, 0o755);
-    [postgres, kafka] = await Promise.all([
-      startEmbeddedPostgres({ dataDir: join(dir, 'postgres'), persistent: false }),
-      startKafkaBroker({ dataDir: join(dir, 'kafka') }),
-    ]);
-    console.error(`PostgreSQL ${postgres.adminUrl}\nKafka ${kafka.brokers}`);
+    console.error(dockerEngineAvailable() ? 'Docker engine found: testcontainers' : 'no Docker engine: embedded PostgreSQL and a local Kafka broker');
+    [postgres, kafka] = await Promise.all([startTestPostgres(), startTestKafka(join(dir, 'kafka'))]);
+    console.error(`PostgreSQL ${postgres.value}\nKafka ${kafka.value}`);
   });
-  await step('jest (unit, service and mesh tests)', () =>
-    run('npx', ['jest', '--ci', '--maxWorkers=2', ...process.argv.slice(2)], {
-      RECUR_TEST_PG_ADMIN_URL: postgres.adminUrl,
-      KAFKA_BROKERS: kafka.brokers,
-    }),
+  const infrastructure = { RECUR_TEST_PG_ADMIN_URL: postgres.value, KAFKA_BROKERS: kafka.value };
+  const projects = readdirSync(join(ROOT, 'libs')).concat(readdirSync(join(ROOT, 'apps')));
+  await step('jest: unit and service tests', () =>
+    run('npx', ['jest', '--ci', '--maxWorkers=2', '--selectProjects', ...projects, ...process.argv.slice(2)], infrastructure),
   );
+  // Each mesh file runs seven processes; one file at a time keeps 2 cores from thrashing.
+  await step('jest: mesh tests', () => run('npx', ['jest', '--ci', '--runInBand', '--selectProjects', 'mesh', ...process.argv.slice(2)], infrastructure));
   if (process.env.RECUR_TEST_SKIP_HELM !== '1') {
     await step('helm chart and deploy files', () => run('bash', ['tools/helm/check.sh']));
   }

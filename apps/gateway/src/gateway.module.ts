@@ -15,6 +15,10 @@ import { ServiceClients } from './infrastructure/service-clients';
 import { OpenApiController } from './openapi/openapi.controller';
 import { RoutePolicyMiddleware } from './routing/route-policy.middleware';
 import { WebhooksController } from './webhooks/webhooks.controller';
+import { PlansController } from './plans/plans.controller';
+import { AddonsController } from './addons/addons.controller';
+import { CouponsController } from './coupons/coupons.controller';
+import { PromotionCodesController } from './promotion-codes/promotion-codes.controller';
 
 /**
  * The `/v1` pipeline, in order: metrics → authenticate (401) → route table and key
@@ -26,7 +30,7 @@ export class GatewayModule implements NestModule {
   static forConfig(config: GatewayConfig): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [CustomersController, WebhooksController, OperatorController, HealthController, OpenApiController],
+      controllers: [CustomersController, WebhooksController, PlansController, AddonsController, CouponsController, PromotionCodesController, OperatorController, HealthController, OpenApiController],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },
         { provide: PrismaService, useFactory: () => new PrismaService(config.databaseUrl) },

@@ -1,9 +1,9 @@
 import * as grpc from '@grpc/grpc-js';
-import { createServiceClient, type ServiceClient, subscriptionV1, ERROR_CODE_TRAILER, ERROR_PARAM_TRAILER } from '@recur/contracts';
+import { type ServiceClient, subscriptionV1 } from '@recur/contracts';
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type AppProcess, createTestDatabase, freePort, REPO_ROOT, startApp } from '@recur/testing';
+import { type AppProcess, createTestDatabase, grpcFailure, REPO_ROOT, startServiceUnderTest } from '@recur/testing';
 import { Client } from 'pg';
 
 /**
@@ -17,34 +17,14 @@ let databaseUrl: string;
 let metricsPort: number;
 
 beforeAll(async () => {
-  databaseUrl = await createTestDatabase('subscription');
-  const grpcPort = await freePort();
-  metricsPort = await freePort();
-  app = await startApp('subscription', {
-    env: { DATABASE_URL: databaseUrl, GRPC_HOST: '127.0.0.1', GRPC_PORT: String(grpcPort), METRICS_PORT: String(metricsPort), KAFKA_BROKERS: '' },
-    ready: { grpcPort },
-  });
-  client = createServiceClient(subscriptionV1.SubscriptionService, `127.0.0.1:${grpcPort}`);
+  const service = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService);
+  ({ app, client, databaseUrl, metricsPort } = service);
 }, 90_000);
 
 afterAll(async () => {
   client?.close();
   await app?.kill('SIGTERM');
 });
-
-async function grpcFailure(call: Promise<unknown>): Promise<{ code: grpc.status; errorCode?: string; param?: string }> {
-  try {
-    await call;
-  } catch (error) {
-    const serviceError = error as grpc.ServiceError;
-    return {
-      code: serviceError.code,
-      errorCode: serviceError.metadata.get(ERROR_CODE_TRAILER)[0]?.toString(),
-      param: serviceError.metadata.get(ERROR_PARAM_TRAILER)[0]?.toString(),
-    };
-  }
-  throw new Error('expected the call to fail');
-}
 
 async function outboxRows(aggregateId: string): Promise<{ type: string; published_at: Date | null; payload: { id: string; data: { object: { id: string } } } }[]> {
   const db = new Client({ connectionString: databaseUrl });

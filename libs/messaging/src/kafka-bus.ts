@@ -1,6 +1,19 @@
 import { type Consumer, Kafka, logLevel, type Producer } from 'kafkajs';
 import type { BusMessage, EventBus, MessageHandler } from './bus';
 
+/** Retries a start-up step that depends on a broker that may still be busy (about a minute in all). */
+async function retrying<T>(step: () => Promise<T>, onError: (error: Error, attempt: number) => void, attempts = 8): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await step();
+    } catch (error) {
+      if (attempt >= attempts) throw error;
+      onError(error as Error, attempt);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(500 * 2 ** (attempt - 1), 15_000)));
+    }
+  }
+}
+
 export interface KafkaBusOptions {
   brokers: string[];
   clientId: string;
@@ -49,18 +62,22 @@ export class KafkaEventBus implements EventBus {
     });
   }
 
+  /**
+   * Creates the topics if missing. Leaders are not awaited here: a broker under load can
+   * take a while to elect them, and the consumer's own metadata retries cover that.
+   */
   async ensureTopics(topics: string[]): Promise<void> {
     const admin = this.kafka.admin();
     await admin.connect();
     try {
-      await admin.createTopics({ waitForLeaders: true, topics: topics.map((topic) => ({ topic, numPartitions: 3 })) });
+      await admin.createTopics({ waitForLeaders: false, timeout: 30_000, topics: topics.map((topic) => ({ topic, numPartitions: 3 })) });
     } finally {
       await admin.disconnect();
     }
   }
 
   async subscribe(group: string, topics: string[], handler: MessageHandler): Promise<void> {
-    await this.ensureTopics(topics);
+    await retrying(() => this.ensureTopics(topics), (error, attempt) => this.options.log?.('WARN', `creating topics failed (attempt ${attempt}): ${error.message}`));
     // A 10 s session (kafkajs default: 30 s) lets a restarted replica take over a crashed
     // one's partitions quickly.
     const consumer = this.kafka.consumer({ groupId: group, allowAutoTopicCreation: true, sessionTimeout: 10_000, heartbeatInterval: 1_000 });

@@ -2,3 +2,4 @@ export * from './app-process';
 export * from './infrastructure';
 export * from './ports';
 export * from './webhook-receiver';
+export * from './grpc-service';

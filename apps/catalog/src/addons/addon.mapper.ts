@@ -1,0 +1,52 @@
+import { create } from '@bufbuild/protobuf';
+import { addonV1 } from '@recur/contracts';
+import { type Metadata, unixSeconds } from '@recur/kernel';
+import type { Addon as AddonRow, Prisma } from '../generated/prisma/client';
+import type { Addon, AddonStatus } from './addon';
+
+export function fromAddonRow(row: AddonRow): Addon {
+  return {
+    id: row.id,
+    tenant: { accountId: row.accountId, livemode: row.livemode },
+    name: row.name,
+    description: row.description,
+    priceMonthly: Number(row.priceMonthly),
+    currency: row.currency,
+    status: row.status as AddonStatus,
+    metadata: row.metadata as Metadata,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+export function toAddonRow(addon: Addon, requestId: string | null = null): Prisma.AddonCreateInput {
+  return {
+    id: addon.id,
+    accountId: addon.tenant.accountId,
+    livemode: addon.tenant.livemode,
+    name: addon.name,
+    description: addon.description,
+    priceMonthly: BigInt(addon.priceMonthly),
+    currency: addon.currency,
+    status: addon.status,
+    metadata: addon.metadata,
+    requestId,
+    createdAt: addon.createdAt,
+    updatedAt: addon.updatedAt,
+  };
+}
+
+export function toAddonMessage(addon: Addon): addonV1.Addon {
+  return create(addonV1.AddonSchema, {
+    id: addon.id,
+    livemode: addon.tenant.livemode,
+    name: addon.name,
+    description: addon.description ?? undefined,
+    priceMonthly: BigInt(addon.priceMonthly),
+    currency: addon.currency,
+    status: addon.status,
+    metadata: addon.metadata,
+    created: BigInt(unixSeconds(addon.createdAt)),
+    updated: BigInt(unixSeconds(addon.updatedAt)),
+  });
+}

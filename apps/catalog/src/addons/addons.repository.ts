@@ -1,0 +1,48 @@
+import { Injectable } from '@nestjs/common';
+import { notFound, type Page, type TenantRef } from '@recur/kernel';
+import type { Prisma } from '../generated/prisma/client';
+import { PrismaService } from '../infrastructure/prisma.service';
+import type { Addon, AddonStatus } from './addon';
+import { fromAddonRow, toAddonRow } from './addon.mapper';
+
+type Tx = Prisma.TransactionClient;
+
+/** Add-ons in the service's database; every query is scoped to one tenant. */
+@Injectable()
+export class AddonsRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  async get(tenant: TenantRef, id: string, tx: Tx = this.prisma): Promise<Addon> {
+    const row = await tx.addon.findFirst({ where: { id, accountId: tenant.accountId, livemode: tenant.livemode } });
+    if (!row) throw notFound('add-on', id);
+    return fromAddonRow(row);
+  }
+
+  async getForUpdate(tx: Tx, tenant: TenantRef, id: string): Promise<Addon> {
+    await tx.$executeRaw`SELECT 1 FROM addons WHERE id = ${id} AND account_id = ${tenant.accountId} AND livemode = ${tenant.livemode} FOR UPDATE`;
+    return this.get(tenant, id, tx);
+  }
+
+  async findByRequestId(tenant: TenantRef, requestId: string): Promise<Addon | undefined> {
+    const row = await this.prisma.addon.findFirst({ where: { accountId: tenant.accountId, livemode: tenant.livemode, requestId } });
+    return row ? fromAddonRow(row) : undefined;
+  }
+
+  async list(tenant: TenantRef, page: Page, status?: AddonStatus): Promise<{ addons: Addon[]; total: number }> {
+    const where = { accountId: tenant.accountId, livemode: tenant.livemode, ...(status === undefined ? {} : { status }) };
+    const [rows, total] = await Promise.all([
+      this.prisma.addon.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
+      this.prisma.addon.count({ where }),
+    ]);
+    return { addons: rows.map(fromAddonRow), total };
+  }
+
+  async insert(addon: Addon, requestId: string | null): Promise<void> {
+    await this.prisma.addon.create({ data: toAddonRow(addon, requestId) });
+  }
+
+  async update(tx: Tx, addon: Addon): Promise<void> {
+    const { name, description, priceMonthly, currency, status, metadata, updatedAt } = toAddonRow(addon);
+    await tx.addon.update({ where: { id: addon.id }, data: { name, description, priceMonthly, currency, status, metadata, updatedAt } });
+  }
+}

@@ -1,0 +1,103 @@
+import { Injectable } from '@nestjs/common';
+import { invalidArgument, notFound, type Page, type TenantRef } from '@recur/kernel';
+import type { Prisma } from '../generated/prisma/client';
+import { PrismaService } from '../infrastructure/prisma.service';
+import type { Coupon } from './coupon';
+import { fromCouponRow, fromPromotionCodeRow, toCouponRow, toPromotionCodeRow } from './coupon.mapper';
+import { codeKey, type PromotionCode } from './promotion-code';
+
+type Tx = Prisma.TransactionClient;
+
+/** Coupons and promotion codes; every query is scoped to one tenant, deleted ones are gone. */
+@Injectable()
+export class CouponsRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  async get(tenant: TenantRef, id: string, tx: Tx = this.prisma): Promise<Coupon> {
+    const row = await tx.coupon.findFirst({ where: { id, accountId: tenant.accountId, livemode: tenant.livemode, deletedAt: null } });
+    if (!row) throw notFound('coupon', id);
+    return fromCouponRow(row);
+  }
+
+  async getForUpdate(tx: Tx, tenant: TenantRef, id: string): Promise<Coupon> {
+    await tx.$executeRaw`SELECT 1 FROM coupons WHERE id = ${id} AND account_id = ${tenant.accountId} AND livemode = ${tenant.livemode} FOR UPDATE`;
+    return this.get(tenant, id, tx);
+  }
+
+  /** The coupon a new promotion code points at: a missing one is a bad body field (400, param `coupon`). */
+  async getReferenced(tx: Tx, tenant: TenantRef, id: string): Promise<Coupon> {
+    try {
+      return await this.getForUpdate(tx, tenant, id);
+    } catch {
+      throw invalidArgument('coupon', `No such coupon: '${id}'`, 'resource_missing');
+    }
+  }
+
+  async findByRequestId(tenant: TenantRef, requestId: string): Promise<Coupon | undefined> {
+    const row = await this.prisma.coupon.findFirst({ where: { accountId: tenant.accountId, livemode: tenant.livemode, requestId } });
+    return row ? fromCouponRow(row) : undefined;
+  }
+
+  async list(tenant: TenantRef, page: Page): Promise<{ coupons: Coupon[]; total: number }> {
+    const where = { accountId: tenant.accountId, livemode: tenant.livemode, deletedAt: null };
+    const [rows, total] = await Promise.all([
+      this.prisma.coupon.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
+      this.prisma.coupon.count({ where }),
+    ]);
+    return { coupons: rows.map(fromCouponRow), total };
+  }
+
+  async insert(coupon: Coupon, requestId: string | null): Promise<void> {
+    await this.prisma.coupon.create({ data: toCouponRow(coupon, requestId) });
+  }
+
+  async update(tx: Tx, coupon: Coupon): Promise<void> {
+    const { name, type, value, currency, duration, durationInPeriods, metadata, updatedAt, deletedAt } = toCouponRow(coupon);
+    await tx.coupon.update({ where: { id: coupon.id }, data: { name, type, value, currency, duration, durationInPeriods, metadata, updatedAt, deletedAt } });
+  }
+
+  /** Deletes the coupon's codes with it, freeing their text. */
+  async deleteCodesOf(tx: Tx, coupon: Coupon, now: Date): Promise<void> {
+    await tx.promotionCode.updateMany({ where: { couponId: coupon.id, accountId: coupon.tenant.accountId, livemode: coupon.tenant.livemode, deletedAt: null }, data: { deletedAt: now, updatedAt: now, codeKey: null } });
+  }
+
+  async getCode(tenant: TenantRef, id: string, tx: Tx = this.prisma): Promise<PromotionCode> {
+    const row = await tx.promotionCode.findFirst({ where: { id, accountId: tenant.accountId, livemode: tenant.livemode, deletedAt: null } });
+    if (!row) throw notFound('promotion code', id);
+    return fromPromotionCodeRow(row);
+  }
+
+  async getCodeForUpdate(tx: Tx, tenant: TenantRef, id: string): Promise<PromotionCode> {
+    await tx.$executeRaw`SELECT 1 FROM promotion_codes WHERE id = ${id} AND account_id = ${tenant.accountId} AND livemode = ${tenant.livemode} FOR UPDATE`;
+    return this.getCode(tenant, id, tx);
+  }
+
+  async findCodeByRequestId(tenant: TenantRef, requestId: string): Promise<PromotionCode | undefined> {
+    const row = await this.prisma.promotionCode.findFirst({ where: { accountId: tenant.accountId, livemode: tenant.livemode, requestId } });
+    return row ? fromPromotionCodeRow(row) : undefined;
+  }
+
+  async listCodes(tenant: TenantRef, page: Page, filter: { couponId?: string; code?: string }): Promise<{ codes: PromotionCode[]; total: number }> {
+    const where = {
+      accountId: tenant.accountId,
+      livemode: tenant.livemode,
+      deletedAt: null,
+      ...(filter.couponId === undefined ? {} : { couponId: filter.couponId }),
+      ...(filter.code === undefined ? {} : { codeKey: codeKey(filter.code) }),
+    };
+    const [rows, total] = await Promise.all([
+      this.prisma.promotionCode.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
+      this.prisma.promotionCode.count({ where }),
+    ]);
+    return { codes: rows.map(fromPromotionCodeRow), total };
+  }
+
+  async insertCode(tx: Tx, code: PromotionCode, requestId: string | null): Promise<void> {
+    await tx.promotionCode.create({ data: toPromotionCodeRow(code, requestId) });
+  }
+
+  async updateCode(tx: Tx, code: PromotionCode): Promise<void> {
+    const { active, maxRedemptions, expiresAt, updatedAt, deletedAt, codeKey: key } = toPromotionCodeRow(code);
+    await tx.promotionCode.update({ where: { id: code.id }, data: { active, maxRedemptions, expiresAt, updatedAt, deletedAt, codeKey: key } });
+  }
+}

@@ -1,0 +1,80 @@
+import { PROMOTION_CODE_PATTERN } from '@recur/contracts';
+import { invalidArgument, newId, type TenantRef } from '@recur/kernel';
+
+export const MAX_REDEMPTIONS_MAX = 1_000_000_000;
+
+/**
+ * A promotion code: customer-facing text (unique per app, ignoring case) that redeems
+ * a coupon, optionally until `expiresAt` and at most `maxRedemptions` times.
+ */
+export interface PromotionCode {
+  id: string;
+  tenant: TenantRef;
+  code: string;
+  couponId: string;
+  active: boolean;
+  maxRedemptions: number | null;
+  timesRedeemed: number;
+  expiresAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+  deletedAt: Date | null;
+}
+
+export interface PromotionCodeFields {
+  active?: boolean;
+  maxRedemptions?: number | null;
+  /** Unix seconds; null removes the expiry. */
+  expiresAt?: number | null;
+}
+
+/** The uniqueness key of a code: its text, lowercased. */
+export const codeKey = (code: string): string => code.toLowerCase();
+
+function checkCode(code: string): string {
+  if (!PROMOTION_CODE_PATTERN.test(code)) throw invalidArgument('code', 'code must be 3 to 50 letters, digits, `-` or `_`');
+  return code;
+}
+
+function checkMaxRedemptions(max: number | null, timesRedeemed: number): number | null {
+  if (max === null) return null;
+  if (!Number.isSafeInteger(max) || max < 1 || max > MAX_REDEMPTIONS_MAX) throw invalidArgument('max_redemptions', `max_redemptions must be an integer between 1 and ${MAX_REDEMPTIONS_MAX}`);
+  if (max < timesRedeemed) throw invalidArgument('max_redemptions', `max_redemptions cannot be below times_redeemed (${timesRedeemed})`);
+  return max;
+}
+
+function checkExpiresAt(expiresAt: number | null, now: Date): Date | null {
+  if (expiresAt === null) return null;
+  if (!Number.isSafeInteger(expiresAt) || expiresAt * 1000 <= now.getTime()) throw invalidArgument('expires_at', 'expires_at must be a unix time in the future');
+  return new Date(expiresAt * 1000);
+}
+
+export function createPromotionCode(tenant: TenantRef, couponId: string, fields: PromotionCodeFields & { code: string }, now: Date): PromotionCode {
+  return {
+    id: newId('promo'),
+    tenant,
+    code: checkCode(fields.code),
+    couponId,
+    active: fields.active ?? true,
+    maxRedemptions: checkMaxRedemptions(fields.maxRedemptions ?? null, 0),
+    timesRedeemed: 0,
+    expiresAt: checkExpiresAt(fields.expiresAt ?? null, now),
+    createdAt: now,
+    updatedAt: now,
+    deletedAt: null,
+  };
+}
+
+export function updatePromotionCode(code: PromotionCode, fields: PromotionCodeFields, now: Date): PromotionCode {
+  return {
+    ...code,
+    active: fields.active ?? code.active,
+    maxRedemptions: fields.maxRedemptions === undefined ? code.maxRedemptions : checkMaxRedemptions(fields.maxRedemptions, code.timesRedeemed),
+    expiresAt: fields.expiresAt === undefined ? code.expiresAt : checkExpiresAt(fields.expiresAt, now),
+    updatedAt: now,
+  };
+}
+
+export function deletePromotionCode(code: PromotionCode, now: Date): PromotionCode {
+  return { ...code, deletedAt: now, updatedAt: now };
+}

@@ -1,0 +1,111 @@
+import { Injectable } from '@nestjs/common';
+import { notFound, type Page, type TenantRef } from '@recur/kernel';
+import type { Tier } from '@recur/pricing';
+import type { Prisma } from '../generated/prisma/client';
+import { PrismaService } from '../infrastructure/prisma.service';
+import type { Plan, PlanStatus } from './plan';
+import { fromPlanRow, fromPriceComponentRow, fromTierRow, toPlanRow, toPriceComponentRow } from './plan.mapper';
+import type { PriceComponent } from './price-component';
+
+type Tx = Prisma.TransactionClient;
+
+/** Plans, their tiers and price components; every query is scoped to one tenant. */
+@Injectable()
+export class PlansRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  private scope(tenant: TenantRef) {
+    return { accountId: tenant.accountId, livemode: tenant.livemode };
+  }
+
+  async get(tenant: TenantRef, id: string, tx: Tx = this.prisma): Promise<Plan> {
+    const row = await tx.plan.findFirst({ where: { id, ...this.scope(tenant) } });
+    if (!row) throw notFound('plan', id);
+    return fromPlanRow(row);
+  }
+
+  /** Locks the plan for the rest of the transaction, so concurrent changes of it and its children serialise. */
+  async getForUpdate(tx: Tx, tenant: TenantRef, id: string): Promise<Plan> {
+    await tx.$executeRaw`SELECT 1 FROM plans WHERE id = ${id} AND account_id = ${tenant.accountId} AND livemode = ${tenant.livemode} FOR UPDATE`;
+    return this.get(tenant, id, tx);
+  }
+
+  async findByRequestId(tenant: TenantRef, requestId: string): Promise<Plan | undefined> {
+    const row = await this.prisma.plan.findFirst({ where: { ...this.scope(tenant), requestId } });
+    return row ? fromPlanRow(row) : undefined;
+  }
+
+  async list(tenant: TenantRef, page: Page, status?: PlanStatus): Promise<{ plans: Plan[]; total: number }> {
+    const where = { ...this.scope(tenant), ...(status === undefined ? {} : { status }) };
+    const [rows, total] = await Promise.all([
+      this.prisma.plan.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
+      this.prisma.plan.count({ where }),
+    ]);
+    return { plans: rows.map(fromPlanRow), total };
+  }
+
+  async insert(tx: Tx, plan: Plan, requestId: string | null): Promise<void> {
+    await tx.plan.create({ data: toPlanRow(plan, requestId) });
+  }
+
+  async update(tx: Tx, plan: Plan): Promise<void> {
+    const { name, description, pricingModel, amountMonthly, currency, packageSize, billingIntervals, status, metadata, updatedAt, archivedAt } = toPlanRow(plan);
+    await tx.plan.update({
+      where: { id: plan.id },
+      data: { name, description, pricingModel, amountMonthly, currency, packageSize, billingIntervals, status, metadata, updatedAt, archivedAt },
+    });
+  }
+
+  async tiers(tenant: TenantRef, planId: string, tx: Tx = this.prisma): Promise<Tier[]> {
+    const rows = await tx.planTier.findMany({ where: { planId, ...this.scope(tenant) }, orderBy: { position: 'asc' } });
+    return rows.map(fromTierRow);
+  }
+
+  async replaceTiers(tx: Tx, plan: Plan, tiers: Tier[]): Promise<void> {
+    await tx.planTier.deleteMany({ where: { planId: plan.id, ...this.scope(plan.tenant) } });
+    if (tiers.length === 0) return;
+    await tx.planTier.createMany({
+      data: tiers.map((tier, position) => ({
+        planId: plan.id,
+        ...this.scope(plan.tenant),
+        position,
+        upTo: tier.upTo === null ? null : BigInt(tier.upTo),
+        unitAmount: BigInt(tier.unitAmount),
+        flatAmount: BigInt(tier.flatAmount),
+      })),
+    });
+  }
+
+  async components(tenant: TenantRef, planId: string, page?: Page, tx: Tx = this.prisma): Promise<{ components: PriceComponent[]; total: number }> {
+    const where = { planId, ...this.scope(tenant) };
+    const [rows, total] = await Promise.all([
+      tx.priceComponent.findMany({ where, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], ...(page ? { skip: page.offset, take: page.limit } : {}) }),
+      tx.priceComponent.count({ where }),
+    ]);
+    return { components: rows.map(fromPriceComponentRow), total };
+  }
+
+  async component(tx: Tx, tenant: TenantRef, planId: string, id: string): Promise<PriceComponent> {
+    const row = await tx.priceComponent.findFirst({ where: { id, planId, ...this.scope(tenant) } });
+    if (!row) throw notFound('price component', id);
+    return fromPriceComponentRow(row);
+  }
+
+  async findComponentByRequestId(tenant: TenantRef, requestId: string): Promise<PriceComponent | undefined> {
+    const row = await this.prisma.priceComponent.findFirst({ where: { ...this.scope(tenant), requestId } });
+    return row ? fromPriceComponentRow(row) : undefined;
+  }
+
+  async insertComponent(tx: Tx, component: PriceComponent, requestId: string | null): Promise<void> {
+    await tx.priceComponent.create({ data: toPriceComponentRow(component, requestId) });
+  }
+
+  async updateComponent(tx: Tx, component: PriceComponent): Promise<void> {
+    const { name, metricName, unitAmount, includedQuantity, updatedAt } = toPriceComponentRow(component);
+    await tx.priceComponent.update({ where: { id: component.id }, data: { name, metricName, unitAmount, includedQuantity, updatedAt } });
+  }
+
+  async deleteComponent(tx: Tx, component: PriceComponent): Promise<void> {
+    await tx.priceComponent.delete({ where: { id: component.id } });
+  }
+}

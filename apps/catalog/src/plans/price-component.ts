@@ -1,0 +1,78 @@
+import { METRIC_NAME_PATTERN } from '@recur/contracts';
+import { invalidArgument, newId, type TenantRef } from '@recur/kernel';
+import { PRICE_COMPONENT_TYPES, type PriceComponentType } from '@recur/pricing';
+import { checkAmount, checkName, checkOneOf } from '../common/fields';
+import { assertNotArchived, type Plan } from './plan';
+
+/**
+ * A price component of a plan (Lago's charge, Stripe's extra price): `metered` prices
+ * each unit of a usage metric beyond `included_quantity` at `unit_amount`; `fixed` is a
+ * recurring monthly fee of `unit_amount`. Amounts are in the plan's currency.
+ */
+export interface PriceComponent {
+  id: string;
+  planId: string;
+  tenant: TenantRef;
+  type: PriceComponentType;
+  name: string;
+  metricName: string | null;
+  unitAmount: number;
+  includedQuantity: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface PriceComponentFields {
+  type?: string;
+  name?: string;
+  metricName?: string;
+  unitAmount?: number;
+  includedQuantity?: number;
+}
+
+function checkMetricName(metricName: string): string {
+  if (!METRIC_NAME_PATTERN.test(metricName)) {
+    throw invalidArgument('metric_name', 'metric_name must be 1 to 100 characters: lowercase letters, digits, `_`, `.` or `-`, starting with a letter');
+  }
+  return metricName;
+}
+
+function checkShape(component: PriceComponent): PriceComponent {
+  if (component.type === 'metered' && component.metricName === null) throw invalidArgument('metric_name', 'a metered component needs a metric_name');
+  if (component.type === 'fixed' && component.metricName !== null) throw invalidArgument('metric_name', 'a fixed component has no metric_name');
+  if (component.type === 'fixed' && component.includedQuantity !== 0) throw invalidArgument('included_quantity', 'a fixed component has no included_quantity');
+  return component;
+}
+
+export function createPriceComponent(plan: Plan, fields: PriceComponentFields & { type: string; name: string; unitAmount: number }, now: Date): PriceComponent {
+  assertNotArchived(plan, 'price components');
+  return checkShape({
+    id: newId('pc'),
+    planId: plan.id,
+    tenant: plan.tenant,
+    type: checkOneOf(fields.type, PRICE_COMPONENT_TYPES, 'type'),
+    name: checkName(fields.name),
+    metricName: fields.metricName === undefined ? null : checkMetricName(fields.metricName),
+    unitAmount: checkAmount(fields.unitAmount, 'unit_amount'),
+    includedQuantity: checkAmount(fields.includedQuantity ?? 0, 'included_quantity'),
+    createdAt: now,
+    updatedAt: now,
+  });
+}
+
+export function updatePriceComponent(plan: Plan, component: PriceComponent, fields: PriceComponentFields, now: Date): PriceComponent {
+  assertNotArchived(plan, 'price components');
+  if (fields.type !== undefined && fields.type !== component.type) throw invalidArgument('type', 'the type of a price component cannot change; delete it and add another');
+  return checkShape({
+    ...component,
+    name: fields.name === undefined ? component.name : checkName(fields.name),
+    metricName: fields.metricName === undefined ? component.metricName : checkMetricName(fields.metricName),
+    unitAmount: fields.unitAmount === undefined ? component.unitAmount : checkAmount(fields.unitAmount, 'unit_amount'),
+    includedQuantity: fields.includedQuantity === undefined ? component.includedQuantity : checkAmount(fields.includedQuantity, 'included_quantity'),
+    updatedAt: now,
+  });
+}
+
+export function deletePriceComponent(plan: Plan): void {
+  assertNotArchived(plan, 'price components');
+}

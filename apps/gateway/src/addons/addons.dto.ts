@@ -1,0 +1,47 @@
+import { ADDON_STATUSES } from '@recur/contracts';
+import { IsOptional } from 'class-validator';
+import { ListQueryDto } from '../http/list';
+import { Amount, Currency, Description, Metadata, Name, OneOf } from '../plans/plans.dto';
+
+export class CreateAddonDto {
+  @Name()
+  name!: string;
+
+  @Description()
+  description?: string;
+
+  /** The monthly price in minor units. */
+  @Amount('price_monthly')
+  price_monthly!: number;
+
+  /** Lowercase ISO 4217; default usd. */
+  @IsOptional() @Currency()
+  currency?: string;
+
+  @Metadata()
+  metadata?: Record<string, string>;
+}
+
+export class UpdateAddonDto {
+  @IsOptional() @Name()
+  name?: string;
+
+  /** null or "" removes it. */
+  @Description()
+  description?: string | null;
+
+  @IsOptional() @Amount('price_monthly')
+  price_monthly?: number;
+
+  @IsOptional() @Currency()
+  currency?: string;
+
+  /** Merged into the existing pairs; a key set to "" is removed. */
+  @Metadata()
+  metadata?: Record<string, string>;
+}
+
+export class ListAddonsQueryDto extends ListQueryDto {
+  @IsOptional() @OneOf('status', ADDON_STATUSES)
+  status?: string;
+}

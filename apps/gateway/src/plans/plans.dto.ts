@@ -1,0 +1,160 @@
+import { AMOUNT_MAX, CATALOG_DESCRIPTION_MAX, CATALOG_NAME_MAX, CURRENCY_PATTERN, METRIC_NAME_PATTERN, PACKAGE_SIZE_MAX, PLAN_STATUSES } from '@recur/contracts';
+import { BILLING_INTERVALS, PRICE_COMPONENT_TYPES, PRICING_MODELS, TIERS_MAX } from '@recur/pricing';
+import { Type } from 'class-transformer';
+import { JSONSchema } from 'class-validator-jsonschema';
+import {
+  ArrayMaxSize, ArrayMinSize, IsArray, IsDefined, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateIf, ValidateNested,
+} from 'class-validator';
+import { IsMetadata } from '../customers/customers.dto';
+import { ListQueryDto } from '../http/list';
+
+/** Shared field decorators of the catalog's request bodies. */
+export const amount = (field: string) => [
+  IsInt({ message: `${field} must be an integer amount in minor units` }),
+  Min(0, { message: `${field} must not be negative` }),
+  Max(AMOUNT_MAX, { message: `${field} must be at most ${AMOUNT_MAX}` }),
+];
+/** Applies decorators as if stacked in this order (stacked decorators run bottom-up). */
+export const apply = (...decorators: PropertyDecorator[]): PropertyDecorator => (target, key) => [...decorators].reverse().forEach((decorator) => decorator(target, key));
+export const Name = () => apply(IsString({ message: 'name must be a string' }), IsNotEmpty({ message: 'name must not be empty' }), MaxLength(CATALOG_NAME_MAX, { message: `name must be at most ${CATALOG_NAME_MAX} characters` }));
+export const Description = () => apply(IsOptional(), IsString({ message: 'description must be a string' }), MaxLength(CATALOG_DESCRIPTION_MAX, { message: `description must be at most ${CATALOG_DESCRIPTION_MAX} characters` }));
+export const Currency = () => apply(IsString({ message: 'currency must be a string' }), Matches(CURRENCY_PATTERN, { message: 'currency must be a lowercase three-letter ISO 4217 code such as usd' }));
+export const Amount = (field: string) => apply(...amount(field));
+export const Metadata = () => apply(IsOptional(), IsObject(), IsMetadata());
+export const OneOf = (field: string, values: readonly string[]) => IsIn([...values], { message: `${field} must be one of ${values.join(', ')}` });
+
+export class CreatePlanDto {
+  @Name()
+  name!: string;
+
+  @Description()
+  description?: string;
+
+  /** flat_rate, per_unit, package, graduated (tiered) or volume. */
+  @IsDefined() @OneOf('pricing_model', PRICING_MODELS)
+  pricing_model!: string;
+
+  /** The monthly base amount in minor units. */
+  @Amount('amount_monthly')
+  amount_monthly!: number;
+
+  /** Lowercase ISO 4217; default usd. */
+  @IsOptional() @Currency()
+  currency?: string;
+
+  /** Units per package (package model only); default 1. */
+  @IsOptional() @IsInt({ message: 'package_size must be an integer' }) @Min(1, { message: 'package_size must be at least 1' }) @Max(PACKAGE_SIZE_MAX, { message: `package_size must be at most ${PACKAGE_SIZE_MAX}` })
+  package_size?: number;
+
+  /** The intervals the plan may be sold on; default all (monthly, quarterly, yearly). */
+  @IsOptional() @IsArray({ message: 'billing_intervals must be an array' }) @ArrayMinSize(1, { message: 'billing_intervals must not be empty' })
+  @IsIn([...BILLING_INTERVALS], { each: true, message: `billing_intervals must hold only ${BILLING_INTERVALS.join(', ')}` })
+  billing_intervals?: string[];
+
+  @Metadata()
+  metadata?: Record<string, string>;
+}
+
+export class UpdatePlanDto {
+  @IsOptional() @Name()
+  name?: string;
+
+  /** null or "" removes it. */
+  @Description()
+  description?: string | null;
+
+  @IsOptional() @OneOf('pricing_model', PRICING_MODELS)
+  pricing_model?: string;
+
+  @IsOptional() @Amount('amount_monthly')
+  amount_monthly?: number;
+
+  @IsOptional() @Currency()
+  currency?: string;
+
+  @IsOptional() @IsInt({ message: 'package_size must be an integer' }) @Min(1, { message: 'package_size must be at least 1' }) @Max(PACKAGE_SIZE_MAX, { message: `package_size must be at most ${PACKAGE_SIZE_MAX}` })
+  package_size?: number;
+
+  @IsOptional() @IsArray({ message: 'billing_intervals must be an array' }) @ArrayMinSize(1, { message: 'billing_intervals must not be empty' })
+  @IsIn([...BILLING_INTERVALS], { each: true, message: `billing_intervals must hold only ${BILLING_INTERVALS.join(', ')}` })
+  billing_intervals?: string[];
+
+  /** Merged into the existing pairs; a key set to "" is removed. */
+  @Metadata()
+  metadata?: Record<string, string>;
+}
+
+export class ListPlansQueryDto extends ListQueryDto {
+  @IsOptional() @OneOf('status', PLAN_STATUSES)
+  status?: string;
+}
+
+export class ClonePlanDto {
+  /** The copy's name; default the original's name with " (copy)". */
+  @IsOptional() @Name()
+  name?: string;
+}
+
+export class PlanTierDto {
+  /** The last unit (inclusive) of the tier; null (or absent) for the open-ended last tier. */
+  @JSONSchema({ type: ['integer', 'null'], minimum: 1 })
+  @ValidateIf((tier: PlanTierDto) => tier.up_to !== null && tier.up_to !== undefined)
+  @IsInt({ message: 'up_to must be a positive integer or null' }) @Min(1, { message: 'up_to must be a positive integer or null' })
+  up_to?: number | null;
+
+  @Amount('unit_amount')
+  unit_amount!: number;
+
+  /** Charged once when the quantity reaches the tier; default 0. */
+  @IsOptional() @Amount('flat_amount')
+  flat_amount?: number;
+}
+
+export class ReplaceTiersDto {
+  @IsArray({ message: 'tiers must be an array' })
+  @ArrayMinSize(1, { message: 'tiers must hold at least one tier' })
+  @ArrayMaxSize(TIERS_MAX, { message: `tiers may hold at most ${TIERS_MAX} tiers` })
+  @ValidateNested({ each: true })
+  @Type(() => PlanTierDto)
+  @JSONSchema({ type: 'array', minItems: 1, maxItems: TIERS_MAX, items: { $ref: '#/components/schemas/PlanTierDto' } })
+  tiers!: PlanTierDto[];
+}
+
+const MetricName = () => apply(IsString({ message: 'metric_name must be a string' }), Matches(METRIC_NAME_PATTERN, { message: 'metric_name must be 1 to 100 characters: lowercase letters, digits, _, . or -, starting with a letter' }));
+
+export class CreatePriceComponentDto {
+  /** metered (per unit of usage of metric_name) or fixed (a monthly fee). */
+  @IsDefined() @OneOf('type', PRICE_COMPONENT_TYPES)
+  type!: string;
+
+  @Name()
+  name!: string;
+
+  /** Required for metered, not allowed for fixed. */
+  @IsOptional() @MetricName()
+  metric_name?: string;
+
+  /** Price per unit of usage (metered) or the monthly fee (fixed), minor units of the plan's currency. */
+  @Amount('unit_amount')
+  unit_amount!: number;
+
+  /** Usage per month that is free (metered only); default 0. */
+  @IsOptional() @IsInt({ message: 'included_quantity must be an integer' }) @Min(0, { message: 'included_quantity must not be negative' }) @Max(AMOUNT_MAX)
+  included_quantity?: number;
+}
+
+export class UpdatePriceComponentDto {
+  @IsOptional() @Name()
+  name?: string;
+
+  @IsOptional() @MetricName()
+  metric_name?: string;
+
+  @IsOptional() @Amount('unit_amount')
+  unit_amount?: number;
+
+  @IsOptional() @IsInt({ message: 'included_quantity must be an integer' }) @Min(0, { message: 'included_quantity must not be negative' }) @Max(AMOUNT_MAX)
+  included_quantity?: number;
+}
+
+export class ListPriceComponentsQueryDto extends ListQueryDto {}

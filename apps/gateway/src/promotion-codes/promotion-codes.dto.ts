@@ -1,0 +1,52 @@
+import { PROMOTION_CODE_PATTERN } from '@recur/contracts';
+import { IsBoolean, IsInt, IsNotEmpty, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { ListQueryDto } from '../http/list';
+
+const REDEMPTIONS_MAX = 1_000_000_000;
+
+export class CreatePromotionCodeDto {
+  /** 3 to 50 letters, digits, - or _; unique per app, ignoring case. */
+  @IsString({ message: 'code must be a string' })
+  @Matches(PROMOTION_CODE_PATTERN, { message: 'code must be 3 to 50 letters, digits, - or _' })
+  code!: string;
+
+  /** The coupon's id (same app). */
+  @IsString({ message: 'coupon must be a coupon id' })
+  @IsNotEmpty({ message: 'coupon must be a coupon id' })
+  @MaxLength(100)
+  coupon!: string;
+
+  /** Default true. */
+  @IsOptional() @IsBoolean({ message: 'active must be a boolean' })
+  active?: boolean;
+
+  @IsOptional() @IsInt({ message: 'max_redemptions must be an integer' }) @Min(1, { message: 'max_redemptions must be at least 1' }) @Max(REDEMPTIONS_MAX)
+  max_redemptions?: number;
+
+  /** Unix seconds, in the future. */
+  @IsOptional() @IsInt({ message: 'expires_at must be a unix time in seconds' }) @Min(1, { message: 'expires_at must be a unix time in seconds' })
+  expires_at?: number;
+}
+
+export class UpdatePromotionCodeDto {
+  @IsOptional() @IsBoolean({ message: 'active must be a boolean' })
+  active?: boolean;
+
+  /** null removes the cap. */
+  @IsOptional() @IsInt({ message: 'max_redemptions must be an integer' }) @Min(1, { message: 'max_redemptions must be at least 1' }) @Max(REDEMPTIONS_MAX)
+  max_redemptions?: number | null;
+
+  /** null removes the expiry. */
+  @IsOptional() @IsInt({ message: 'expires_at must be a unix time in seconds' }) @Min(1, { message: 'expires_at must be a unix time in seconds' })
+  expires_at?: number | null;
+}
+
+export class ListPromotionCodesQueryDto extends ListQueryDto {
+  /** Only the codes of this coupon. */
+  @IsOptional() @IsString() @MaxLength(100)
+  coupon?: string;
+
+  /** Only the code with this text, ignoring case. */
+  @IsOptional() @IsString() @MaxLength(50)
+  code?: string;
+}

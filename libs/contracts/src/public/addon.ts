@@ -1,0 +1,34 @@
+import type { Addon } from '../gen/recur/catalog/v1/addon_pb';
+
+/** The public JSON of an add-on: what `/v1/addons` answers. */
+export interface AddonJson {
+  id: string;
+  object: 'addon';
+  livemode: boolean;
+  name: string;
+  description: string | null;
+  price_monthly: number;
+  currency: string;
+  status: string;
+  on_sale: boolean;
+  metadata: Record<string, string>;
+  created: number;
+  updated: number;
+}
+
+export function presentAddon(addon: Addon): AddonJson {
+  return {
+    id: addon.id,
+    object: 'addon',
+    livemode: addon.livemode,
+    name: addon.name,
+    description: addon.description ?? null,
+    price_monthly: Number(addon.priceMonthly),
+    currency: addon.currency,
+    status: addon.status,
+    on_sale: addon.status === 'on_sale',
+    metadata: { ...addon.metadata },
+    created: Number(addon.created),
+    updated: Number(addon.updated),
+  };
+}

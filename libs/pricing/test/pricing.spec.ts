@@ -1,0 +1,228 @@
+import fc from 'fast-check';
+import { DomainError } from '@recur/kernel';
+import { checkTiers, graduatedLines, pricePeriod, type PricedPlan, roundHalfUp, type Tier, volumeLines } from '../src';
+
+const plan = (overrides: Partial<PricedPlan> = {}): PricedPlan => ({
+  name: 'Pro',
+  pricingModel: 'flat_rate',
+  amountMonthly: 2_900,
+  currency: 'usd',
+  packageSize: 1,
+  tiers: [],
+  components: [],
+  ...overrides,
+});
+
+const TIERS: Tier[] = [
+  { upTo: 10, unitAmount: 500, flatAmount: 0 },
+  { upTo: 50, unitAmount: 400, flatAmount: 1_000 },
+  { upTo: null, unitAmount: 300, flatAmount: 0 },
+];
+
+function failure(run: () => unknown): { code: string; param?: string } {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof DomainError) return { code: error.code, param: error.param };
+    throw error;
+  }
+  throw new Error('expected a DomainError');
+}
+
+describe('pricing models', () => {
+  it('flat_rate ignores the quantity; other intervals multiply the monthly amount', () => {
+    expect(pricePeriod({ plan: plan(), quantity: 7 }).total).toBe(2_900);
+    expect(pricePeriod({ plan: plan(), interval: 'quarterly' }).total).toBe(8_700);
+    expect(pricePeriod({ plan: plan(), interval: 'yearly' }).total).toBe(34_800);
+  });
+
+  it('per_unit multiplies by the quantity', () => {
+    const price = pricePeriod({ plan: plan({ pricingModel: 'per_unit', amountMonthly: 1_000 }), quantity: 3 });
+    expect(price).toMatchObject({ subtotal: 3_000, discount: 0, total: 3_000, currency: 'usd' });
+    expect(price.lines).toEqual([expect.objectContaining({ kind: 'plan', quantity: 3, unitAmount: 1_000, amount: 3_000 })]);
+  });
+
+  it('package charges whole packages, rounding the count up', () => {
+    const packaged = plan({ pricingModel: 'package', amountMonthly: 5_000, packageSize: 100 });
+    expect(pricePeriod({ plan: packaged, quantity: 0 }).total).toBe(0);
+    expect(pricePeriod({ plan: packaged, quantity: 100 }).total).toBe(5_000);
+    expect(pricePeriod({ plan: packaged, quantity: 101 }).total).toBe(10_000);
+  });
+
+  it('graduated prices each slice in its tier, flat amounts once a tier is reached, plus the base fee', () => {
+    const graduated = plan({ pricingModel: 'graduated', amountMonthly: 100, tiers: TIERS });
+    const price = pricePeriod({ plan: graduated, quantity: 60 });
+    // 100 base + 10×500 + (40×400 + 1000) + 10×300
+    expect(price.total).toBe(100 + 5_000 + 17_000 + 3_000);
+    expect(price.lines.map((item) => [item.kind, item.quantity])).toEqual([['plan', 1], ['tier', 10], ['tier', 40], ['tier', 10]]);
+    expect(pricePeriod({ plan: { ...graduated, amountMonthly: 0 }, quantity: 0 }).lines).toEqual([]);
+  });
+
+  it('volume prices every unit at the tier the quantity falls in', () => {
+    const volume = plan({ pricingModel: 'volume', amountMonthly: 0, tiers: TIERS });
+    expect(pricePeriod({ plan: volume, quantity: 10 }).total).toBe(5_000);
+    expect(pricePeriod({ plan: volume, quantity: 11 }).total).toBe(11 * 400 + 1_000);
+    expect(pricePeriod({ plan: volume, quantity: 51 }).total).toBe(51 * 300);
+  });
+
+  it('a tiered plan without tiers cannot be priced', () => {
+    expect(failure(() => pricePeriod({ plan: plan({ pricingModel: 'volume' }) }))).toMatchObject({ code: 'plan_tiers_missing' });
+  });
+});
+
+describe('price components', () => {
+  const components = [
+    { id: 'pc_fixed', type: 'fixed' as const, name: 'Support', metricName: null, unitAmount: 990, includedQuantity: 0 },
+    { id: 'pc_api', type: 'metered' as const, name: 'API calls', metricName: 'api_calls', unitAmount: 2, includedQuantity: 1_000 },
+  ];
+
+  it('adds fixed fees per month and metered usage beyond the included quantity', () => {
+    const price = pricePeriod({ plan: plan({ components }), usage: { api_calls: 1_500 } });
+    expect(price.total).toBe(2_900 + 990 + 500 * 2);
+    expect(pricePeriod({ plan: plan({ components }), usage: { api_calls: 999 } }).total).toBe(2_900 + 990);
+    expect(pricePeriod({ plan: plan({ components }) }).total).toBe(2_900 + 990);
+  });
+
+  it('scales fixed fees and the included quantity by the interval, not the usage price', () => {
+    const price = pricePeriod({ plan: plan({ components }), usage: { api_calls: 3_500 }, interval: 'quarterly' });
+    expect(price.total).toBe(3 * 2_900 + 3 * 990 + 500 * 2);
+  });
+
+  it('rejects negative or fractional quantities and usage', () => {
+    expect(failure(() => pricePeriod({ plan: plan(), quantity: -1 }))).toMatchObject({ param: 'quantity' });
+    expect(failure(() => pricePeriod({ plan: plan(), quantity: 1.5 }))).toMatchObject({ param: 'quantity' });
+    expect(failure(() => pricePeriod({ plan: plan({ components }), usage: { api_calls: -3 } }))).toMatchObject({ param: 'usage[api_calls]' });
+  });
+});
+
+describe('coupons and rounding', () => {
+  const percent = (value: number) => ({ id: 'coupon_x', name: 'Promo', type: 'percentage' as const, value, currency: null });
+
+  it('rounds a percentage discount half up on the subtotal', () => {
+    expect(roundHalfUp(25, 2)).toBe(13);
+    expect(roundHalfUp(24, 2)).toBe(12);
+    // 15 % of 2 900 = 435; 12.5 % of 1 001 = 125.125 → 125; 50 % of 25 = 12.5 → 13
+    expect(pricePeriod({ plan: plan(), coupon: percent(15) })).toMatchObject({ subtotal: 2_900, discount: 435, total: 2_465 });
+    expect(pricePeriod({ plan: plan({ amountMonthly: 1_001 }), coupon: percent(12.5) }).discount).toBe(125);
+    expect(pricePeriod({ plan: plan({ amountMonthly: 25 }), coupon: percent(50) }).discount).toBe(13);
+  });
+
+  it('a fixed amount never takes the total below zero and must share the currency', () => {
+    const fixed = { id: 'coupon_f', name: 'Off', type: 'fixed_amount' as const, value: 5_000, currency: 'usd' };
+    expect(pricePeriod({ plan: plan(), coupon: fixed })).toMatchObject({ discount: 2_900, total: 0 });
+    expect(failure(() => pricePeriod({ plan: plan(), coupon: { ...fixed, currency: 'eur' } }))).toMatchObject({ code: 'coupon_currency_mismatch' });
+  });
+});
+
+describe('checkTiers', () => {
+  it('accepts an ordered set ending open-ended', () => {
+    expect(checkTiers([{ upTo: 10, unitAmount: 500, flatAmount: 0 }, { upTo: null, unitAmount: 400, flatAmount: 0 }])).toHaveLength(2);
+    expect(checkTiers([{ upTo: null, unitAmount: 0, flatAmount: 0 }])).toHaveLength(1);
+  });
+
+  it.each([
+    [[], 'tiers'],
+    [[{ upTo: 10, unitAmount: 1, flatAmount: 0 }], 'tiers[0].up_to'],
+    [[{ upTo: null, unitAmount: 1, flatAmount: 0 }, { upTo: null, unitAmount: 1, flatAmount: 0 }], 'tiers[0].up_to'],
+    [[{ upTo: 10, unitAmount: 1, flatAmount: 0 }, { upTo: 10, unitAmount: 1, flatAmount: 0 }, { upTo: null, unitAmount: 1, flatAmount: 0 }], 'tiers[1].up_to'],
+    [[{ upTo: 0, unitAmount: 1, flatAmount: 0 }, { upTo: null, unitAmount: 1, flatAmount: 0 }], 'tiers[0].up_to'],
+    [[{ upTo: 5, unitAmount: -1, flatAmount: 0 }, { upTo: null, unitAmount: 1, flatAmount: 0 }], 'tiers[0].unit_amount'],
+    [[{ upTo: 5, unitAmount: 1, flatAmount: 0 }, { upTo: null, unitAmount: 1, flatAmount: 0.5 }], 'tiers[1].flat_amount'],
+  ])('rejects %j at %s', (tiers, param) => {
+    expect(failure(() => checkTiers(tiers as Tier[]))).toMatchObject({ code: 'parameter_invalid', param });
+  });
+});
+
+describe('properties', () => {
+  const amount = fc.integer({ min: 0, max: 100_000 });
+  const tiersArb = fc
+    .array(fc.record({ width: fc.integer({ min: 1, max: 1_000 }), unitAmount: amount, flatAmount: amount }), { minLength: 0, maxLength: 6 })
+    .chain((bounded) =>
+      fc.record({ unitAmount: amount, flatAmount: amount }).map((last) => {
+        let upTo = 0;
+        const tiers: Tier[] = bounded.map(({ width, unitAmount, flatAmount }) => ({ upTo: (upTo += width), unitAmount, flatAmount }));
+        return [...tiers, { upTo: null, ...last }];
+      }),
+    );
+  const quantity = fc.integer({ min: 0, max: 10_000 });
+  const model = fc.constantFrom('flat_rate', 'per_unit', 'package', 'graduated', 'volume' as const);
+  const coupon = fc.option(
+    fc.oneof(
+      fc.record({ id: fc.constant('coupon_p'), name: fc.constant('P'), type: fc.constant('percentage' as const), value: fc.integer({ min: 1, max: 10_000 }).map((bp) => bp / 100), currency: fc.constant(null) }),
+      fc.record({ id: fc.constant('coupon_f'), name: fc.constant('F'), type: fc.constant('fixed_amount' as const), value: fc.integer({ min: 0, max: 10_000_000 }), currency: fc.constant('usd') }),
+    ),
+    { nil: null },
+  );
+
+  it('graduated totals equal the sum of the tier slices', () => {
+    fc.assert(
+      fc.property(tiersArb, quantity, (tiers, units) => {
+        let expected = 0;
+        let start = 0;
+        for (const tier of tiers) {
+          const end = tier.upTo === null ? units : Math.min(units, tier.upTo);
+          if (end > start) expected += (end - start) * tier.unitAmount + tier.flatAmount;
+          if (tier.upTo === null || units <= tier.upTo) break;
+          start = tier.upTo;
+        }
+        const price = pricePeriod({ plan: plan({ pricingModel: 'graduated', amountMonthly: 0, tiers }), quantity: units });
+        expect(price.total).toBe(expected);
+        expect(graduatedLines(tiers, units, 1).reduce((sum, item) => sum + item.quantity, 0)).toBe(units);
+      }),
+    );
+  });
+
+  it('volume uses the single tier the quantity falls in', () => {
+    fc.assert(
+      fc.property(tiersArb, fc.integer({ min: 1, max: 10_000 }), (tiers, units) => {
+        const lines = volumeLines(tiers, units, 1);
+        expect(lines).toHaveLength(1);
+        const tier = tiers[lines[0].tier!];
+        const previousBound = lines[0].tier! === 0 ? 0 : tiers[lines[0].tier! - 1].upTo!;
+        expect(units).toBeGreaterThan(previousBound);
+        if (tier.upTo !== null) expect(units).toBeLessThanOrEqual(tier.upTo);
+        expect(lines[0].amount).toBe(units * tier.unitAmount + tier.flatAmount);
+      }),
+    );
+  });
+
+  it('a 100 % coupon gives 0', () => {
+    fc.assert(
+      fc.property(model, amount, tiersArb, quantity, (pricingModel, amountMonthly, tiers, units) => {
+        const tiered = pricingModel === 'graduated' || pricingModel === 'volume';
+        const price = pricePeriod({
+          plan: plan({ pricingModel, amountMonthly, tiers: tiered ? tiers : [], packageSize: 7 }),
+          quantity: units,
+          coupon: { id: 'coupon_all', name: 'All', type: 'percentage', value: 100, currency: null },
+        });
+        expect(price.total).toBe(0);
+        expect(price.discount).toBe(price.subtotal);
+      }),
+    );
+  });
+
+  it('totals are integers, never negative, and the lines add up', () => {
+    fc.assert(
+      fc.property(
+        model, amount, tiersArb, quantity, coupon, fc.constantFrom('monthly', 'quarterly', 'yearly' as const), fc.integer({ min: 0, max: 1_000_000 }),
+        (pricingModel, amountMonthly, tiers, units, discount, interval, used) => {
+          const tiered = pricingModel === 'graduated' || pricingModel === 'volume';
+          const price = pricePeriod({
+            plan: plan({
+              pricingModel, amountMonthly, tiers: tiered ? tiers : [], packageSize: 3,
+              components: [{ id: 'pc_m', type: 'metered', name: 'M', metricName: 'm', unitAmount: 3, includedQuantity: 10 }],
+            }),
+            quantity: units, usage: { m: used }, coupon: discount, interval,
+          });
+          for (const value of [price.subtotal, price.discount, price.total, ...price.lines.map((item) => item.amount)]) {
+            expect(Number.isSafeInteger(value)).toBe(true);
+            expect(value).toBeGreaterThanOrEqual(0);
+          }
+          expect(price.subtotal).toBe(price.lines.reduce((sum, item) => sum + item.amount, 0));
+          expect(price.total).toBe(price.subtotal - price.discount);
+          expect(price.discount).toBeLessThanOrEqual(price.subtotal);
+        },
+      ),
+    );
+  });
+});
