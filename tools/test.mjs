@@ -6,7 +6,7 @@
 //   4. every Jest project: unit, service (each app as its own process) and mesh tests
 //   5. the Helm chart and deploy files (helm lint/template, manifests up to date)
 // Set RECUR_TEST_SKIP_HELM=1 to skip step 5 on a machine without Go.
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -20,10 +20,16 @@ async function step(name, fn) {
   await fn();
   timings.push([name, ((Date.now() - started) / 1000).toFixed(1)]);
 }
-function run(command, args, env = {}) {
+/**
+ * Runs a command without blocking this process's event loop: the PostgreSQL and Kafka
+ * servers started here write their logs into pipes this process must keep draining
+ * (a blocked loop let the broker's pipe fill up and the broker stall mid-run).
+ */
+async function run(command, args, env = {}) {
   console.error(`» ${command} ${args.join(' ')}`);
-  const result = spawnSync(command, args, { cwd: ROOT, stdio: 'inherit', env: { ...process.env, ...env } });
-  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed (exit ${result.status ?? result.signal})`);
+  const child = spawn(command, args, { cwd: ROOT, stdio: 'inherit', env: { ...process.env, ...env } });
+  const [code, signal] = await new Promise((resolve) => child.once('exit', (exitCode, exitSignal) => resolve([exitCode, exitSignal])));
+  if (code !== 0) throw new Error(`${command} ${args.join(' ')} failed (exit ${code ?? signal})`);
 }
 
 let postgres;
