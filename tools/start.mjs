@@ -26,15 +26,17 @@ const DATA_DIR = process.env.RECUR_DATA_DIR ?? join(ROOT, '.data');
 const HTTP_PORT = Number(process.env.PORT ?? 8080);
 const PG_PORT = Number(process.env.RECUR_PG_PORT ?? 54329);
 const METRICS_PORT = Number(process.env.METRICS_PORT ?? 9464);
+/** The six services listen on consecutive ports from here, on 127.0.0.1. */
+const GRPC_BASE_PORT = Number(process.env.RECUR_GRPC_BASE_PORT ?? 50051);
 
 const SERVICES = [
-  { app: 'catalog', start: 'startCatalogService', port: 50051 },
-  { app: 'subscription', start: 'startSubscriptionService', port: 50052 },
-  { app: 'invoicing', start: 'startInvoicingService', port: 50053 },
-  { app: 'payments', start: 'startPaymentsService', port: 50054 },
-  { app: 'usage-metering', start: 'startUsageMeteringService', port: 50055 },
-  { app: 'webhook-dispatch', start: 'startWebhookDispatchService', port: 50056 },
-];
+  { app: 'catalog', start: 'startCatalogService' },
+  { app: 'subscription', start: 'startSubscriptionService' },
+  { app: 'invoicing', start: 'startInvoicingService' },
+  { app: 'payments', start: 'startPaymentsService' },
+  { app: 'usage-metering', start: 'startUsageMeteringService' },
+  { app: 'webhook-dispatch', start: 'startWebhookDispatchService' },
+].map((service, index) => ({ ...service, port: GRPC_BASE_PORT + index }));
 const databaseName = (app) => `recur_${app.replace(/-/g, '_')}`;
 
 function operatorToken() {

@@ -75,7 +75,7 @@ async function startStack() {
   const started = Date.now();
   const child = spawn(process.execPath, ['tools/start.mjs'], {
     cwd: ROOT,
-    env: { ...process.env, RECUR_SKIP_BUILD: '1', RECUR_DATA_DIR: dataDir, PORT: String(port), RECUR_PG_PORT: String(port + 1000), METRICS_PORT: String(port + 2000), LOG_LEVEL: 'warn', KAFKA_BROKERS: '' },
+    env: { ...process.env, RECUR_SKIP_BUILD: '1', RECUR_DATA_DIR: dataDir, PORT: String(port), RECUR_PG_PORT: String(port + 1000), METRICS_PORT: String(port + 2000), RECUR_GRPC_BASE_PORT: String(port + 3000), LOG_LEVEL: 'warn', KAFKA_BROKERS: '' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let output = '';

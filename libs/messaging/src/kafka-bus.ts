@@ -14,6 +14,9 @@ async function retrying<T>(step: () => Promise<T>, onError: (error: Error, attem
   }
 }
 
+/** Partitions of each events topic: the parallelism of one consumer group. */
+const TOPIC_PARTITIONS = 3;
+
 export interface KafkaBusOptions {
   brokers: string[];
   clientId: string;
@@ -70,7 +73,7 @@ export class KafkaEventBus implements EventBus {
     const admin = this.kafka.admin();
     await admin.connect();
     try {
-      await admin.createTopics({ waitForLeaders: false, timeout: 30_000, topics: topics.map((topic) => ({ topic, numPartitions: 3 })) });
+      await admin.createTopics({ waitForLeaders: false, timeout: 30_000, topics: topics.map((topic) => ({ topic, numPartitions: TOPIC_PARTITIONS })) });
     } finally {
       await admin.disconnect();
     }
@@ -84,6 +87,8 @@ export class KafkaEventBus implements EventBus {
     await consumer.connect();
     await consumer.subscribe({ topics, fromBeginning: true });
     await consumer.run({
+      // Partitions are handled in parallel; within one, messages (one resource's events) stay in order.
+      partitionsConsumedConcurrently: TOPIC_PARTITIONS,
       eachMessage: async ({ topic, message }) => {
         const headers: Record<string, string> = {};
         for (const [name, value] of Object.entries(message.headers ?? {})) {
