@@ -4,19 +4,13 @@ import { createCoupon, updateCoupon } from '../src/coupons/coupon';
 import { createPromotionCode, updatePromotionCode } from '../src/coupons/promotion-code';
 import { archivePlan, clonePlan, createPlan, replaceTiers, restorePlan, updatePlan } from '../src/plans/plan';
 import { createPriceComponent, updatePriceComponent } from '../src/plans/price-component';
+import { thrownBy } from '@recur/testing';
 
 const tenant = { accountId: 'acct_1', livemode: false };
 const t0 = new Date('2026-01-01T00:00:00Z');
 const t1 = new Date('2026-01-02T00:00:00Z');
 
-function failure(fn: () => unknown): DomainError {
-  try {
-    fn();
-  } catch (error) {
-    return error as DomainError;
-  }
-  throw new Error('expected a failure');
-}
+const failure = (fn: () => unknown) => thrownBy<DomainError>(fn);
 
 describe('plan rules', () => {
   const plan = createPlan(tenant, { name: ' Team ', pricingModel: 'graduated', amountMonthly: 0 }, t0);

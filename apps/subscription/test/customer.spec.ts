@@ -1,18 +1,12 @@
 import { DomainError } from '@recur/kernel';
 import { createCustomer, deleteCustomer, updateCustomer } from '../src/customers/customer';
+import { thrownBy } from '@recur/testing';
 
 const tenant = { accountId: 'acct_1', livemode: false };
 const t0 = new Date('2026-01-01T00:00:00Z');
 const t1 = new Date('2026-01-02T00:00:00Z');
 
-function failure(fn: () => unknown): DomainError {
-  try {
-    fn();
-  } catch (error) {
-    return error as DomainError;
-  }
-  throw new Error('expected a failure');
-}
+const failure = (fn: () => unknown) => thrownBy<DomainError>(fn);
 
 describe('customer rules', () => {
   it('creates with trimmed fields and a cus_ id', () => {

@@ -3,18 +3,12 @@ import { MAX_ATTEMPTS, nextStep, RETRY_DELAYS_MS } from '../src/deliveries/sched
 import { checkEvents, createEndpoint, updateEndpoint } from '../src/endpoints/endpoint';
 import { checkEndpointUrl, isPublicAddress } from '../src/endpoints/url-policy';
 import { DEFAULT_WEBHOOK_TIMEOUT_MS, webhookConfigFromEnv } from '../src/webhook-config';
+import { thrownBy } from '@recur/testing';
 
 const sandbox = { accountId: 'acct_1', livemode: false };
 const live = { accountId: 'acct_1', livemode: true };
 
-function failure(fn: () => unknown): DomainError {
-  try {
-    fn();
-  } catch (error) {
-    return error as DomainError;
-  }
-  throw new Error('expected a failure');
-}
+const failure = (fn: () => unknown) => thrownBy<DomainError>(fn);
 
 describe('delivery schedule', () => {
   it('makes 5 attempts in all, waiting 1, 2, 4 and 8 seconds', () => {

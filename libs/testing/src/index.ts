@@ -3,3 +3,4 @@ export * from './infrastructure';
 export * from './ports';
 export * from './webhook-receiver';
 export * from './grpc-service';
+export * from './thrown';

@@ -4,6 +4,7 @@ import { computeSignature, constructEvent, signatureHeaders, verifySignature, We
 const secret = 'whsec_test_secret';
 const body = JSON.stringify({ id: 'evt_1', type: 'customer.created', created: 1795643234, livemode: false, data: { object: { id: 'cus_1' } } });
 
+// The package is published on its own, so it keeps its tests free of workspace helpers.
 function failure(fn: () => unknown): WebhookVerificationError {
   try {
     fn();
