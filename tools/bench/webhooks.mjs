@@ -3,8 +3,11 @@
 // local receiver, through a real webhook-dispatch process and PostgreSQL.
 //
 //   npm run bench:webhooks            # BENCH_EVENTS=1000 BENCH_ENDPOINTS=5 by default
+//   BENCH_RATE=100 npm run bench:webhooks   # produce at a steady 100 events/s instead of one burst
 //
 // Prints deliveries/s and event-to-delivery latency (Kafka produce → receiver arrival) p50/p90/p99.
+// A burst measures throughput (latency is then mostly queueing); a steady rate below capacity
+// measures the pipeline's own latency.
 import { spawn, execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -15,6 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { ROOT } from '../bootstrap.mjs';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
+const RATE = Number(process.env.BENCH_RATE ?? 0);
 const ENDPOINTS = Number(process.env.BENCH_ENDPOINTS ?? 5);
 
 execFileSync('node', ['tools/bootstrap.mjs'], { cwd: ROOT, stdio: 'inherit' });
@@ -68,9 +72,14 @@ await producer.connect();
 const producedAt = new Map();
 const topic = `${prefix}.subscription.events`;
 const started = Date.now();
-for (let offset = 0; offset < EVENTS; offset += 100) {
+const batchSize = RATE > 0 ? Math.max(1, Math.round(RATE / 10)) : 100;
+for (let offset = 0; offset < EVENTS; offset += batchSize) {
+  if (RATE > 0) {
+    const due = started + (offset / RATE) * 1000;
+    if (due > Date.now()) await new Promise((resolve) => setTimeout(resolve, due - Date.now()));
+  }
   const batch = [];
-  for (let i = offset; i < Math.min(EVENTS, offset + 100); i++) {
+  for (let i = offset; i < Math.min(EVENTS, offset + batchSize); i++) {
     const id = `evt_bench${String(i).padStart(8, '0')}`;
     batch.push({ key: `cus_${i}`, value: JSON.stringify({ id, type: 'customer.created', created: Math.floor(Date.now() / 1000), livemode: false, account_id: tenant.accountId, aggregate_id: `cus_${i}`, data: { object: { id: `cus_${i}`, object: 'customer' } } }) });
     producedAt.set(id, Date.now());
@@ -83,7 +92,7 @@ while (arrivals.size < expected && Date.now() - started < 600_000) await new Pro
 const latencies = [...arrivals].map(([key, at]) => at - producedAt.get(key.split('|')[1])).sort((a, b) => a - b);
 const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
 const seconds = (lastArrival - started) / 1000;
-console.log(`\nRecur webhook benchmark: ${EVENTS} events × ${ENDPOINTS} endpoints through Kafka and one webhook-dispatch process`);
+console.log(`\nRecur webhook benchmark: ${EVENTS} events × ${ENDPOINTS} endpoints through Kafka and one webhook-dispatch process, ${RATE > 0 ? `${RATE} events/s` : 'one burst'}`);
 console.log(`delivered ${arrivals.size}/${expected} in ${seconds.toFixed(1)} s: ${(arrivals.size / seconds).toFixed(0)} deliveries/s`);
 console.log(`event-to-delivery latency p50 ${pct(50)} ms  p90 ${pct(90)} ms  p99 ${pct(99)} ms  max ${latencies[latencies.length - 1]} ms`);
 

@@ -31,6 +31,8 @@ export class OutboxRelay {
   private listener?: Client;
   private running = false;
   private wake?: () => void;
+  /** A NOTIFY that came while a batch was being relayed; the next wait is skipped. */
+  private notified = false;
   private loop?: Promise<void>;
 
   constructor(private readonly options: RelayOptions) {
@@ -53,7 +55,10 @@ export class OutboxRelay {
 
   private async listen(): Promise<void> {
     const listener = new Client({ connectionString: this.options.databaseUrl });
-    listener.on('notification', () => this.wake?.());
+    listener.on('notification', () => {
+      this.notified = true;
+      this.wake?.();
+    });
     listener.on('error', () => {
       // The idle poll covers the gap; reconnect on the next cycle.
       this.listener = undefined;
@@ -66,6 +71,7 @@ export class OutboxRelay {
   private async run(): Promise<void> {
     let failures = 0;
     while (this.running) {
+      this.notified = false;
       let relayed = 0;
       try {
         if (!this.listener) await this.listen();
@@ -75,7 +81,7 @@ export class OutboxRelay {
         failures += 1;
         this.options.log?.('outbox relay failed; will retry', { error: (error as Error).message, failures });
       }
-      if (relayed > 0) continue;
+      if (relayed > 0 || (this.notified && failures === 0)) continue;
       const backoff = failures > 0 ? Math.min(200 * 2 ** failures, 10_000) : (this.options.idlePollMs ?? 1_000);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, backoff);

@@ -3,7 +3,6 @@ import { newId } from '@recur/kernel';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
 import { signatureHeaders } from '@recur/webhooks';
 import { Client } from 'pg';
-import { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { WEBHOOK_CONFIG } from '../tokens';
 import type { WebhookConfig } from '../webhook-config';
@@ -11,12 +10,20 @@ import { DELIVERIES_CHANNEL } from './deliveries.service';
 import { sendDelivery, type SendResult } from './http-sender';
 import { isSuccessStatus, nextStep } from './schedule';
 
+/** A claimed delivery with what its attempt needs: the endpoint and the event (absent if gone). */
 interface ClaimedDelivery {
   id: string;
-  endpoint_id: string;
-  event_id: string;
   attempt_count: number;
   manual: boolean;
+  url: string | null;
+  secret: string | null;
+  endpoint_status: string | null;
+  endpoint_deleted_at: Date | null;
+  event_id: string;
+  event_type: string | null;
+  event_created: bigint | null;
+  event_livemode: boolean | null;
+  event_data: unknown;
 }
 
 /** How long past the receiver timeout a claimed delivery stays leased to its worker. */
@@ -34,6 +41,8 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
   private running = false;
   private loop?: Promise<void>;
   private wake?: () => void;
+  /** A wake-up that came while the loop was busy; the next wait is skipped. */
+  private notified = false;
   private listener?: Client;
   private readonly inFlight = new Set<Promise<void>>();
 
@@ -60,15 +69,21 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
 
   private async listen(): Promise<void> {
     const listener = new Client({ connectionString: this.runtime.config.databaseUrl });
-    listener.on('notification', () => this.wake?.());
+    listener.on('notification', () => this.poke());
     listener.on('error', () => (this.listener = undefined));
     await listener.connect();
     await listener.query(`LISTEN ${DELIVERIES_CHANNEL}`);
     this.listener = listener;
   }
 
+  private poke(): void {
+    this.notified = true;
+    this.wake?.();
+  }
+
   private async run(): Promise<void> {
     while (this.running) {
+      this.notified = false;
       let claimed = 0;
       let waitMs = IDLE_POLL_MS;
       try {
@@ -83,7 +98,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       } catch (error) {
         this.runtime.logger.warn(`delivery loop failed; retrying: ${(error as Error).message}`);
       }
-      if (claimed > 0 && this.inFlight.size < this.config.concurrency) continue;
+      if ((claimed > 0 || this.notified) && this.inFlight.size < this.config.concurrency) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, Math.max(10, Math.min(waitMs, IDLE_POLL_MS)));
         this.wake = () => {
@@ -98,23 +113,31 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     this.inFlight.add(work);
     void work.finally(() => {
       this.inFlight.delete(work);
-      this.wake?.();
+      this.poke();
     });
   }
 
+  /** Leases due deliveries and reads their endpoint and event, in one round trip. */
   private claimDue(limit: number): Promise<ClaimedDelivery[]> {
     const leaseMs = this.config.timeoutMs + LEASE_MARGIN_MS;
     return this.prisma.$queryRaw<ClaimedDelivery[]>`
-      UPDATE deliveries d SET lease_until = now() + make_interval(secs => ${leaseMs / 1000}::double precision)
-      FROM (
+      WITH due AS (
         SELECT id FROM deliveries
         WHERE status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until < now())
         ORDER BY next_attempt_at
         LIMIT ${limit}
         FOR UPDATE SKIP LOCKED
-      ) due
-      WHERE d.id = due.id
-      RETURNING d.id, d.endpoint_id, d.event_id, d.attempt_count, d.manual`;
+      ), claimed AS (
+        UPDATE deliveries d SET lease_until = now() + make_interval(secs => ${leaseMs / 1000}::double precision)
+        FROM due WHERE d.id = due.id
+        RETURNING d.id, d.endpoint_id, d.event_id, d.attempt_count, d.manual
+      )
+      SELECT c.id, c.attempt_count, c.manual, c.event_id,
+             e.url, e.secret, e.status AS endpoint_status, e.deleted_at AS endpoint_deleted_at,
+             ev.type AS event_type, ev.created AS event_created, ev.livemode AS event_livemode, ev.data AS event_data
+      FROM claimed c
+      LEFT JOIN webhook_endpoints e ON e.id = c.endpoint_id
+      LEFT JOIN events ev ON ev.id = c.event_id`;
   }
 
   private async msUntilNextDue(): Promise<number> {
@@ -126,18 +149,14 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
 
   private async attempt(claimed: ClaimedDelivery): Promise<void> {
     try {
-      const [endpoint, event] = await Promise.all([
-        this.prisma.webhookEndpoint.findUnique({ where: { id: claimed.endpoint_id } }),
-        this.prisma.event.findUnique({ where: { id: claimed.event_id } }),
-      ]);
-      if (!endpoint || endpoint.deletedAt || endpoint.status !== 'enabled' || !event) {
+      if (!claimed.url || !claimed.secret || claimed.endpoint_deleted_at || claimed.endpoint_status !== 'enabled' || !claimed.event_type) {
         await this.prisma.delivery.updateMany({ where: { id: claimed.id, status: 'pending' }, data: { status: 'failed', nextAttemptAt: null, leaseUntil: null, updatedAt: new Date() } });
         return;
       }
       // The envelope of the specification, serialised once; these exact bytes are signed and sent.
-      const body = JSON.stringify({ id: event.id, type: event.type, created: Number(event.created), livemode: event.livemode, data: event.data });
+      const body = JSON.stringify({ id: claimed.event_id, type: claimed.event_type, created: Number(claimed.event_created), livemode: claimed.event_livemode, data: claimed.event_data });
       const attemptedAt = new Date();
-      const result = await sendDelivery(endpoint.url, body, signatureHeaders(endpoint.secret, body), this.config.timeoutMs, this.config.allowPrivateUrls);
+      const result = await sendDelivery(claimed.url, body, signatureHeaders(claimed.secret, body), this.config.timeoutMs, this.config.allowPrivateUrls);
       await this.record(claimed, attemptedAt, result);
     } catch (error) {
       // The lease lapses and another pass retries the attempt.
@@ -145,41 +164,25 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     }
   }
 
+  /**
+   * Records the attempt and the delivery's next step in one statement. The attempt number
+   * is unique per delivery: if another worker already recorded it (our lease lapsed), this
+   * records nothing and leaves that worker's outcome in place.
+   */
   private async record(claimed: ClaimedDelivery, attemptedAt: Date, result: SendResult): Promise<void> {
     const number = claimed.attempt_count + 1;
     const ok = result.statusCode !== null && isSuccessStatus(result.statusCode);
     const step = nextStep(number, { ok }, claimed.manual);
-    try {
-      await this.prisma.$transaction(async (tx) => {
-        await tx.deliveryAttempt.create({
-          data: {
-            id: newId('wha'),
-            deliveryId: claimed.id,
-            number,
-            attemptedAt,
-            statusCode: result.statusCode,
-            error: result.error,
-            durationMs: result.durationMs,
-            responseExcerpt: result.responseExcerpt,
-            manual: claimed.manual,
-          },
-        });
-        await tx.delivery.update({
-          where: { id: claimed.id },
-          data: {
-            attemptCount: number,
-            status: step.status,
-            nextAttemptAt: step.status === 'pending' ? new Date(Date.now() + step.delayMs) : null,
-            leaseUntil: null,
-            manual: false,
-            updatedAt: new Date(),
-          },
-        });
-      });
-    } catch (error) {
-      // Another worker recorded this attempt number after our lease lapsed: keep its record.
-      if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') return;
-      throw error;
-    }
+    const nextAttemptAt = step.status === 'pending' ? new Date(Date.now() + step.delayMs) : null;
+    await this.prisma.$executeRaw`
+      WITH attempt AS (
+        INSERT INTO delivery_attempts (id, delivery_id, number, attempted_at, status_code, error, duration_ms, response_excerpt, manual)
+        VALUES (${newId('wha')}, ${claimed.id}, ${number}, ${attemptedAt}, ${result.statusCode}, ${result.error}, ${result.durationMs}, ${result.responseExcerpt}, ${claimed.manual})
+        ON CONFLICT (delivery_id, number) DO NOTHING
+        RETURNING delivery_id
+      )
+      UPDATE deliveries SET attempt_count = ${number}, status = ${step.status}, next_attempt_at = ${nextAttemptAt},
+             lease_until = NULL, manual = false, updated_at = now()
+      WHERE id IN (SELECT delivery_id FROM attempt)`;
   }
 }
