@@ -57,7 +57,10 @@ async function operator(token, method, path, body) {
   return json;
 }
 
-/** First start only: an account with its sandbox keys, printed once (only hashes are stored). */
+/**
+ * First start only: an account with its sandbox keys and one live key (to see that the apps
+ * are apart), printed once; only their hashes are stored.
+ */
 async function ensureLocalAccount(token) {
   const file = join(DATA_DIR, 'local-account.json');
   if (existsSync(file)) return { account: JSON.parse(readFileSync(file, 'utf8')), keys: undefined };
@@ -67,6 +70,7 @@ async function ensureLocalAccount(token) {
     { app: 'sandbox', type: 'test', name: 'sandbox secret' },
     { app: 'sandbox', type: 'test', scope: 'read_only', name: 'sandbox read-only' },
     { app: 'sandbox', type: 'publishable', name: 'sandbox publishable' },
+    { app: 'live', type: 'live', name: 'live secret' },
   ]) keys.push(await operator(token, 'POST', `/operator/accounts/${account.id}/keys`, key));
   writeFileSync(file, `${JSON.stringify({ id: account.id, name: account.name }, null, 2)}\n`);
   return { account, keys };
@@ -125,7 +129,7 @@ async function main() {
     `  Operator token ${token}   (Authorization: Bearer … on /operator/…; stored in ${join(DATA_DIR, 'operator-token')})`,
   ];
   if (keys) {
-    lines.push('', 'Sandbox keys (shown this once; only their hashes are stored):');
+    lines.push('', 'Keys (shown this once; only their hashes are stored):');
     for (const key of keys) lines.push(`  ${key.name.padEnd(20)} ${key.secret}`);
     lines.push('', `Try: curl -s -H "x-api-key: ${keys[0].secret}" -H 'content-type: application/json' \\`, `       -d '{"name":"Ada","email":"ada@example.com"}' http://127.0.0.1:${HTTP_PORT}/v1/customers`);
   } else {
