@@ -3,7 +3,7 @@ import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
 import { AddonsGrpcController } from './addons/addons.grpc.controller';
 import { AddonsRepository } from './addons/addons.repository';
 import { AddonsService } from './addons/addons.service';
-import { CLOCK } from './common/create-once';
+import { CLOCK, systemClock } from '@recur/kernel';
 import { CouponsGrpcController } from './coupons/coupons.grpc.controller';
 import { CouponsRepository } from './coupons/coupons.repository';
 import { CouponsService } from './coupons/coupons.service';
@@ -22,7 +22,7 @@ export class CatalogModule {
       providers: [
         { provide: SERVICE_RUNTIME, useValue: runtime },
         { provide: PrismaService, useFactory: () => new PrismaService(runtime.config.databaseUrl) },
-        { provide: CLOCK, useValue: () => new Date() },
+        { provide: CLOCK, useValue: systemClock },
         PlansRepository,
         PlansService,
         AddonsRepository,

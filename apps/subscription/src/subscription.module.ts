@@ -2,7 +2,8 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
 import { CustomersGrpcController } from './customers/customers.grpc.controller';
 import { CustomersRepository } from './customers/customers.repository';
-import { CLOCK, CustomersService } from './customers/customers.service';
+import { CLOCK, systemClock } from '@recur/kernel';
+import { CustomersService } from './customers/customers.service';
 import { PrismaService } from './infrastructure/prisma.service';
 
 @Module({})
@@ -14,7 +15,7 @@ export class SubscriptionModule {
       providers: [
         { provide: SERVICE_RUNTIME, useValue: runtime },
         { provide: PrismaService, useFactory: () => new PrismaService(runtime.config.databaseUrl) },
-        { provide: CLOCK, useValue: () => new Date() },
+        { provide: CLOCK, useValue: systemClock },
         CustomersRepository,
         CustomersService,
       ],

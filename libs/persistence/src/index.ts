@@ -1,1 +1,2 @@
 export * from './migrate';
+export * from './create-once';

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { type Page, type TenantRef } from '@recur/kernel';
-import { CLOCK, type Clock, createOnce } from '../common/create-once';
+import { CLOCK, type Clock, type Page, type TenantRef } from '@recur/kernel';
+import { createOnce } from '@recur/persistence';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { type Addon, type AddonFields, type AddonStatus, createAddon, putOnSale, takeOffSale, updateAddon } from './addon';
 import { AddonsRepository } from './addons.repository';

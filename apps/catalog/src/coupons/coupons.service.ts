@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DomainError, type Page, type TenantRef } from '@recur/kernel';
-import { CLOCK, type Clock, createOnce, isUniqueViolation } from '../common/create-once';
+import { CLOCK, type Clock, DomainError, type Page, type TenantRef } from '@recur/kernel';
+import { createOnce, isUniqueViolation } from '@recur/persistence';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { type Coupon, type CouponFields, createCoupon, deleteCoupon, updateCoupon } from './coupon';
 import { CouponsRepository } from './coupons.repository';

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { newId, type Page, type TenantRef } from '@recur/kernel';
+import { CLOCK, type Clock, newId, type Page, type TenantRef } from '@recur/kernel';
 import { isTiered, type Tier } from '@recur/pricing';
-import { CLOCK, type Clock, createOnce } from '../common/create-once';
+import { createOnce } from '@recur/persistence';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { archivePlan, clonePlan, createPlan, type Plan, type PlanFields, type PlanStatus, replaceTiers, restorePlan, updatePlan } from './plan';
 import { PlansRepository } from './plans.repository';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { newId, type TenantRef } from '@recur/kernel';
-import { Prisma } from '../generated/prisma/client';
+import { isUniqueViolation } from '@recur/persistence';
 import { PrismaService } from '../infrastructure/prisma.service';
 
 export type Claim =
@@ -30,7 +30,7 @@ export class IdempotencyRepository {
       });
       return { outcome: 'claimed', recordId: id };
     } catch (error) {
-      if (!(error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002')) throw error;
+      if (!isUniqueViolation(error)) throw error;
     }
     const record = await this.prisma.idempotencyRecord.findUnique({
       where: { accountId_livemode_key: { accountId: tenant.accountId, livemode: tenant.livemode, key } },

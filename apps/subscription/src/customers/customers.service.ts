@@ -1,15 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { type Page, type TenantRef } from '@recur/kernel';
+import { CLOCK, type Clock, type Page, type TenantRef } from '@recur/kernel';
 import { appendToOutbox, eventsTopic, newIntegrationEvent } from '@recur/messaging';
-import { Prisma } from '../generated/prisma/client';
+import { createOnce } from '@recur/persistence';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { createCustomer, type Customer, type CustomerFields, deleteCustomer, updateCustomer } from './customer';
 import { toCustomerJson } from './customer.mapper';
 import { CustomersRepository } from './customers.repository';
 
 export const SUBSCRIPTION_EVENTS_TOPIC = eventsTopic('subscription');
-export const CLOCK = Symbol('CLOCK');
-export type Clock = () => Date;
 
 /**
  * Customer use cases. Each change and its public event commit in one transaction
@@ -23,28 +21,17 @@ export class CustomersService {
     @Inject(CLOCK) private readonly now: Clock,
   ) {}
 
-  async create(tenant: TenantRef, fields: { name: string; email: string; metadata?: Record<string, string> }, requestId: string | null): Promise<Customer> {
-    if (requestId) {
-      const earlier = await this.customers.findByRequestId(tenant, requestId);
-      if (earlier) return earlier;
-    }
-    const customer = createCustomer(tenant, fields, this.now());
-    try {
+  create(tenant: TenantRef, fields: { name: string; email: string; metadata?: Record<string, string> }, requestId: string | null): Promise<Customer> {
+    return createOnce(requestId, (id) => this.customers.findByRequestId(tenant, id), async () => {
+      const customer = createCustomer(tenant, fields, this.now());
       await this.prisma.$transaction(async (tx) => {
         await this.customers.insert(tx, customer, requestId);
         await appendToOutbox(tx, SUBSCRIPTION_EVENTS_TOPIC, [
           newIntegrationEvent(tenant, 'customer.created', customer.id, { object: toCustomerJson(customer) }, customer.createdAt),
         ]);
       });
-    } catch (error) {
-      // A concurrent repeat of the same request won the race: answer with its customer.
-      if (requestId && error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') {
-        const earlier = await this.customers.findByRequestId(tenant, requestId);
-        if (earlier) return earlier;
-      }
-      throw error;
-    }
-    return customer;
+      return customer;
+    });
   }
 
   get(tenant: TenantRef, id: string): Promise<Customer> {

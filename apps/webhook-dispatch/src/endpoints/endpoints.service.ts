@@ -2,7 +2,8 @@ import { create } from '@bufbuild/protobuf';
 import { Inject, Injectable } from '@nestjs/common';
 import { endpointV1 } from '@recur/contracts';
 import { notFound, type Page, type TenantRef, unixSeconds } from '@recur/kernel';
-import { Prisma, type WebhookEndpoint as EndpointRow } from '../generated/prisma/client';
+import { createOnce } from '@recur/persistence';
+import type { Prisma, WebhookEndpoint as EndpointRow } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { WEBHOOK_CONFIG } from '../tokens';
 import type { WebhookConfig } from '../webhook-config';
@@ -55,14 +56,15 @@ export class EndpointsService {
   }
 
   /** Returns the endpoint and whether this call created it (a repeated request id does not). */
-  async create(tenant: TenantRef, fields: { url: string; events: string[]; description?: string }, requestId: string | null): Promise<{ endpoint: Endpoint; created: boolean }> {
-    if (requestId) {
-      const earlier = await this.prisma.webhookEndpoint.findFirst({ where: { accountId: tenant.accountId, livemode: tenant.livemode, requestId } });
-      if (earlier) return { endpoint: fromRow(earlier), created: false };
-    }
-    const existing = await this.prisma.webhookEndpoint.count({ where: this.scope(tenant) });
-    const endpoint = createEndpoint(tenant, fields, this.config.allowPrivateUrls, new Date(), existing);
-    try {
+  /** Returns the endpoint and whether this call created it (a repeated request id does not). */
+  create(tenant: TenantRef, fields: { url: string; events: string[]; description?: string }, requestId: string | null): Promise<{ endpoint: Endpoint; created: boolean }> {
+    const findEarlier = async (id: string) => {
+      const earlier = await this.prisma.webhookEndpoint.findFirst({ where: { accountId: tenant.accountId, livemode: tenant.livemode, requestId: id } });
+      return earlier ? { endpoint: fromRow(earlier), created: false } : undefined;
+    };
+    return createOnce(requestId, findEarlier, async () => {
+      const existing = await this.prisma.webhookEndpoint.count({ where: this.scope(tenant) });
+      const endpoint = createEndpoint(tenant, fields, this.config.allowPrivateUrls, new Date(), existing);
       await this.prisma.webhookEndpoint.create({
         data: {
           id: endpoint.id, accountId: tenant.accountId, livemode: tenant.livemode, url: endpoint.url, events: endpoint.events,
@@ -70,11 +72,8 @@ export class EndpointsService {
           createdAt: endpoint.createdAt, updatedAt: endpoint.updatedAt,
         },
       });
-    } catch (error) {
-      if (requestId && error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') return this.create(tenant, fields, requestId);
-      throw error;
-    }
-    return { endpoint, created: true };
+      return { endpoint, created: true };
+    });
   }
 
   async list(tenant: TenantRef, page: Page): Promise<{ endpoints: Endpoint[]; total: number }> {
