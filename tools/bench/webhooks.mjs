@@ -96,6 +96,21 @@ console.log(`\nRecur webhook benchmark: ${EVENTS} events × ${ENDPOINTS} endpoin
 console.log(`delivered ${arrivals.size}/${expected} in ${seconds.toFixed(1)} s: ${(arrivals.size / seconds).toFixed(0)} deliveries/s`);
 console.log(`event-to-delivery latency p50 ${pct(50)} ms  p90 ${pct(90)} ms  p99 ${pct(99)} ms  max ${latencies[latencies.length - 1]} ms`);
 
+// Where the time goes: Kafka → recorded by the consumer, and recorded → arrived at the receiver.
+const { Client } = require('pg');
+const db = new Client({ connectionString: postgres.urlFor('bench_webhooks') });
+await db.connect();
+const { rows } = await db.query('SELECT id, received_at FROM events');
+await db.end();
+const recordedAt = new Map(rows.map((row) => [row.id, row.received_at.getTime()]));
+const summary = (values) => {
+  const sorted = values.sort((a, b) => a - b);
+  const at = (p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+  return `p50 ${at(50)} ms  p90 ${at(90)} ms  p99 ${at(99)} ms`;
+};
+console.log(`  produce → recorded by the consumer: ${summary([...recordedAt].map(([id, at]) => at - producedAt.get(id)))}`);
+console.log(`  recorded → arrived at the receiver: ${summary([...arrivals].map(([key, at]) => at - recordedAt.get(key.split('|')[1])))}`);
+
 await producer.disconnect();
 client.close();
 dispatch.kill('SIGTERM');
