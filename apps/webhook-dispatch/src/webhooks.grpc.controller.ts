@@ -2,7 +2,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { requireTenant, webhookDispatchV1 as v1 } from '@recur/contracts';
-import { checkPage } from '@recur/kernel';
+import { checkPage, pageInfo } from '@recur/kernel';
 import { DeliveriesService } from './deliveries/deliveries.service';
 import { EndpointsService, toEndpointMessage } from './endpoints/endpoints.service';
 
@@ -28,7 +28,7 @@ export class WebhooksGrpcController {
   async listEndpoints(request: v1.ListEndpointsRequest): Promise<MessageInitShape<typeof v1.ListEndpointsResponseSchema>> {
     const page = checkPage(request.page?.limit, request.page?.offset);
     const { endpoints, total } = await this.endpoints.list(requireTenant(request.tenant), page);
-    return { endpoints: endpoints.map((endpoint) => toEndpointMessage(endpoint)), page: { total, hasMore: page.offset + endpoints.length < total } };
+    return { endpoints: endpoints.map((endpoint) => toEndpointMessage(endpoint)), page: pageInfo(page, endpoints.length, total) };
   }
 
   @GrpcMethod('WebhookDispatchService', 'UpdateEndpoint')
@@ -56,7 +56,7 @@ export class WebhooksGrpcController {
   async listDeliveries(request: v1.ListDeliveriesRequest): Promise<MessageInitShape<typeof v1.ListDeliveriesResponseSchema>> {
     const page = checkPage(request.page?.limit, request.page?.offset);
     const { deliveries, total } = await this.deliveries.list(requireTenant(request.tenant), request.endpointId, page);
-    return { deliveries, page: { total, hasMore: page.offset + deliveries.length < total } };
+    return { deliveries, page: pageInfo(page, deliveries.length, total) };
   }
 
   @GrpcMethod('WebhookDispatchService', 'RetryDelivery')

@@ -22,3 +22,8 @@ export function checkPage(limit: number | undefined, offset: number | undefined)
   }
   return { limit: effectiveLimit, offset: effectiveOffset };
 }
+
+/** What a list answer says of its window: the total and whether items follow it. */
+export function pageInfo(page: Page, returned: number, total: number): { total: number; hasMore: boolean } {
+  return { total, hasMore: page.offset + returned < total };
+}

@@ -1,4 +1,4 @@
-import { checkMetadata, checkPage, DomainError, hasPrefix, mergeMetadata, newId, PAGE_LIMIT_DEFAULT } from '../src';
+import { checkMetadata, checkPage, DomainError, hasPrefix, mergeMetadata, newId, PAGE_LIMIT_DEFAULT, pageInfo } from '../src';
 
 describe('newId', () => {
   it('is the prefix and 24 base62 characters, and does not repeat', () => {
@@ -35,6 +35,14 @@ describe('checkPage', () => {
   it('accepts the bounds themselves', () => {
     expect(checkPage(100, 10_000)).toEqual({ limit: 100, offset: 10_000 });
     expect(checkPage(1, 0)).toEqual({ limit: 1, offset: 0 });
+  });
+});
+
+describe('pageInfo', () => {
+  it('says whether items follow the window', () => {
+    expect(pageInfo({ limit: 2, offset: 0 }, 2, 3)).toEqual({ total: 3, hasMore: true });
+    expect(pageInfo({ limit: 2, offset: 2 }, 1, 3)).toEqual({ total: 3, hasMore: false });
+    expect(pageInfo({ limit: 10, offset: 20 }, 0, 3)).toEqual({ total: 3, hasMore: false });
   });
 });
 

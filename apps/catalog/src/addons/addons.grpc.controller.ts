@@ -2,7 +2,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { ADDON_STATUSES, catalogV1, requireTenant } from '@recur/contracts';
-import { checkPage } from '@recur/kernel';
+import { checkPage, pageInfo } from '@recur/kernel';
 import { checkOneOf } from '../common/fields';
 import { toAddonMessage } from './addon.mapper';
 import { AddonsService } from './addons.service';
@@ -33,7 +33,7 @@ export class AddonsGrpcController {
     const page = checkPage(request.page?.limit, request.page?.offset);
     const status = request.status === undefined ? undefined : checkOneOf(request.status, ADDON_STATUSES, 'status');
     const { addons, total } = await this.addons.list(tenant, page, status);
-    return { addons: addons.map(toAddonMessage), page: { total, hasMore: page.offset + addons.length < total } };
+    return { addons: addons.map(toAddonMessage), page: pageInfo(page, addons.length, total) };
   }
 
   @GrpcMethod('CatalogService', 'UpdateAddon')

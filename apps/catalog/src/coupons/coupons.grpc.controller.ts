@@ -2,7 +2,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { catalogV1, requireTenant } from '@recur/contracts';
-import { checkPage } from '@recur/kernel';
+import { checkPage, pageInfo } from '@recur/kernel';
 import { toCouponMessage, toPromotionCodeMessage } from './coupon.mapper';
 import { CouponsService } from './coupons.service';
 
@@ -39,7 +39,7 @@ export class CouponsGrpcController {
     const tenant = requireTenant(request.tenant);
     const page = checkPage(request.page?.limit, request.page?.offset);
     const { coupons, total } = await this.coupons.list(tenant, page);
-    return { coupons: coupons.map(toCouponMessage), page: { total, hasMore: page.offset + coupons.length < total } };
+    return { coupons: coupons.map(toCouponMessage), page: pageInfo(page, coupons.length, total) };
   }
 
   @GrpcMethod('CatalogService', 'UpdateCoupon')
@@ -87,7 +87,7 @@ export class CouponsGrpcController {
     const tenant = requireTenant(request.tenant);
     const page = checkPage(request.page?.limit, request.page?.offset);
     const { codes, total } = await this.coupons.listCodes(tenant, page, { couponId: request.couponId, code: request.code });
-    return { promotionCodes: codes.map(toPromotionCodeMessage), page: { total, hasMore: page.offset + codes.length < total } };
+    return { promotionCodes: codes.map(toPromotionCodeMessage), page: pageInfo(page, codes.length, total) };
   }
 
   @GrpcMethod('CatalogService', 'UpdatePromotionCode')

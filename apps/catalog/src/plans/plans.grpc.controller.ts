@@ -2,7 +2,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { catalogV1, PLAN_STATUSES, requireTenant } from '@recur/contracts';
-import { checkPage } from '@recur/kernel';
+import { checkPage, pageInfo } from '@recur/kernel';
 import { checkOneOf } from '../common/fields';
 import { fromTierMessage, toPlanMessage, toPriceComponentMessage, toTierMessage } from './plan.mapper';
 import { PlansService } from './plans.service';
@@ -45,7 +45,7 @@ export class PlansGrpcController {
     const page = checkPage(request.page?.limit, request.page?.offset);
     const status = request.status === undefined ? undefined : checkOneOf(request.status, PLAN_STATUSES, 'status');
     const { plans, total } = await this.plans.list(tenant, page, status);
-    return { plans: plans.map(toPlanMessage), page: { total, hasMore: page.offset + plans.length < total } };
+    return { plans: plans.map(toPlanMessage), page: pageInfo(page, plans.length, total) };
   }
 
   @GrpcMethod('CatalogService', 'UpdatePlan')
@@ -94,7 +94,7 @@ export class PlansGrpcController {
     const tenant = requireTenant(request.tenant);
     const page = checkPage(request.page?.limit, request.page?.offset);
     const { components, total } = await this.plans.components(tenant, request.planId, page);
-    return { priceComponents: components.map(toPriceComponentMessage), page: { total, hasMore: page.offset + components.length < total } };
+    return { priceComponents: components.map(toPriceComponentMessage), page: pageInfo(page, components.length, total) };
   }
 
   @GrpcMethod('CatalogService', 'CreatePriceComponent')

@@ -2,7 +2,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { requireTenant, subscriptionV1 } from '@recur/contracts';
-import { checkPage } from '@recur/kernel';
+import { checkPage, pageInfo } from '@recur/kernel';
 import { toCustomerMessage } from './customer.mapper';
 import { CustomersService } from './customers.service';
 
@@ -33,7 +33,7 @@ export class CustomersGrpcController {
     const { customers, total } = await this.customers.list(requireTenant(request.tenant), page, request.email);
     return {
       customers: customers.map(toCustomerMessage),
-      page: { total, hasMore: page.offset + customers.length < total },
+      page: pageInfo(page, customers.length, total),
     };
   }
 

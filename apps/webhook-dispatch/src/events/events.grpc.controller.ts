@@ -2,7 +2,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { requireTenant, webhookDispatchV1 } from '@recur/contracts';
-import { checkPage } from '@recur/kernel';
+import { checkPage, pageInfo } from '@recur/kernel';
 import { PrismaService } from '../infrastructure/prisma.service';
 
 /** gRPC edge of the event log. */
@@ -27,7 +27,7 @@ export class EventsGrpcController {
         livemode: row.livemode,
         dataJson: JSON.stringify(row.data),
       })),
-      page: { total, hasMore: page.offset + rows.length < total },
+      page: pageInfo(page, rows.length, total),
     };
   }
 }
