@@ -11,8 +11,26 @@ import { join } from 'node:path';
 import { buildAll, ensureInstalled, ROOT } from './bootstrap.mjs';
 
 const started = Date.now();
-ensureInstalled();
-if (process.env.RECUR_SKIP_BUILD !== '1') buildAll();
+// A person at a terminal: readable lines, and only warnings and errors once running
+// (deployed apps keep JSON at info). Set before any logger exists.
+process.env.LOG_FORMAT ??= 'pretty';
+process.env.LOG_LEVEL ??= 'warn';
+ensureInstalled({ quiet: true });
+if (process.env.RECUR_SKIP_BUILD !== '1') buildAll({ quiet: true });
+
+/** Runs one start-up step with a progress line on stderr; the banner stays the last thing printed. */
+async function step(progress, work) {
+  const stepStarted = Date.now();
+  process.stderr.write(`${progress} `);
+  try {
+    const result = await work();
+    process.stderr.write(`done (${((Date.now() - stepStarted) / 1000).toFixed(1)} s)\n`);
+    return result;
+  } catch (error) {
+    process.stderr.write('failed\n');
+    throw error;
+  }
+}
 
 const require = createRequire(import.meta.url);
 const { startTelemetry, startMetricsServer, JsonLogger } = require('@recur/telemetry');
@@ -78,13 +96,17 @@ async function ensureLocalAccount(token) {
 
 async function main() {
   mkdirSync(DATA_DIR, { recursive: true });
-  const postgres = await startEmbeddedPostgres({ dataDir: join(DATA_DIR, 'postgres'), port: PG_PORT, persistent: true });
+  const firstStart = !existsSync(join(DATA_DIR, 'postgres', 'PG_VERSION'));
+  const postgres = await step(
+    firstStart ? `Starting PostgreSQL (creating the cluster in ${DATA_DIR}/postgres)…` : 'Starting PostgreSQL…',
+    () => startEmbeddedPostgres({ dataDir: join(DATA_DIR, 'postgres'), port: PG_PORT, persistent: true }),
+  );
   const running = [];
   let stopping = false;
   const stop = async (signal) => {
     if (stopping) return;
     stopping = true;
-    log.info('stopping', { signal });
+    process.stderr.write(`\nStopping (${signal})…\n`);
     for (const service of running.reverse()) await service.stop().catch((error) => log.error(error));
     await postgres.stop();
     process.exit(0);
@@ -95,16 +117,18 @@ async function main() {
   const { inProcessEventBus } = require('@recur/messaging');
   const bus = process.env.KAFKA_BROKERS ? undefined : inProcessEventBus;
   const peers = {};
-  for (const { app, start, port } of SERVICES) {
-    await postgres.ensureDatabase(databaseName(app));
-    const module = require(join(ROOT, 'apps', app, 'dist', 'app.js'));
-    running.push(await module[start]({ databaseUrl: postgres.urlFor(databaseName(app)), grpcHost: '127.0.0.1', grpcPort: port, metricsPort: 0, migrateOnStart: true }, bus));
-    peers[app] = `127.0.0.1:${port}`;
-  }
+  await step(`Starting ${SERVICES.map(({ app }) => app).join(', ')} (migrations included)…`, async () => {
+    for (const { app, start, port } of SERVICES) {
+      await postgres.ensureDatabase(databaseName(app));
+      const module = require(join(ROOT, 'apps', app, 'dist', 'app.js'));
+      running.push(await module[start]({ databaseUrl: postgres.urlFor(databaseName(app)), grpcHost: '127.0.0.1', grpcPort: port, metricsPort: 0, migrateOnStart: true }, bus));
+      peers[app] = `127.0.0.1:${port}`;
+    }
+  });
   await postgres.ensureDatabase(databaseName('gateway'));
   const token = operatorToken();
   const { startGateway } = require(join(ROOT, 'apps', 'gateway', 'dist', 'app.js'));
-  running.push(await startGateway({
+  running.push(await step('Starting the gateway…', () => startGateway({
     httpHost: process.env.HTTP_HOST ?? '127.0.0.1',
     httpPort: HTTP_PORT,
     databaseUrl: postgres.urlFor(databaseName('gateway')),
@@ -114,7 +138,7 @@ async function main() {
       catalog: peers.catalog, subscription: peers.subscription, invoicing: peers.invoicing,
       payments: peers.payments, usageMetering: peers['usage-metering'], webhookDispatch: peers['webhook-dispatch'],
     },
-  }));
+  })));
   const metrics = await startMetricsServer(METRICS_PORT, '127.0.0.1');
   running.unshift({ stop: () => new Promise((resolve) => metrics.close(() => resolve())) });
 
@@ -135,7 +159,7 @@ async function main() {
   } else {
     lines.push('', 'Keys were printed on the first start. Create more with:', `  npx recur-admin keys create --account ${account.id} --app sandbox --type test`);
   }
-  lines.push('', 'Ctrl-C stops everything; data stays in .data/ for the next start.', '');
+  lines.push('', `Ctrl-C stops everything; data stays in ${DATA_DIR} for the next start.`, '');
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 

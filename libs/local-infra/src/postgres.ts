@@ -15,7 +15,11 @@ export interface EmbeddedPostgresOptions {
   dataDir: string;
   /** TCP port on 127.0.0.1; a free one is picked when omitted. */
   port?: number;
-  /** false: delete dataDir on stop(). Default true. */
+  /**
+   * false: a throwaway cluster, deleted on stop() and run without crash safety (fsync,
+   * full-page writes and synchronous commit off). Default true: kept and fully durable,
+   * since it may hold a ledger (`npm start`).
+   */
   persistent?: boolean;
   log?: (line: string) => void;
 }
@@ -48,10 +52,11 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const log = options.log ?? (() => undefined);
   const bin = postgresBinDir();
   const runAs = await postgresOsUser();
+  const durable = options.persistent !== false;
 
   if (!(await exists(path.join(dataDir, 'PG_VERSION')))) {
     log(`initialising PostgreSQL cluster in ${dataDir}`);
-    await initCluster(bin, dataDir, runAs, log);
+    await initCluster(bin, dataDir, runAs, durable, log);
   } else {
     await stopOrphanedServer(dataDir, log);
   }
@@ -61,7 +66,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   for (let attempt = 1; !server; attempt++) {
     const port = options.port ?? (await freePort());
     try {
-      server = { child: await startServer(bin, dataDir, port, runAs, log), port };
+      server = { child: await startServer(bin, dataDir, port, runAs, durable, log), port };
     } catch (error) {
       const retry = options.port === undefined && attempt < 3 && /could not bind|already in use/i.test(String(error));
       if (!retry) throw error;
@@ -139,7 +144,7 @@ async function lookupUser(name: string): Promise<RunAs | undefined> {
   }
 }
 
-async function initCluster(bin: string, dataDir: string, runAs: RunAs | undefined, log: (l: string) => void): Promise<void> {
+async function initCluster(bin: string, dataDir: string, runAs: RunAs | undefined, durable: boolean, log: (l: string) => void): Promise<void> {
   // Only the cluster directory is private: parents keep default modes so the server can reach it.
   await mkdir(path.dirname(dataDir), { recursive: true });
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
@@ -158,8 +163,8 @@ async function initCluster(bin: string, dataDir: string, runAs: RunAs | undefine
       '--encoding=UTF8',
       '--locale=C',
       '--no-instructions',
-      // Local clusters are disposable: skip the final fsync of the new cluster.
-      '--no-sync',
+      // A throwaway cluster need not be synced to disk once initialised.
+      ...(durable ? [] : ['--no-sync']),
     ];
     const child = spawnPostgresTool(path.join(bin, 'initdb'), args, runAs);
     const output = collectOutput(child, log);
@@ -184,6 +189,7 @@ async function startServer(
   dataDir: string,
   port: number,
   runAs: RunAs | undefined,
+  durable: boolean,
   log: (l: string) => void,
 ): Promise<ChildProcess> {
   const args = [
@@ -193,10 +199,8 @@ async function startServer(
     '-c', 'unix_socket_directories=', // TCP only: no socket files in /tmp
     '-c', 'lc_messages=C', // the readiness check below reads an English log line
     '-c', 'max_connections=200', // seven services with connection pools, plus tests
-    // Durability against OS crashes is not worth the latency for a local cluster.
-    '-c', 'fsync=off',
-    '-c', 'synchronous_commit=off',
-    '-c', 'full_page_writes=off',
+    // Throwaway test clusters trade crash safety for speed; a kept cluster never does.
+    ...(durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
   ];
   const child = spawnPostgresTool(path.join(bin, 'postgres'), args, runAs);
   const output = collectOutput(child, log);

@@ -80,4 +80,24 @@ describe('startEmbeddedPostgres', () => {
     await expect(query(pg.adminUrl, 'SELECT 1')).rejects.toThrow();
     expect(existsSync(scratch)).toBe(false);
   });
+  it('runs a kept cluster durably and only a throwaway one without crash safety', async () => {
+    const settingsOf = async (url: string) =>
+      Object.fromEntries(
+        (await query<{ name: string; setting: string }>(url, "SELECT name, setting FROM pg_settings WHERE name IN ('fsync', 'full_page_writes', 'synchronous_commit')")).map(
+          (row) => [row.name, row.setting],
+        ),
+      );
+    const kept = await startEmbeddedPostgres({ dataDir: `${dataDir}-kept` });
+    try {
+      expect(await settingsOf(kept.adminUrl)).toEqual({ fsync: 'on', full_page_writes: 'on', synchronous_commit: 'on' });
+    } finally {
+      await kept.stop();
+    }
+    const throwaway = await startEmbeddedPostgres({ dataDir: `${dataDir}-throwaway`, persistent: false });
+    try {
+      expect(await settingsOf(throwaway.adminUrl)).toEqual({ fsync: 'off', full_page_writes: 'off', synchronous_commit: 'off' });
+    } finally {
+      await throwaway.stop();
+    }
+  });
 });

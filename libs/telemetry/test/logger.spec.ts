@@ -36,4 +36,13 @@ describe('JsonLogger', () => {
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0])).toMatchObject({ level: 'error', msg: 'boom', stack: expect.stringContaining('Error: boom') });
   });
+
+  it('writes one readable line per entry in the pretty format, without trace ids', () => {
+    const lines: string[] = [];
+    const logger = new JsonLogger('catalog', 'info', (line) => lines.push(line), 'pretty');
+    logger.info('migrations applied', { applied: ['init'] });
+    logger.error(new Error('boom'));
+    expect(lines[0]).toMatch(/^\d{2}:\d{2}:\d{2} INFO {2}catalog {10}migrations applied applied=\["init"\]\n$/);
+    expect(lines[1]).toMatch(/^\d{2}:\d{2}:\d{2} ERROR catalog {10}boom\nError: boom\n {4}at /);
+  });
 });
