@@ -94,6 +94,19 @@ async function ensureLocalAccount(token) {
   return { account, keys };
 }
 
+/** What has started, stopped in reverse order on Ctrl-C, SIGTERM or a failed start. */
+const running = [];
+let stopping = false;
+async function stopAll(reason, exitCode) {
+  if (stopping) return;
+  stopping = true;
+  process.stderr.write(`\nStopping (${reason})…\n`);
+  for (const part of running.reverse()) await part.stop().catch((error) => log.error(error));
+  process.exit(exitCode);
+}
+process.on('SIGINT', () => stopAll('SIGINT', 0));
+process.on('SIGTERM', () => stopAll('SIGTERM', 0));
+
 async function main() {
   mkdirSync(DATA_DIR, { recursive: true });
   const firstStart = !existsSync(join(DATA_DIR, 'postgres', 'PG_VERSION'));
@@ -101,18 +114,7 @@ async function main() {
     firstStart ? `Starting PostgreSQL (creating the cluster in ${DATA_DIR}/postgres)…` : 'Starting PostgreSQL…',
     () => startEmbeddedPostgres({ dataDir: join(DATA_DIR, 'postgres'), port: PG_PORT, persistent: true }),
   );
-  const running = [];
-  let stopping = false;
-  const stop = async (signal) => {
-    if (stopping) return;
-    stopping = true;
-    process.stderr.write(`\nStopping (${signal})…\n`);
-    for (const service of running.reverse()) await service.stop().catch((error) => log.error(error));
-    await postgres.stop();
-    process.exit(0);
-  };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  running.push(postgres);
 
   const { inProcessEventBus } = require('@recur/messaging');
   const bus = process.env.KAFKA_BROKERS ? undefined : inProcessEventBus;
@@ -140,7 +142,7 @@ async function main() {
     },
   })));
   const metrics = await startMetricsServer(METRICS_PORT, '127.0.0.1');
-  running.unshift({ stop: () => new Promise((resolve) => metrics.close(() => resolve())) });
+  running.push({ stop: () => new Promise((resolve) => metrics.close(() => resolve())) });
 
   const { account, keys } = await ensureLocalAccount(token);
   const lines = [
@@ -165,5 +167,5 @@ async function main() {
 
 main().catch((error) => {
   log.error(error);
-  process.exit(1);
+  return stopAll('the start failed', 1);
 });
