@@ -220,6 +220,31 @@ describe('customers through the gateway', () => {
     expect(new Set(chain.map((span) => span.trace_id))).toEqual(new Set([http.trace_id]));
   });
 
+  it('answers unknown routes 404 route_not_found, wrong methods 405 method_not_allowed and big bodies 413 payload_too_large', async () => {
+    const call = api(mesh, keys.test);
+    const cases: [string, string, unknown, number, string][] = [
+      ['GET', '/v1/nothing-here', undefined, 404, 'route_not_found'],
+      ['PUT', '/v1/customers', {}, 405, 'method_not_allowed'],
+      ['POST', '/v1/customers', { name: 'Big', email: 'big@example.com', metadata: { blob: 'x'.repeat(300 * 1024) } }, 413, 'payload_too_large'],
+    ];
+    for (const [method, path, body, status, code] of cases) {
+      const response = await call(method, path, body);
+      expect({ method, path, status: response.status, code: response.body?.error?.code }).toEqual({ method, path, status, code });
+      expect(response.body.error.request_id).toBe(response.headers.get('request-id'));
+    }
+  });
+
+  it('refuses webhook URLs on non-public addresses (url_not_public) when private URLs are not allowed', async () => {
+    const call = api(mesh, keys.test);
+    for (const url of ['http://127.0.0.1:9/hook', 'http://10.1.2.3/hook', 'http://[::1]/hook', 'http://localhost/hook', 'http://169.254.169.254/latest']) {
+      const response = await call('POST', '/v1/webhooks', { url, events: ['customer.created'] });
+      expect({ url, status: response.status, code: response.body.error?.code, param: response.body.error?.param }).toEqual({ url, status: 400, code: 'url_not_public', param: 'url' });
+    }
+    const listed = await call('GET', '/v1/webhooks');
+    expect(listed.body.data).toEqual([]);
+    expect((await call('POST', '/v1/webhooks', { url: 'https://hooks.example.com/recur', events: ['customer.created'] })).status).toBe(201);
+  });
+
   it('serves the OpenAPI document with every route of the specification', async () => {
     const response = await fetch(`${mesh.baseUrl}/openapi.json`);
     expect(response.status).toBe(200);
