@@ -252,8 +252,14 @@ describe('CatalogService coupons and promotion codes', () => {
     expect(promotionCode).toMatchObject({ code: 'Summer26', couponId: coupon!.id, active: true, maxRedemptions: 5, expiresAt, timesRedeemed: 0 });
     expect(promotionCode!.id).toMatch(/^promo_/);
     expect(await grpcFailure(client.createPromotionCode({ tenant, code: 'SUMMER26', couponId: coupon!.id }))).toEqual({ code: grpc.status.ALREADY_EXISTS, errorCode: 'promotion_code_exists', param: 'code' });
-    // The same text is free in the other app, but the coupon is not visible there.
+    // A coupon of another app is not visible here...
     expect(await grpcFailure(client.createPromotionCode({ tenant: otherTenants[0], code: 'SUMMER26', couponId: coupon!.id }))).toEqual({ code: grpc.status.INVALID_ARGUMENT, errorCode: 'resource_missing', param: 'coupon' });
+    // ...but the same text is free there with that app's own coupon, and taken again in it.
+    const { coupon: otherCoupon } = await client.createCoupon({ tenant: otherTenants[0], name: 'Summer', type: 'percentage', value: 10, duration: 'once' });
+    const { promotionCode: otherCode } = await client.createPromotionCode({ tenant: otherTenants[0], code: 'summer26', couponId: otherCoupon!.id });
+    expect(otherCode).toMatchObject({ code: 'summer26', couponId: otherCoupon!.id });
+    expect(await grpcFailure(client.createPromotionCode({ tenant: otherTenants[0], code: 'SUMMER26', couponId: otherCoupon!.id }))).toEqual({ code: grpc.status.ALREADY_EXISTS, errorCode: 'promotion_code_exists', param: 'code' });
+    expect(await grpcFailure(client.createPromotionCode({ tenant, code: 'summer26', couponId: coupon!.id }))).toEqual({ code: grpc.status.ALREADY_EXISTS, errorCode: 'promotion_code_exists', param: 'code' });
     expect(await grpcFailure(client.createPromotionCode({ tenant, code: 'no spaces', couponId: coupon!.id }))).toMatchObject({ param: 'code' });
     expect(await grpcFailure(client.createPromotionCode({ tenant, code: 'PAST', couponId: coupon!.id, expiresAt: 1000n }))).toMatchObject({ param: 'expires_at' });
 

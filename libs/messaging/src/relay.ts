@@ -34,6 +34,9 @@ export class OutboxRelay {
   /** A NOTIFY that came while a batch was being relayed; the next wait is skipped. */
   private notified = false;
   private loop?: Promise<void>;
+  /** Fault injection for crash tests: SIGKILL this process after this many publishes, before their stamp. */
+  private readonly killAfterPublish = Number(process.env.RECUR_FAULT_RELAY_KILL_AFTER_PUBLISH ?? 0);
+  private publishes = 0;
 
   constructor(private readonly options: RelayOptions) {
     this.pool = new Pool({ connectionString: options.databaseUrl, max: 2 });
@@ -118,6 +121,8 @@ export class OutboxRelay {
         headers: row.headers,
       }));
       await this.publishTraced(messages);
+      this.publishes += 1;
+      if (this.killAfterPublish > 0 && this.publishes >= this.killAfterPublish) process.kill(process.pid, 'SIGKILL');
       await client.query(`UPDATE ${OUTBOX_TABLE} SET published_at = now() WHERE id = ANY($1::text[])`, [rows.map((row) => row.id)]);
       await client.query('COMMIT');
       for (const message of messages) eventsPublished.inc({ service: this.options.service, topic: message.topic });

@@ -107,6 +107,14 @@ describe('coupons and rounding', () => {
     expect(pricePeriod({ plan: plan({ amountMonthly: 25 }), coupon: percent(50) }).discount).toBe(13);
   });
 
+  it('takes a percentage once from the subtotal, not line by line', () => {
+    // Two lines of 25 at 50 %: once on the subtotal 50 → 25; per line 12.5 → 13 twice → 26.
+    const fixed = { id: 'pc_fee', type: 'fixed' as const, name: 'Fee', metricName: null, unitAmount: 25, includedQuantity: 0 };
+    const price = pricePeriod({ plan: plan({ amountMonthly: 25, components: [fixed] }), coupon: percent(50) });
+    expect(price.lines.map((item) => item.amount)).toEqual([25, 25]);
+    expect(price).toMatchObject({ subtotal: 50, discount: 25, total: 25 });
+  });
+
   it('a fixed amount never takes the total below zero and must share the currency', () => {
     const fixed = { id: 'coupon_f', name: 'Off', type: 'fixed_amount' as const, value: 5_000, currency: 'usd' };
     expect(pricePeriod({ plan: plan(), coupon: fixed })).toMatchObject({ discount: 2_900, total: 0 });

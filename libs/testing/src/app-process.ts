@@ -14,8 +14,10 @@ export interface AppProcess {
   output(): string;
   /** Sends a signal and waits for the process to exit. */
   kill(signal?: NodeJS.Signals): Promise<number | null>;
-  /** Starts the same app again with the same environment. */
-  restart(): Promise<void>;
+  /** Resolves when the process has exited, however it ended (a crash it caused itself, say). */
+  exited(): Promise<number | null>;
+  /** Starts the same app again with the same environment; `env` changes it for this and later starts. */
+  restart(env?: Record<string, string>): Promise<void>;
 }
 
 export interface StartAppOptions {
@@ -51,9 +53,10 @@ export async function startApp(app: AppName, options: StartAppOptions): Promise<
   let output = '';
   let exited: Promise<number | null>;
 
+  const env = { ...options.env };
   const launch = async () => {
     child = spawn(process.execPath, [join(REPO_ROOT, 'apps', app, 'dist', 'main.js')], {
-      env: { ...process.env, LOG_LEVEL: 'warn', ...options.env },
+      env: { ...process.env, LOG_LEVEL: 'warn', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout?.on('data', (chunk) => (output += chunk));
@@ -84,6 +87,10 @@ export async function startApp(app: AppName, options: StartAppOptions): Promise<
       child.kill(signal);
       return exited;
     },
-    restart: launch,
+    exited: () => exited,
+    async restart(changes: Record<string, string> = {}) {
+      Object.assign(env, changes);
+      await launch();
+    },
   };
 }

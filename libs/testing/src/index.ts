@@ -4,3 +4,5 @@ export * from './ports';
 export * from './webhook-receiver';
 export * from './grpc-service';
 export * from './thrown';
+export * from './kafka-topic';
+export * from './database';

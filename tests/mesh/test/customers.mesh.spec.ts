@@ -8,6 +8,8 @@ import { api, eventually, type Keys, type Mesh, startMesh } from './mesh';
  */
 let mesh: Mesh;
 let keys: Keys;
+/** OpenTelemetry's SpanKind values, as the trace files record them. */
+const SpanKind = { SERVER: 1, CLIENT: 2, PRODUCER: 3, CONSUMER: 4 } as const;
 let accountId: string;
 
 beforeAll(async () => {
@@ -182,21 +184,65 @@ describe('customers through the gateway', () => {
     expect(created).toHaveLength(1);
   });
 
-  it('follows one request under one trace id: gateway → gRPC → Kafka → consumer', async () => {
-    const { body: customer } = await api(mesh, keys.test)('POST', '/v1/customers', { name: 'Traced', email: 'traced@example.com' });
-    await eventually(async () => (await eventsOf(false, 'customer.created')).some((event) => event.data.object.id === customer.id), 30_000, 'traced event');
-    type Span = { trace_id: string; name: string; service: string; kind: number; attributes: Record<string, unknown> };
+  it('follows its own request by parent links: gateway HTTP → gRPC client → gRPC server → outbox publish → Kafka consumer', async () => {
+    const created = await api(mesh, keys.test)('POST', '/v1/customers', { name: 'Traced', email: 'traced@example.com' });
+    expect(created.status).toBe(201);
+    const [event] = await eventually(async () => {
+      const found = (await eventsOf(false, 'customer.created')).filter((candidate) => candidate.data.object.id === created.body.id);
+      return found.length === 1 ? found : undefined;
+    }, 30_000, 'the traced customer.created');
+    type Span = { trace_id: string; span_id: string; parent_span_id: string | null; name: string; service: string; kind: number; attributes: Record<string, unknown> };
     const readSpans = (): Span[] =>
-      readdirSync(mesh.traceDir).flatMap((file) =>
-        readFileSync(join(mesh.traceDir, file), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Span),
-      );
-    const consumerSpan = await eventually(async () => readSpans().find((span) => span.name.endsWith(' process') && span.attributes['messaging.message.id'] && span.service === 'webhook-dispatch' && readSpans().some((other) => other.trace_id === span.trace_id && other.service === 'gateway' && other.name.startsWith('POST'))) , 30_000, 'consumer span');
-    const trace = readSpans().filter((span) => span.trace_id === consumerSpan.trace_id);
-    const services = new Set(trace.map((span) => span.service));
-    expect(services).toEqual(new Set(['gateway', 'subscription', 'webhook-dispatch']));
-    expect(trace.some((span) => span.service === 'gateway' && span.name.includes('CreateCustomer'))).toBe(true);
-    expect(trace.some((span) => span.service === 'subscription' && span.name.includes('CreateCustomer'))).toBe(true);
-    expect(trace.some((span) => span.service === 'subscription' && span.name.endsWith(' publish'))).toBe(true);
+      readdirSync(mesh.traceDir).flatMap((file) => readFileSync(join(mesh.traceDir, file), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Span));
+    // The consumer span of this request's own event (its id is unique to this customer).
+    const consumer = await eventually(async () => readSpans().find((span) => span.kind === SpanKind.CONSUMER && span.attributes['messaging.message.id'] === event.id), 30_000, 'the consumer span of our event');
+    const spans = readSpans();
+    const byId = new Map(spans.map((span) => [span.span_id, span]));
+    const chain: Span[] = [consumer];
+    for (let span = consumer; span.parent_span_id; ) {
+      const parent = byId.get(span.parent_span_id);
+      expect({ missingParentOf: span.name, parent: parent?.span_id }).toEqual({ missingParentOf: span.name, parent: span.parent_span_id });
+      chain.push((span = parent!));
+    }
+    expect(chain.map((span) => [span.service, span.kind])).toEqual([
+      ['webhook-dispatch', SpanKind.CONSUMER],
+      ['subscription', SpanKind.PRODUCER],
+      ['subscription', SpanKind.SERVER],
+      ['gateway', SpanKind.CLIENT],
+      ['gateway', SpanKind.SERVER],
+    ]);
+    const [, producer, grpcServer, grpcClient, http] = chain;
+    expect(producer.attributes['messaging.message.id']).toBe(event.id);
+    expect(grpcServer.name).toBe('grpc.recur.subscription.v1.SubscriptionService/CreateCustomer');
+    expect(grpcClient.name).toBe(grpcServer.name);
+    expect(http.name).toMatch(/^POST/);
+    expect(http.parent_span_id).toBeNull();
+    expect(new Set(chain.map((span) => span.trace_id))).toEqual(new Set([http.trace_id]));
+  });
+
+  it('answers unknown routes 404 route_not_found, wrong methods 405 method_not_allowed and big bodies 413 payload_too_large', async () => {
+    const call = api(mesh, keys.test);
+    const cases: [string, string, unknown, number, string][] = [
+      ['GET', '/v1/nothing-here', undefined, 404, 'route_not_found'],
+      ['PUT', '/v1/customers', {}, 405, 'method_not_allowed'],
+      ['POST', '/v1/customers', { name: 'Big', email: 'big@example.com', metadata: { blob: 'x'.repeat(300 * 1024) } }, 413, 'payload_too_large'],
+    ];
+    for (const [method, path, body, status, code] of cases) {
+      const response = await call(method, path, body);
+      expect({ method, path, status: response.status, code: response.body?.error?.code }).toEqual({ method, path, status, code });
+      expect(response.body.error.request_id).toBe(response.headers.get('request-id'));
+    }
+  });
+
+  it('refuses webhook URLs on non-public addresses (url_not_public) when private URLs are not allowed', async () => {
+    const call = api(mesh, keys.test);
+    for (const url of ['http://127.0.0.1:9/hook', 'http://10.1.2.3/hook', 'http://[::1]/hook', 'http://localhost/hook', 'http://169.254.169.254/latest']) {
+      const response = await call('POST', '/v1/webhooks', { url, events: ['customer.created'] });
+      expect({ url, status: response.status, code: response.body.error?.code, param: response.body.error?.param }).toEqual({ url, status: 400, code: 'url_not_public', param: 'url' });
+    }
+    const listed = await call('GET', '/v1/webhooks');
+    expect(listed.body.data).toEqual([]);
+    expect((await call('POST', '/v1/webhooks', { url: 'https://hooks.example.com/recur', events: ['customer.created'] })).status).toBe(201);
   });
 
   it('serves the OpenAPI document with every route of the specification', async () => {

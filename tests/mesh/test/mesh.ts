@@ -22,6 +22,11 @@ export interface Mesh {
   baseUrl: string;
   operatorToken: string;
   apps: Record<AppName, AppProcess>;
+  /** Each app's own database, for tests that inspect a service's tables (its outbox, say). */
+  databaseUrls: Record<AppName, string>;
+  kafkaBrokers: string;
+  /** The mesh's topic namespace: `<topicPrefix>.<service>.events`. */
+  topicPrefix: string;
   traceDir: string;
   webhookDispatch: ServiceClient<typeof webhookDispatchV1.WebhookDispatchService>;
   operator(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
@@ -41,10 +46,12 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
   const common = { KAFKA_BROKERS: brokers, KAFKA_TOPIC_PREFIX: namespace, METRICS_PORT: '0', GRPC_HOST: '127.0.0.1' };
 
   const addresses = {} as Record<ServiceName, string>;
+  const databaseUrls = {} as Record<AppName, string>;
   const started = await Promise.all(
     SERVICES.map(async (service) => {
       const [databaseUrl, grpcPort] = await Promise.all([createTestDatabase(service.replace(/-/g, '_')), freePort()]);
       addresses[service] = `127.0.0.1:${grpcPort}`;
+      databaseUrls[service] = databaseUrl;
       const app = await startApp(service, {
         env: { ...common, DATABASE_URL: databaseUrl, GRPC_PORT: String(grpcPort), RECUR_TRACE_FILE: join(traceDir, `${service}.jsonl`), ...options.env?.[service] },
         ready: { grpcPort },
@@ -54,10 +61,11 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
   );
   const operatorToken = randomBytes(16).toString('hex');
   const httpPort = await freePort();
+  databaseUrls.gateway = await createTestDatabase('gateway');
   const gateway = await startApp('gateway', {
     env: {
       ...common,
-      DATABASE_URL: await createTestDatabase('gateway'),
+      DATABASE_URL: databaseUrls.gateway,
       HTTP_HOST: '127.0.0.1',
       HTTP_PORT: String(httpPort),
       RECUR_OPERATOR_TOKEN: operatorToken,
@@ -88,6 +96,9 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
     baseUrl,
     operatorToken,
     apps,
+    databaseUrls,
+    kafkaBrokers: brokers,
+    topicPrefix: namespace,
     traceDir,
     webhookDispatch: createServiceClient(webhookDispatchV1.WebhookDispatchService, addresses['webhook-dispatch']),
     operator,

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { startWebhookReceiver, type WebhookReceiver, freePort } from '@recur/testing';
+import { freePort, queryDatabase, startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
 import { constructEvent } from '@recur/webhooks';
 import { api, eventually, type Keys, type Mesh, startMesh } from './mesh';
 
@@ -51,6 +51,23 @@ async function deliveriesOf(endpointId: string) {
   const response = await call('GET', `/v1/webhooks/${endpointId}/deliveries?limit=100`);
   expect(response.status).toBe(200);
   return response.body.data as any[];
+}
+
+/** The stored schedule of an event's deliveries (webhook-dispatch's own table). */
+async function scheduleOf(endpointId: string, eventId: string) {
+  return queryDatabase<{ status: string; next_attempt_at: Date | null }>(
+    mesh.databaseUrls['webhook-dispatch'],
+    'SELECT status, next_attempt_at FROM deliveries WHERE endpoint_id = $1 AND event_id = $2',
+    [endpointId, eventId],
+  );
+}
+
+/** Waits for the delivery's outcome to be recorded, then answers its stored schedule. */
+async function settledScheduleOf(endpointId: string, eventId: string) {
+  return eventually(async () => {
+    const rows = await scheduleOf(endpointId, eventId);
+    return rows.every((row) => row.status !== 'pending') ? rows : undefined;
+  }, 10_000, 'the delivery outcome recorded');
 }
 
 /** The receiver's own check: HMAC-SHA256 over "<timestamp>.<raw body>", constant time. */
@@ -130,7 +147,7 @@ describe('deliveries', () => {
   });
 
   it('retry failures about 1 s and 2 s apart, with the same event id', async () => {
-    await createEndpoint('/hooks/flaky?fail=2');
+    const endpoint = await createEndpoint('/hooks/flaky?fail=2');
     await createCustomer();
     const got = await arrivals('/hooks/flaky', 3, 30_000);
     expect(new Set(got.map((arrival) => JSON.parse(arrival.body).id)).size).toBe(1);
@@ -139,9 +156,11 @@ describe('deliveries', () => {
     expect(gaps[0]).toBeLessThan(2_500);
     expect(gaps[1]).toBeGreaterThanOrEqual(1_900);
     expect(gaps[1]).toBeLessThan(3_500);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // After the success nothing is scheduled, and nothing comes when attempt 4 would have (4 s later).
+    expect(await settledScheduleOf(endpoint.id, JSON.parse(got[2].body).id)).toEqual([{ status: 'succeeded', next_attempt_at: null }]);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, got[2].arrivedAt + 4_000 + 1_000 - Date.now())));
     expect(await receiver.received('/hooks/flaky')).toHaveLength(3);
-  });
+  }, 30_000);
 
   it('count a receiver that never answers as failed after the timeout, and give up after 5 attempts at a dead address', async () => {
     const hanging = await createEndpoint('/hooks/hang?mode=hang');
@@ -220,7 +239,8 @@ describe('deliveries', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     await mesh.apps['webhook-dispatch'].restart();
     const got = await arrivals('/hooks/restart', 4, 40_000);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // Succeeded with nothing left scheduled (an attempt 5 would come 8 s later).
+    expect(await settledScheduleOf(endpoint.id, JSON.parse(got[3].body).id)).toEqual([{ status: 'succeeded', next_attempt_at: null }]);
     expect(await receiver.received('/hooks/restart')).toHaveLength(4);
     expect(new Set(got.map((arrival) => JSON.parse(arrival.body).id)).size).toBe(1);
     const [delivery] = await eventually(async () => {
