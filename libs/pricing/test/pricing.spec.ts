@@ -167,7 +167,7 @@ describe('properties', () => {
         }
         const price = pricePeriod({ plan: plan({ pricingModel: 'graduated', amountMonthly: 0, tiers }), quantity: units });
         expect(price.total).toBe(expected);
-        expect(graduatedLines(tiers, units, 1).reduce((sum, item) => sum + item.quantity, 0)).toBe(units);
+        expect(graduatedLines(tiers, units, 1, 'usd').reduce((sum, item) => sum + item.quantity, 0)).toBe(units);
       }),
     );
   });
@@ -175,7 +175,7 @@ describe('properties', () => {
   it('volume uses the single tier the quantity falls in', () => {
     fc.assert(
       fc.property(tiersArb, fc.integer({ min: 1, max: 10_000 }), (tiers, units) => {
-        const lines = volumeLines(tiers, units, 1);
+        const lines = volumeLines(tiers, units, 1, 'usd');
         expect(lines).toHaveLength(1);
         const tier = tiers[lines[0].tier!];
         const previousBound = lines[0].tier! === 0 ? 0 : tiers[lines[0].tier! - 1].upTo!;
@@ -224,5 +224,46 @@ describe('properties', () => {
         },
       ),
     );
+  });
+});
+
+describe('rounding happens once, on the subtotal', () => {
+  const half = { id: 'coupon_half', name: 'Half', type: 'percentage' as const, value: 50, currency: null };
+  const fixedFees = (count: number) =>
+    Array.from({ length: count }, (_, index) => ({ id: `pc_${index}`, type: 'fixed' as const, name: `Fee ${index}`, metricName: null, unitAmount: 1, includedQuantity: 0 }));
+
+  it('takes 50 % of a 3-unit subtotal as 2, where rounding each 1-unit line would take 3', () => {
+    // Three lines of 1: per line 0.5 → 1 three times = 3; on the subtotal 1.5 → 2.
+    const price = pricePeriod({ plan: plan({ amountMonthly: 1, components: fixedFees(2) }), coupon: half });
+    expect(price.lines.map((item) => item.amount)).toEqual([1, 1, 1]);
+    expect(price).toMatchObject({ subtotal: 3, discount: 2, total: 1 });
+  });
+
+  it('equals the half-up rounding of the exact discount on the subtotal, for any plan (property)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 1_000 }), fc.integer({ min: 0, max: 8 }), fc.integer({ min: 1, max: 10_000 }), (base, fees, basisPoints) => {
+        const price = pricePeriod({ plan: plan({ amountMonthly: base, components: fixedFees(fees) }), coupon: { ...half, value: basisPoints / 100 } });
+        expect(price.discount).toBe(Math.min(price.subtotal, roundHalfUp(price.subtotal * basisPoints, 10_000)));
+      }),
+    );
+  });
+
+  it('is exact for subtotals whose product with the percentage passes 2^53', () => {
+    // 999 999 999 999 × 12 months × 749 seats = 8 987 999 999 991 012; 12.5 % of it is
+    // 1 123 499 999 998 876.5 → …877. In doubles (subtotal × 1 250 ≈ 1.1e19) it came out …876.
+    const price = pricePeriod({ plan: plan({ pricingModel: 'per_unit', amountMonthly: 999_999_999_999 }), quantity: 749, interval: 'yearly', coupon: { ...half, value: 12.5 } });
+    expect(price.subtotal).toBe(8_987_999_999_991_012);
+    expect(price.discount).toBe(1_123_499_999_998_877);
+  });
+});
+
+describe('currencies', () => {
+  it('prices in the plan currency, which must be an ISO 4217 code', () => {
+    expect(pricePeriod({ plan: plan({ currency: 'jpy', amountMonthly: 500 }) })).toMatchObject({ currency: 'jpy', total: 500 });
+    expect(failure(() => pricePeriod({ plan: plan({ currency: 'xyz' }) }))).toMatchObject({ code: 'parameter_invalid', param: 'currency' });
+  });
+
+  it('refuses a period whose amounts leave the exact range', () => {
+    expect(failure(() => pricePeriod({ plan: plan({ pricingModel: 'per_unit', amountMonthly: 999_999_999_999 }), quantity: 1_000_000, interval: 'yearly' }))).toMatchObject({ code: 'amount_too_large' });
   });
 });
