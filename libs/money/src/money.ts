@@ -7,9 +7,9 @@ import { checkCurrencyCode, currencyExponent } from './currency';
  *
  * Representation: a JavaScript `number`. Stored and accepted amounts are bounded by
  * AMOUNT_MAX (10^12 − 1) and computed ones (a yearly price × a quantity) by
- * Number.MAX_SAFE_INTEGER, so every amount is an exact integer; bigint appears only where
- * PostgreSQL's BIGINT meets Prisma (fromInt64/toInt64), never in domain code or on the wire
- * (int64 fields are generated as numbers, `jstype = JS_NUMBER`).
+ * Number.MAX_SAFE_INTEGER, so every amount is an exact integer. bigint appears only at the
+ * two 64-bit edges — int64 fields of gRPC messages (protobuf-es generates bigint) and BIGINT
+ * columns (Prisma answers bigint) — and crosses them through fromInt64/toInt64 alone.
  */
 export interface Money {
   readonly amountMinor: number;
@@ -128,19 +128,24 @@ export function formatMoney(a: Money, locale = 'en-US'): string {
 }
 
 /**
- * The one conversion between a BIGINT column (Prisma answers bigint) and the number every
- * other layer uses, for amounts and quantities alike. A value beyond 2^53 cannot be exact
- * as a number and is refused rather than rounded.
+ * The one conversion between a 64-bit integer — an int64 field of a gRPC message, a BIGINT
+ * column (Prisma answers bigint) — and the number every other layer uses, for amounts and
+ * quantities alike. A value a number cannot hold exactly is refused as an invalid `param`,
+ * never rounded.
  */
-export function fromInt64(value: bigint): number {
-  return storable(Number(value), value);
+export function fromInt64(value: bigint, param?: string): number;
+export function fromInt64(value: bigint | undefined, param?: string): number | undefined;
+export function fromInt64(value: bigint | undefined, param = 'amount'): number | undefined {
+  return value === undefined ? undefined : exactInteger(Number(value), value, param);
 }
 
-export function toInt64(value: number): bigint {
-  return BigInt(storable(value, value));
+export function toInt64(value: number, param?: string): bigint;
+export function toInt64(value: number | undefined, param?: string): bigint | undefined;
+export function toInt64(value: number | undefined, param = 'amount'): bigint | undefined {
+  return value === undefined ? undefined : BigInt(exactInteger(value, value, param));
 }
 
-function storable(value: number, original: bigint | number): number {
-  if (!Number.isSafeInteger(value)) throw new DomainError('internal', 'amount_out_of_range', `${original} is not an integer within the exact range of a number.`);
+function exactInteger(value: number, original: bigint | number, param: string): number {
+  if (!Number.isSafeInteger(value)) throw invalidArgument(param, `${param} must be an integer of at most ${Number.MAX_SAFE_INTEGER} in magnitude; ${original} is not`);
   return value;
 }

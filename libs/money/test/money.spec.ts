@@ -152,13 +152,16 @@ describe('display and storage', () => {
     expect(formatMoney(money(Number.MAX_SAFE_INTEGER, 'usd'))).toBe('$90,071,992,547,409.91');
   });
 
-  it('converts BIGINT columns and back, refusing what a number cannot hold exactly', () => {
+  it('converts int64 (gRPC fields, BIGINT columns) and back, refusing what a number cannot hold exactly', () => {
     expect(fromInt64(999_999_999_999n)).toBe(AMOUNT_MAX);
     expect(fromInt64(-3n)).toBe(-3);
+    expect([fromInt64(undefined), toInt64(undefined)]).toEqual([undefined, undefined]); // absent optional fields stay absent
     expect(toInt64(AMOUNT_MAX)).toBe(999_999_999_999n);
-    expect(failure(() => fromInt64(2n ** 53n))).toMatchObject({ kind: 'internal', code: 'amount_out_of_range' });
-    expect(failure(() => toInt64(1.5))).toMatchObject({ code: 'amount_out_of_range' });
-    expect(failure(() => toInt64(2 ** 53))).toMatchObject({ code: 'amount_out_of_range' });
+    expect(fromInt64(-(2n ** 53n) + 1n)).toBe(-Number.MAX_SAFE_INTEGER);
+    expect(failure(() => fromInt64(2n ** 53n, 'unit_amount'))).toMatchObject({ kind: 'invalid_argument', code: 'parameter_invalid', param: 'unit_amount' });
+    expect(failure(() => fromInt64(-(2n ** 53n)))).toMatchObject({ param: 'amount' });
+    expect(failure(() => toInt64(1.5, 'up_to'))).toMatchObject({ code: 'parameter_invalid', param: 'up_to' });
+    expect(failure(() => toInt64(2 ** 53))).toMatchObject({ code: 'parameter_invalid', param: 'amount' });
     fc.assert(fc.property(fc.maxSafeInteger(), (value) => expect(fromInt64(toInt64(value))).toBe(value)));
   });
 });
