@@ -119,7 +119,7 @@ export function formatMoney(a: Money, locale = 'en-US'): string {
   const exponent = currencyExponent(a.currency);
   const format = new Intl.NumberFormat(locale, {
     style: 'currency',
-    currency: a.currency.toUpperCase(),
+    currency: a.currency, // Intl reads currency codes case-insensitively
     minimumFractionDigits: exponent,
     maximumFractionDigits: exponent,
   });

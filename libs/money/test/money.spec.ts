@@ -42,6 +42,7 @@ describe('the currency table', () => {
       expect(failure(() => checkCurrencyCode(code, 'plan.currency'))).toMatchObject({ code: 'parameter_invalid', param: 'plan.currency' });
     }
     expect(checkCurrencyCode('chf')).toBe('chf');
+    expect(failure(() => currencyExponent('xyz'))).toMatchObject({ param: 'currency' });
     expect(failure(() => money(1, 'xxx'))).toMatchObject({ code: 'parameter_invalid', param: 'currency' });
   });
 });
@@ -52,7 +53,7 @@ describe('Money', () => {
     expect(price).toEqual({ amountMinor: 2_900, currency: 'usd' });
     expect(Object.isFrozen(price)).toBe(true);
     expect(failure(() => money(29.5, 'usd'))).toMatchObject({ code: 'parameter_invalid', param: 'amount' });
-    expect(failure(() => money(Number.MAX_SAFE_INTEGER + 1, 'usd'))).toMatchObject({ code: 'amount_too_large', kind: 'invalid_argument' });
+    expect(failure(() => money(Number.MAX_SAFE_INTEGER + 1, 'usd'))).toMatchObject({ code: 'amount_too_large', kind: 'invalid_argument', param: 'amount' });
     expect(money(-5, 'usd').amountMinor).toBe(-5);
     expect(AMOUNT_MAX).toBe(10 ** 12 - 1);
   });
@@ -75,6 +76,7 @@ describe('Money', () => {
     for (const mixed of [() => add(usd, eur), () => subtract(usd, eur), () => compare(usd, eur), () => min(usd, eur), () => sum('usd', [usd, eur]), () => assertSameCurrency(usd, eur)]) {
       const error = failure(mixed);
       expect(error).toBeInstanceOf(CurrencyMismatchError);
+      expect(error.name).toBe('CurrencyMismatchError');
       expect(error).toMatchObject({ kind: 'failed_precondition', code: 'currency_mismatch', expected: 'usd', actual: 'eur' });
       expect(error.message).toBe('Amounts in usd and eur cannot be combined.');
     }
@@ -135,6 +137,8 @@ describe('display and storage', () => {
   it('writes the exact decimal with the currency exponent', () => {
     expect(toDecimalString(money(2_900, 'usd'))).toBe('29.00');
     expect(toDecimalString(money(5, 'usd'))).toBe('0.05');
+    expect(toDecimalString(money(0, 'usd'))).toBe('0.00');
+    expect(toDecimalString(money(0, 'jpy'))).toBe('0');
     expect(toDecimalString(money(-5, 'kwd'))).toBe('-0.005');
     expect(toDecimalString(money(500, 'jpy'))).toBe('500');
     expect(toDecimalString(money(-500, 'jpy'))).toBe('-500');

@@ -267,3 +267,63 @@ describe('currencies', () => {
     expect(failure(() => pricePeriod({ plan: plan({ pricingModel: 'per_unit', amountMonthly: 999_999_999_999 }), quantity: 1_000_000, interval: 'yearly' }))).toMatchObject({ code: 'amount_too_large' });
   });
 });
+
+describe('lines as an invoice shows them', () => {
+  const components = [
+    { id: 'pc_fixed', type: 'fixed' as const, name: 'Support', metricName: null, unitAmount: 990, includedQuantity: 0 },
+    { id: 'pc_api', type: 'metered' as const, name: 'API calls', metricName: 'api_calls', unitAmount: 2, includedQuantity: 1_000 },
+  ];
+
+  it('names each plan, tier and component line and keeps its references', () => {
+    const graduated = pricePeriod({ plan: plan({ pricingModel: 'graduated', amountMonthly: 100, tiers: TIERS, components }), quantity: 60, usage: { api_calls: 1_200 } });
+    expect(graduated.lines).toStrictEqual([
+      { kind: 'plan', description: 'Pro', quantity: 1, unitAmount: 100, flatAmount: 0, amount: 100 },
+      { kind: 'tier', description: 'Tier 1 (1–10)', quantity: 10, unitAmount: 500, flatAmount: 0, amount: 5_000, tier: 0 },
+      { kind: 'tier', description: 'Tier 2 (11–50)', quantity: 40, unitAmount: 400, flatAmount: 1_000, amount: 17_000, tier: 1 },
+      { kind: 'tier', description: 'Tier 3 (51–∞)', quantity: 10, unitAmount: 300, flatAmount: 0, amount: 3_000, tier: 2 },
+      { kind: 'component', description: 'Support', quantity: 1, unitAmount: 990, flatAmount: 0, amount: 990, componentId: 'pc_fixed' },
+      { kind: 'component', description: 'API calls', quantity: 200, unitAmount: 2, flatAmount: 0, amount: 400, componentId: 'pc_api', metricName: 'api_calls' },
+    ]);
+    expect(pricePeriod({ plan: plan(), quantity: 3 }).lines).toStrictEqual([
+      { kind: 'plan', description: 'Pro', quantity: 1, unitAmount: 2_900, flatAmount: 0, amount: 2_900 },
+    ]);
+    expect(pricePeriod({ plan: plan({ pricingModel: 'per_unit' }), quantity: 3 }).lines).toStrictEqual([
+      { kind: 'plan', description: 'Pro', quantity: 3, unitAmount: 2_900, flatAmount: 0, amount: 8_700 },
+    ]);
+    expect(pricePeriod({ plan: plan({ pricingModel: 'package', packageSize: 100 }), quantity: 101 }).lines).toStrictEqual([
+      { kind: 'plan', description: 'Pro (2 × 100 units)', quantity: 2, unitAmount: 2_900, flatAmount: 0, amount: 5_800 },
+    ]);
+  });
+
+  it('volume: a quantity on a bound belongs to that tier; none prices nothing, not even a flat amount', () => {
+    const volume = plan({ pricingModel: 'volume', amountMonthly: 0, tiers: [{ upTo: 10, unitAmount: 500, flatAmount: 700 }, { upTo: null, unitAmount: 400, flatAmount: 0 }] });
+    expect(pricePeriod({ plan: volume, quantity: 10 }).lines).toStrictEqual([
+      { kind: 'tier', description: 'Tier 1 (up to 10)', quantity: 10, unitAmount: 500, flatAmount: 700, amount: 5_700, tier: 0 },
+    ]);
+    expect(pricePeriod({ plan: volume, quantity: 11 }).lines[0].description).toBe('Tier 2 (up to ∞)');
+    expect(pricePeriod({ plan: volume, quantity: 0 })).toMatchObject({ lines: [], total: 0 });
+  });
+});
+
+describe('inputs the engine refuses', () => {
+  const percent = (value: number) => ({ id: 'coupon_x', name: 'Promo', type: 'percentage' as const, value, currency: null });
+
+  it('a percentage outside (0, 100]', () => {
+    for (const value of [0, -5, 100.01, Number.NaN]) expect(failure(() => pricePeriod({ plan: plan(), coupon: percent(value) }))).toMatchObject({ code: 'parameter_invalid', param: 'coupon' });
+    expect(pricePeriod({ plan: plan(), coupon: percent(0.01) }).discount).toBe(0); // 0.29 → 0
+  });
+
+  it('an unknown interval or pricing model, and tiers on a model without tiers', () => {
+    expect(failure(() => pricePeriod({ plan: plan(), interval: 'weekly' as never }))).toMatchObject({ code: 'parameter_invalid', param: 'interval' });
+    expect(failure(() => pricePeriod({ plan: plan({ pricingModel: 'tiered' as never }) }))).toMatchObject({ code: 'parameter_invalid', param: 'pricing_model' });
+    expect(failure(() => pricePeriod({ plan: plan({ tiers: TIERS }) }))).toMatchObject({ code: 'plan_not_tiered' });
+  });
+
+  it('tier sets: at most 50 tiers, integer bounds from 1', () => {
+    const bounded = (count: number): Tier[] => [...Array.from({ length: count - 1 }, (_, index) => ({ upTo: index + 1, unitAmount: 1, flatAmount: 0 })), { upTo: null, unitAmount: 1, flatAmount: 0 }];
+    expect(checkTiers(bounded(50))).toHaveLength(50);
+    expect(failure(() => checkTiers(bounded(51)))).toMatchObject({ param: 'tiers' });
+    expect(checkTiers([{ upTo: 1, unitAmount: 1, flatAmount: 0 }, { upTo: null, unitAmount: 1, flatAmount: 0 }])).toHaveLength(2);
+    expect(failure(() => checkTiers([{ upTo: 1.5, unitAmount: 1, flatAmount: 0 }, { upTo: null, unitAmount: 1, flatAmount: 0 }]))).toMatchObject({ param: 'tiers[0].up_to' });
+  });
+});
