@@ -1,5 +1,5 @@
 import {
-  checkMetadata, checkPage, ConfigError, DomainError, failedPrecondition, hasPrefix, intEnv, invalidArgument, mergeMetadata, newId, notFound, optionalEnv, PAGE_LIMIT_DEFAULT, pageInfo,
+  checkMetadata, checkPage, ConfigError, DomainError, failedPrecondition, hasPrefix, isDomainError, intEnv, invalidArgument, mergeMetadata, newId, notFound, optionalEnv, PAGE_LIMIT_DEFAULT, pageInfo,
   requireEnv, systemClock, unixSeconds,
 } from '../src';
 
@@ -95,6 +95,7 @@ describe('domain errors', () => {
     expect(invalidArgument('name', 'name must not be empty')).toMatchObject({ kind: 'invalid_argument', code: 'parameter_invalid', param: 'name' });
     expect(invalidArgument('currency', 'needed', 'parameter_missing')).toMatchObject({ code: 'parameter_missing' });
     expect(failedPrecondition('plan_archived', 'archived')).toMatchObject({ kind: 'failed_precondition', code: 'plan_archived', param: undefined });
+    expect([isDomainError(notFound('plan', 'x')), isDomainError(new Error('x')), isDomainError({ code: 'resource_missing' })]).toEqual([true, false, false]);
   });
 });
 

@@ -81,6 +81,7 @@ describe('price components', () => {
     expect(price.total).toBe(2_900 + 990 + 500 * 2);
     expect(pricePeriod({ plan: plan({ components }), usage: { api_calls: 999 } }).total).toBe(2_900 + 990);
     expect(pricePeriod({ plan: plan({ components }) }).total).toBe(2_900 + 990);
+    expect(pricePeriod({ plan: plan({ components }), usage: { api_calls: 0 } }).total).toBe(2_900 + 990);
   });
 
   it('scales fixed fees and the included quantity by the interval, not the usage price', () => {
