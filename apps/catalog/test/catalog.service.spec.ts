@@ -63,6 +63,7 @@ describe('CatalogService plans', () => {
   it('creates with defaults and retrieves a plan', async () => {
     const plan = await newPlan({ description: 'For teams', metadata: { crm: '1' } });
     expect(plan).toMatchObject({ name: 'Pro', pricingModel: 'flat_rate', amountMonthly: 2_900n, currency: 'usd', packageSize: 1, status: 'active', livemode: false });
+    expect(plan.price).toMatchObject({ amountMinor: 2_900n, currency: 'usd' });
     expect(plan.billingIntervals).toEqual(['monthly', 'quarterly', 'yearly']);
     expect(plan.id).toMatch(/^plan_/);
     expect((await client.getPlan({ tenant, id: plan.id })).plan).toEqual(plan);
@@ -77,6 +78,9 @@ describe('CatalogService plans', () => {
       [{ pricingModel: 'tiered' }, 'pricing_model'],
       [{ amountMonthly: -1n }, 'amount_monthly'],
       [{ currency: 'USD' }, 'currency'],
+      [{ currency: 'xyz' }, 'currency'], // the shape of a code, but not in ISO 4217
+      [{ currency: 'xau' }, 'currency'], // ISO 4217, but gold has no minor unit
+      [{ amountMonthly: 2n ** 53n }, 'amount_monthly'], // beyond a number's exact range: refused, not rounded
       [{ name: ' ' }, 'name'],
       [{ billingIntervals: ['monthly', 'weekly'] }, 'billing_intervals[1]'],
       [{ packageSize: 5 }, 'package_size'],
@@ -126,10 +130,11 @@ describe('CatalogService plans', () => {
       [{ upTo: 10n, unitAmount: 500n, flatAmount: 0n }, { upTo: 5n, unitAmount: 1n, flatAmount: 0n }, { unitAmount: 1n, flatAmount: 0n }],
       [{ upTo: 10n, unitAmount: 500n, flatAmount: 0n }, { upTo: 20n, unitAmount: 1n, flatAmount: 0n }],
       [{ upTo: 10n, unitAmount: -5n, flatAmount: 0n }, { unitAmount: 1n, flatAmount: 0n }],
+      [{ upTo: 10n, unitAmount: 5n, flatAmount: 0n }, { unitAmount: 1n, flatAmount: 2n ** 60n }],
     ];
     const params = [];
     for (const set of invalid) params.push((await grpcFailure(client.replacePlanTiers({ tenant, id: plan.id, tiers: set }))).param);
-    expect(params).toEqual(['tiers[1].up_to', 'tiers[1].up_to', 'tiers[0].unit_amount']);
+    expect(params).toEqual(['tiers[1].up_to', 'tiers[1].up_to', 'tiers[0].unit_amount', 'tiers[1].flat_amount']);
     const stored = (await client.getPlanTiers({ tenant, id: plan.id })).tiers;
     expect(stored.map((tier) => [tier.upTo, tier.unitAmount])).toEqual([[10n, 500n], [undefined, 400n]]);
 
@@ -190,7 +195,8 @@ describe('CatalogService plans', () => {
 describe('CatalogService add-ons', () => {
   it('creates, updates, takes off sale and restores', async () => {
     const { addon } = await client.createAddon({ tenant, name: 'Extra seat', priceMonthly: 500n, currency: 'eur' });
-    expect(addon).toMatchObject({ name: 'Extra seat', priceMonthly: 500n, currency: 'eur', status: 'on_sale' });
+    expect(addon).toMatchObject({ name: 'Extra seat', priceMonthly: 500n, currency: 'eur', status: 'on_sale', price: { amountMinor: 500n, currency: 'eur' } });
+    expect((await client.createAddon({ tenant, name: 'Yen seat', priceMonthly: 500n, currency: 'jpy' })).addon!.price).toMatchObject({ amountMinor: 500n, currency: 'jpy' });
     expect(addon!.id).toMatch(/^addon_/);
     const { addon: off } = await client.takeAddonOffSale({ tenant, id: addon!.id });
     expect(off!.status).toBe('off_sale');
@@ -213,7 +219,8 @@ describe('CatalogService coupons and promotion codes', () => {
     expect(coupon!.currency).toBeUndefined();
     expect(coupon!.id).toMatch(/^coupon_/);
     expect((await client.createCoupon({ ...base, value: 12.5, duration: 'repeating', durationInPeriods: 3 })).coupon).toMatchObject({ value: 12.5, durationInPeriods: 3 });
-    expect((await client.createCoupon({ ...base, type: 'fixed_amount', value: 1000, currency: 'usd', duration: 'forever' })).coupon).toMatchObject({ currency: 'usd' });
+    expect((await client.createCoupon({ ...base, type: 'fixed_amount', value: 1000, currency: 'usd', duration: 'forever' })).coupon).toMatchObject({ currency: 'usd', amountOff: { amountMinor: 1_000n, currency: 'usd' } });
+    expect(coupon!.amountOff).toBeUndefined();
     const cases: [Record<string, unknown>, string][] = [
       [{ value: 0 }, 'value'],
       [{ value: 100.5 }, 'value'],
@@ -225,6 +232,7 @@ describe('CatalogService coupons and promotion codes', () => {
       [{ currency: 'usd' }, 'currency'],
       [{ type: 'fixed_amount', value: 100 }, 'currency'],
       [{ type: 'fixed_amount', value: 1.5, currency: 'usd' }, 'value'],
+      [{ type: 'fixed_amount', value: 100, currency: 'abc' }, 'currency'],
     ];
     for (const [fields, param] of cases) {
       expect({ fields, ...(await grpcFailure(client.createCoupon({ ...base, ...fields }))) }).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, param });

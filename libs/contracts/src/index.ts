@@ -8,8 +8,9 @@ export * from './public/addon';
 export * from './public/coupon';
 export * from './public/event-types';
 export * from './tenant';
+export * from './money';
 
-export * as commonV1 from './gen/recur/common/v1/tenant_pb';
+export * as commonV1 from './common-v1';
 export * as subscriptionV1 from './gen/recur/subscription/v1/subscription_service_pb';
 export * as customerV1 from './gen/recur/subscription/v1/customer_pb';
 export * as catalogV1 from './gen/recur/catalog/v1/catalog_service_pb';

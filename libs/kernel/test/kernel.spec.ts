@@ -1,4 +1,7 @@
-import { checkMetadata, checkPage, DomainError, hasPrefix, mergeMetadata, newId, PAGE_LIMIT_DEFAULT, pageInfo } from '../src';
+import {
+  checkMetadata, checkPage, ConfigError, DomainError, failedPrecondition, hasPrefix, isDomainError, intEnv, invalidArgument, mergeMetadata, newId, notFound, optionalEnv, PAGE_LIMIT_DEFAULT, pageInfo,
+  requireEnv, systemClock, unixSeconds,
+} from '../src';
 
 describe('newId', () => {
   it('is the prefix and 24 base62 characters, and does not repeat', () => {
@@ -52,5 +55,59 @@ describe('metadata', () => {
     expect(() => checkMetadata({ ['k'.repeat(41)]: 'v' })).toThrow(DomainError);
     expect(() => checkMetadata({ plan: 'x'.repeat(501) })).toThrow(expect.objectContaining({ name: 'DomainError', param: 'metadata[plan]' }));
     expect(checkMetadata({ plan: 'x'.repeat(500) })).toEqual({ plan: 'x'.repeat(500) });
+  });
+});
+
+describe('metadata bounds', () => {
+  const keys = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`k${i}`, 'v']));
+  const param = (run: () => unknown) => {
+    try {
+      run();
+    } catch (error) {
+      return (error as DomainError).param;
+    }
+    return 'accepted';
+  };
+
+  it('accepts exactly the limits and names the offending key beyond them', () => {
+    expect(param(() => checkMetadata(keys(50)))).toBe('accepted');
+    expect(param(() => checkMetadata(keys(51), 'plan_metadata'))).toBe('plan_metadata');
+    expect(param(() => checkMetadata({ ['k'.repeat(40)]: 'v' }))).toBe('accepted');
+    expect(param(() => checkMetadata({ ['k'.repeat(41)]: 'v' }))).toBe(`metadata[${'k'.repeat(41)}]`);
+    expect(param(() => checkMetadata({ '': 'v' }))).toBe('metadata[]');
+    expect(param(() => checkMetadata({ plan: 'x'.repeat(501) }))).toBe('metadata[plan]');
+    expect(param(() => checkMetadata({ plan: 42 } as never))).toBe('metadata[plan]');
+    expect(param(() => checkMetadata({ plan: ['x'] } as never))).toBe('metadata[plan]');
+  });
+});
+
+describe('domain errors', () => {
+  it('carry kind, stable code and param', () => {
+    expect(notFound('plan', 'plan_1')).toMatchObject({ kind: 'not_found', code: 'resource_missing', param: 'id', message: "No such plan: 'plan_1'", name: 'DomainError' });
+    expect(invalidArgument('name', 'name must not be empty')).toMatchObject({ kind: 'invalid_argument', code: 'parameter_invalid', param: 'name' });
+    expect(invalidArgument('currency', 'needed', 'parameter_missing')).toMatchObject({ code: 'parameter_missing' });
+    expect(failedPrecondition('plan_archived', 'archived')).toMatchObject({ kind: 'failed_precondition', code: 'plan_archived', param: undefined });
+    expect([isDomainError(notFound('plan', 'x')), isDomainError(new Error('x')), isDomainError({ code: 'resource_missing' })]).toEqual([true, false, false]);
+  });
+});
+
+describe('configuration from the environment', () => {
+  it('requires, defaults and parses, naming the variable', () => {
+    expect(requireEnv('A', { A: 'x' })).toBe('x');
+    expect(() => requireEnv('A', {})).toThrow(new ConfigError('missing required environment variable A'));
+    expect(() => requireEnv('A', { A: '' })).toThrow(ConfigError);
+    expect([optionalEnv('A', { A: 'x' }), optionalEnv('A', { A: '' }), optionalEnv('A', {})]).toEqual(['x', undefined, undefined]);
+    expect([intEnv('N', 7, { N: '42' }), intEnv('N', 7, {}), intEnv('N', 7, { N: '' })]).toEqual([42, 7, 7]);
+    expect(() => intEnv('N', 7, { N: '1.5' })).toThrow("environment variable N must be an integer, got '1.5'");
+  });
+});
+
+describe('time', () => {
+  it('unix seconds round down; the system clock is the wall clock', () => {
+    expect(unixSeconds(new Date(1_795_643_234_999))).toBe(1_795_643_234);
+    const before = Date.now();
+    const now = systemClock().getTime();
+    expect(now).toBeGreaterThanOrEqual(before);
+    expect(now).toBeLessThanOrEqual(Date.now());
   });
 });

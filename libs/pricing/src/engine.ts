@@ -1,4 +1,5 @@
-import { DomainError, failedPrecondition, invalidArgument } from '@recur/kernel';
+import { failedPrecondition, invalidArgument } from '@recur/kernel';
+import { add, type Money, min, money, multiply, percentOf, subtract, sum } from '@recur/money';
 import {
   BILLING_INTERVAL_MONTHS,
   type BillingInterval,
@@ -45,33 +46,24 @@ export interface PeriodPrice {
   total: number;
 }
 
-/**
- * Rounding rule: every line is a product of integers, so lines are exact. The only
- * fraction is a percentage coupon, taken once from the subtotal and rounded half up to
- * the minor unit (12.5 → 13). A discount never exceeds the subtotal, so no total is negative.
- */
-export function roundHalfUp(numerator: number, denominator: number): number {
-  return Math.floor((2 * numerator + denominator) / (2 * denominator));
-}
+/** A monthly price in minor units for a period of `months`. */
+const monthly = (amountMinor: number, currency: string, months: number): Money => multiply(money(amountMinor, currency), months);
 
-function safe(value: number, param: string): number {
-  if (!Number.isSafeInteger(value)) throw new DomainError('invalid_argument', 'amount_too_large', 'The computed amount exceeds the largest supported amount.', param);
-  return value;
-}
-
-function line(kind: LineItem['kind'], description: string, quantity: number, unitAmount: number, flatAmount = 0, extra: Partial<LineItem> = {}): LineItem {
-  return { kind, description, quantity, unitAmount, flatAmount, amount: safe(quantity * unitAmount + flatAmount, 'quantity'), ...extra };
+/** One charge: `quantity` × the unit price plus the flat amount, exact (no rounding). */
+function line(kind: LineItem['kind'], description: string, quantity: number, unitPrice: Money, flat: Money, extra: Partial<LineItem> = {}): LineItem {
+  const amount = add(multiply(unitPrice, quantity), flat);
+  return { kind, description, quantity, unitAmount: unitPrice.amountMinor, flatAmount: flat.amountMinor, amount: amount.amountMinor, ...extra };
 }
 
 /** Graduated: each tier prices the units that fall in it; a tier's flat amount applies once it is reached. */
-export function graduatedLines(tiers: Tier[], quantity: number, months: number): LineItem[] {
+export function graduatedLines(tiers: Tier[], quantity: number, months: number, currency: string): LineItem[] {
   const lines: LineItem[] = [];
   let start = 0;
   for (const [index, tier] of tiers.entries()) {
     if (quantity <= start) break;
     const end = tier.upTo === null ? quantity : Math.min(quantity, tier.upTo);
     const units = end - start;
-    lines.push(line('tier', `Tier ${index + 1} (${start + 1}–${tier.upTo ?? '∞'})`, units, tier.unitAmount * months, tier.flatAmount * months, { tier: index }));
+    lines.push(line('tier', `Tier ${index + 1} (${start + 1}–${tier.upTo ?? '∞'})`, units, monthly(tier.unitAmount, currency, months), monthly(tier.flatAmount, currency, months), { tier: index }));
     if (tier.upTo === null) break;
     start = tier.upTo;
   }
@@ -79,24 +71,29 @@ export function graduatedLines(tiers: Tier[], quantity: number, months: number):
 }
 
 /** Volume: the one tier the quantity falls in prices every unit. */
-export function volumeLines(tiers: Tier[], quantity: number, months: number): LineItem[] {
+export function volumeLines(tiers: Tier[], quantity: number, months: number, currency: string): LineItem[] {
   if (quantity === 0) return [];
   const index = tiers.findIndex((tier) => tier.upTo === null || quantity <= tier.upTo);
   const tier = tiers[index];
-  return [line('tier', `Tier ${index + 1} (up to ${tier.upTo ?? '∞'})`, quantity, tier.unitAmount * months, tier.flatAmount * months, { tier: index })];
+  return [line('tier', `Tier ${index + 1} (up to ${tier.upTo ?? '∞'})`, quantity, monthly(tier.unitAmount, currency, months), monthly(tier.flatAmount, currency, months), { tier: index })];
 }
 
-function discountOf(coupon: PricedCoupon | null | undefined, subtotal: number, currency: string): number {
-  if (!coupon) return 0;
+/**
+ * Rounding rule: every line is a product of integers, so lines are exact. The only
+ * fraction is a percentage coupon, taken once from the subtotal and rounded half up to
+ * the minor unit (12.5 → 13; @recur/money's percentOf). A discount never exceeds the
+ * subtotal, so no total is negative.
+ */
+function discountOf(coupon: PricedCoupon | null | undefined, subtotal: Money): Money {
+  if (!coupon) return money(0, subtotal.currency);
   if (coupon.type === 'percentage') {
     if (!(coupon.value > 0 && coupon.value <= 100)) throw invalidArgument('coupon', 'a percentage coupon must be greater than 0 and at most 100');
-    const basisPoints = Math.round(coupon.value * 100);
-    return Math.min(subtotal, roundHalfUp(subtotal * basisPoints, 10_000));
+    return min(subtotal, percentOf(subtotal, coupon.value));
   }
-  if (coupon.currency !== currency) {
-    throw failedPrecondition('coupon_currency_mismatch', `Coupon '${coupon.id}' is in ${coupon.currency ?? 'no currency'}, the plan in ${currency}.`);
+  if (coupon.currency !== subtotal.currency) {
+    throw failedPrecondition('coupon_currency_mismatch', `Coupon '${coupon.id}' is in ${coupon.currency ?? 'no currency'}, the plan in ${subtotal.currency}.`);
   }
-  return Math.min(subtotal, coupon.value);
+  return min(subtotal, money(coupon.value, coupon.currency));
 }
 
 /**
@@ -115,25 +112,27 @@ export function pricePeriod(input: PeriodInput): PeriodPrice {
     if (!Number.isSafeInteger(used) || used < 0) throw invalidArgument(`usage[${metric}]`, 'usage must be a non-negative integer');
   }
 
-  const base = plan.amountMonthly * months;
+  const { currency } = plan;
+  const base = monthly(plan.amountMonthly, currency, months);
+  const none = money(0, currency);
   const lines: LineItem[] = [];
   switch (plan.pricingModel) {
     case 'flat_rate':
-      lines.push(line('plan', plan.name, 1, base));
+      lines.push(line('plan', plan.name, 1, base, none));
       break;
     case 'per_unit':
-      lines.push(line('plan', plan.name, quantity, base));
+      lines.push(line('plan', plan.name, quantity, base, none));
       break;
     case 'package': {
       const packages = Math.ceil(quantity / plan.packageSize);
-      lines.push(line('plan', `${plan.name} (${packages} × ${plan.packageSize} units)`, packages, base));
+      lines.push(line('plan', `${plan.name} (${packages} × ${plan.packageSize} units)`, packages, base, none));
       break;
     }
     case 'graduated':
     case 'volume':
       if (plan.tiers.length === 0) throw failedPrecondition('plan_tiers_missing', `A ${plan.pricingModel} plan needs tiers before it can be priced.`);
-      if (base > 0) lines.push(line('plan', plan.name, 1, base));
-      lines.push(...(plan.pricingModel === 'graduated' ? graduatedLines(plan.tiers, quantity, months) : volumeLines(plan.tiers, quantity, months)));
+      if (base.amountMinor > 0) lines.push(line('plan', plan.name, 1, base, none));
+      lines.push(...(plan.pricingModel === 'graduated' ? graduatedLines(plan.tiers, quantity, months, currency) : volumeLines(plan.tiers, quantity, months, currency)));
       break;
     default:
       throw invalidArgument('pricing_model', `unknown pricing model '${String(plan.pricingModel)}'`);
@@ -145,15 +144,15 @@ export function pricePeriod(input: PeriodInput): PeriodPrice {
 
   for (const component of plan.components) {
     if (component.type === 'fixed') {
-      lines.push(line('component', component.name, 1, component.unitAmount * months, 0, { componentId: component.id }));
+      lines.push(line('component', component.name, 1, monthly(component.unitAmount, currency, months), none, { componentId: component.id }));
     } else {
       const used = input.usage?.[component.metricName ?? ''] ?? 0;
       const billable = Math.max(0, used - component.includedQuantity * months);
-      lines.push(line('component', component.name, billable, component.unitAmount, 0, { componentId: component.id, metricName: component.metricName ?? undefined }));
+      lines.push(line('component', component.name, billable, money(component.unitAmount, currency), none, { componentId: component.id, metricName: component.metricName ?? undefined }));
     }
   }
 
-  const subtotal = safe(lines.reduce((sum, item) => sum + item.amount, 0), 'quantity');
-  const discount = discountOf(input.coupon, subtotal, plan.currency);
-  return { currency: plan.currency, interval, lines, subtotal, discount, total: subtotal - discount };
+  const subtotal = sum(currency, lines.map((item) => money(item.amount, currency)));
+  const discount = discountOf(input.coupon, subtotal);
+  return { currency, interval, lines, subtotal: subtotal.amountMinor, discount: discount.amountMinor, total: subtract(subtotal, discount).amountMinor };
 }

@@ -1,2 +1,4 @@
 export * from './engine';
 export * from './model';
+// The one rounding rule lives with Money; pricing applies it once, to the subtotal.
+export { roundHalfUp } from '@recur/money';

@@ -81,6 +81,7 @@ describe('price components', () => {
     expect(price.total).toBe(2_900 + 990 + 500 * 2);
     expect(pricePeriod({ plan: plan({ components }), usage: { api_calls: 999 } }).total).toBe(2_900 + 990);
     expect(pricePeriod({ plan: plan({ components }) }).total).toBe(2_900 + 990);
+    expect(pricePeriod({ plan: plan({ components }), usage: { api_calls: 0 } }).total).toBe(2_900 + 990);
   });
 
   it('scales fixed fees and the included quantity by the interval, not the usage price', () => {
@@ -175,7 +176,7 @@ describe('properties', () => {
         }
         const price = pricePeriod({ plan: plan({ pricingModel: 'graduated', amountMonthly: 0, tiers }), quantity: units });
         expect(price.total).toBe(expected);
-        expect(graduatedLines(tiers, units, 1).reduce((sum, item) => sum + item.quantity, 0)).toBe(units);
+        expect(graduatedLines(tiers, units, 1, 'usd').reduce((sum, item) => sum + item.quantity, 0)).toBe(units);
       }),
     );
   });
@@ -183,7 +184,7 @@ describe('properties', () => {
   it('volume uses the single tier the quantity falls in', () => {
     fc.assert(
       fc.property(tiersArb, fc.integer({ min: 1, max: 10_000 }), (tiers, units) => {
-        const lines = volumeLines(tiers, units, 1);
+        const lines = volumeLines(tiers, units, 1, 'usd');
         expect(lines).toHaveLength(1);
         const tier = tiers[lines[0].tier!];
         const previousBound = lines[0].tier! === 0 ? 0 : tiers[lines[0].tier! - 1].upTo!;
@@ -232,5 +233,106 @@ describe('properties', () => {
         },
       ),
     );
+  });
+});
+
+describe('rounding happens once, on the subtotal', () => {
+  const half = { id: 'coupon_half', name: 'Half', type: 'percentage' as const, value: 50, currency: null };
+  const fixedFees = (count: number) =>
+    Array.from({ length: count }, (_, index) => ({ id: `pc_${index}`, type: 'fixed' as const, name: `Fee ${index}`, metricName: null, unitAmount: 1, includedQuantity: 0 }));
+
+  it('takes 50 % of a 3-unit subtotal as 2, where rounding each 1-unit line would take 3', () => {
+    // Three lines of 1: per line 0.5 → 1 three times = 3; on the subtotal 1.5 → 2.
+    const price = pricePeriod({ plan: plan({ amountMonthly: 1, components: fixedFees(2) }), coupon: half });
+    expect(price.lines.map((item) => item.amount)).toEqual([1, 1, 1]);
+    expect(price).toMatchObject({ subtotal: 3, discount: 2, total: 1 });
+  });
+
+  it('equals the half-up rounding of the exact discount on the subtotal, for any plan (property)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 1_000 }), fc.integer({ min: 0, max: 8 }), fc.integer({ min: 1, max: 10_000 }), (base, fees, basisPoints) => {
+        const price = pricePeriod({ plan: plan({ amountMonthly: base, components: fixedFees(fees) }), coupon: { ...half, value: basisPoints / 100 } });
+        expect(price.discount).toBe(Math.min(price.subtotal, roundHalfUp(price.subtotal * basisPoints, 10_000)));
+      }),
+    );
+  });
+
+  it('is exact for subtotals whose product with the percentage passes 2^53', () => {
+    // 999 999 999 999 × 12 months × 749 seats = 8 987 999 999 991 012; 12.5 % of it is
+    // 1 123 499 999 998 876.5 → …877. In doubles (subtotal × 1 250 ≈ 1.1e19) it came out …876.
+    const price = pricePeriod({ plan: plan({ pricingModel: 'per_unit', amountMonthly: 999_999_999_999 }), quantity: 749, interval: 'yearly', coupon: { ...half, value: 12.5 } });
+    expect(price.subtotal).toBe(8_987_999_999_991_012);
+    expect(price.discount).toBe(1_123_499_999_998_877);
+  });
+});
+
+describe('currencies', () => {
+  it('prices in the plan currency, which must be an ISO 4217 code', () => {
+    expect(pricePeriod({ plan: plan({ currency: 'jpy', amountMonthly: 500 }) })).toMatchObject({ currency: 'jpy', total: 500 });
+    expect(failure(() => pricePeriod({ plan: plan({ currency: 'xyz' }) }))).toMatchObject({ code: 'parameter_invalid', param: 'currency' });
+  });
+
+  it('refuses a period whose amounts leave the exact range', () => {
+    expect(failure(() => pricePeriod({ plan: plan({ pricingModel: 'per_unit', amountMonthly: 999_999_999_999 }), quantity: 1_000_000, interval: 'yearly' }))).toMatchObject({ code: 'amount_too_large' });
+  });
+});
+
+describe('lines as an invoice shows them', () => {
+  const components = [
+    { id: 'pc_fixed', type: 'fixed' as const, name: 'Support', metricName: null, unitAmount: 990, includedQuantity: 0 },
+    { id: 'pc_api', type: 'metered' as const, name: 'API calls', metricName: 'api_calls', unitAmount: 2, includedQuantity: 1_000 },
+  ];
+
+  it('names each plan, tier and component line and keeps its references', () => {
+    const graduated = pricePeriod({ plan: plan({ pricingModel: 'graduated', amountMonthly: 100, tiers: TIERS, components }), quantity: 60, usage: { api_calls: 1_200 } });
+    expect(graduated.lines).toStrictEqual([
+      { kind: 'plan', description: 'Pro', quantity: 1, unitAmount: 100, flatAmount: 0, amount: 100 },
+      { kind: 'tier', description: 'Tier 1 (1–10)', quantity: 10, unitAmount: 500, flatAmount: 0, amount: 5_000, tier: 0 },
+      { kind: 'tier', description: 'Tier 2 (11–50)', quantity: 40, unitAmount: 400, flatAmount: 1_000, amount: 17_000, tier: 1 },
+      { kind: 'tier', description: 'Tier 3 (51–∞)', quantity: 10, unitAmount: 300, flatAmount: 0, amount: 3_000, tier: 2 },
+      { kind: 'component', description: 'Support', quantity: 1, unitAmount: 990, flatAmount: 0, amount: 990, componentId: 'pc_fixed' },
+      { kind: 'component', description: 'API calls', quantity: 200, unitAmount: 2, flatAmount: 0, amount: 400, componentId: 'pc_api', metricName: 'api_calls' },
+    ]);
+    expect(pricePeriod({ plan: plan(), quantity: 3 }).lines).toStrictEqual([
+      { kind: 'plan', description: 'Pro', quantity: 1, unitAmount: 2_900, flatAmount: 0, amount: 2_900 },
+    ]);
+    expect(pricePeriod({ plan: plan({ pricingModel: 'per_unit' }), quantity: 3 }).lines).toStrictEqual([
+      { kind: 'plan', description: 'Pro', quantity: 3, unitAmount: 2_900, flatAmount: 0, amount: 8_700 },
+    ]);
+    expect(pricePeriod({ plan: plan({ pricingModel: 'package', packageSize: 100 }), quantity: 101 }).lines).toStrictEqual([
+      { kind: 'plan', description: 'Pro (2 × 100 units)', quantity: 2, unitAmount: 2_900, flatAmount: 0, amount: 5_800 },
+    ]);
+  });
+
+  it('volume: a quantity on a bound belongs to that tier; none prices nothing, not even a flat amount', () => {
+    const volume = plan({ pricingModel: 'volume', amountMonthly: 0, tiers: [{ upTo: 10, unitAmount: 500, flatAmount: 700 }, { upTo: null, unitAmount: 400, flatAmount: 0 }] });
+    expect(pricePeriod({ plan: volume, quantity: 10 }).lines).toStrictEqual([
+      { kind: 'tier', description: 'Tier 1 (up to 10)', quantity: 10, unitAmount: 500, flatAmount: 700, amount: 5_700, tier: 0 },
+    ]);
+    expect(pricePeriod({ plan: volume, quantity: 11 }).lines[0].description).toBe('Tier 2 (up to ∞)');
+    expect(pricePeriod({ plan: volume, quantity: 0 })).toMatchObject({ lines: [], total: 0 });
+  });
+});
+
+describe('inputs the engine refuses', () => {
+  const percent = (value: number) => ({ id: 'coupon_x', name: 'Promo', type: 'percentage' as const, value, currency: null });
+
+  it('a percentage outside (0, 100]', () => {
+    for (const value of [0, -5, 100.01, Number.NaN]) expect(failure(() => pricePeriod({ plan: plan(), coupon: percent(value) }))).toMatchObject({ code: 'parameter_invalid', param: 'coupon' });
+    expect(pricePeriod({ plan: plan(), coupon: percent(0.01) }).discount).toBe(0); // 0.29 → 0
+  });
+
+  it('an unknown interval or pricing model, and tiers on a model without tiers', () => {
+    expect(failure(() => pricePeriod({ plan: plan(), interval: 'weekly' as never }))).toMatchObject({ code: 'parameter_invalid', param: 'interval' });
+    expect(failure(() => pricePeriod({ plan: plan({ pricingModel: 'tiered' as never }) }))).toMatchObject({ code: 'parameter_invalid', param: 'pricing_model' });
+    expect(failure(() => pricePeriod({ plan: plan({ tiers: TIERS }) }))).toMatchObject({ code: 'plan_not_tiered' });
+  });
+
+  it('tier sets: at most 50 tiers, integer bounds from 1', () => {
+    const bounded = (count: number): Tier[] => [...Array.from({ length: count - 1 }, (_, index) => ({ upTo: index + 1, unitAmount: 1, flatAmount: 0 })), { upTo: null, unitAmount: 1, flatAmount: 0 }];
+    expect(checkTiers(bounded(50))).toHaveLength(50);
+    expect(failure(() => checkTiers(bounded(51)))).toMatchObject({ param: 'tiers' });
+    expect(checkTiers([{ upTo: 1, unitAmount: 1, flatAmount: 0 }, { upTo: null, unitAmount: 1, flatAmount: 0 }])).toHaveLength(2);
+    expect(failure(() => checkTiers([{ upTo: 1.5, unitAmount: 1, flatAmount: 0 }, { upTo: null, unitAmount: 1, flatAmount: 0 }]))).toMatchObject({ param: 'tiers[0].up_to' });
   });
 });

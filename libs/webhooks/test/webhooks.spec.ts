@@ -51,5 +51,24 @@ describe('webhook signatures', () => {
 
   it('reject a signed body that is not an event', () => {
     expect(failure(() => constructEvent('[1,2]', signatureHeaders(secret, '[1,2]'), secret)).code).toBe('invalid_payload');
+    for (const payload of ['{"id":1,"type":"customer.created"}', '{"id":"evt_1","type":2}', 'not json']) {
+      const error = failure(() => constructEvent(payload, signatureHeaders(secret, payload), secret));
+      expect([error.name, error.code]).toEqual(['WebhookVerificationError', 'invalid_payload']);
+    }
+  });
+
+  it('reject a correctly signed timestamp that is not a whole number of milliseconds', () => {
+    // Number('abc') is NaN, and NaN passes every tolerance comparison: the format check is what stops it.
+    for (const timestamp of ['abc', '1795643234123abc', 'abc1795643234123', '-1795643234123', '']) {
+      const headers = { 'X-Recur-Timestamp': timestamp, 'X-Recur-Signature': `sha256=${computeSignature(secret, timestamp, body)}` };
+      expect(failure(() => verifySignature(body, headers, secret)).code).toBe(timestamp === '' ? 'missing_header' : 'invalid_signature');
+    }
+  });
+
+  it('accept a timestamp exactly at the tolerance', () => {
+    const now = 1_800_000_000_000;
+    expect(() => verifySignature(body, signatureHeaders(secret, body, now - 300_000), secret, { now })).not.toThrow();
+    expect(() => verifySignature(body, signatureHeaders(secret, body, now + 300_000), secret, { now })).not.toThrow();
+    expect(failure(() => verifySignature(body, signatureHeaders(secret, body, now - 300_001), secret, { now })).code).toBe('timestamp_out_of_tolerance');
   });
 });

@@ -1,5 +1,6 @@
 import { create } from '@bufbuild/protobuf';
-import { addonV1 } from '@recur/contracts';
+import { addonV1, toMoneyMessage } from '@recur/contracts';
+import { fromInt64, money, toInt64 } from '@recur/money';
 import { type Metadata, unixSeconds } from '@recur/kernel';
 import type { Addon as AddonRow, Prisma } from '../generated/prisma/client';
 import type { Addon, AddonStatus } from './addon';
@@ -10,7 +11,7 @@ export function fromAddonRow(row: AddonRow): Addon {
     tenant: { accountId: row.accountId, livemode: row.livemode },
     name: row.name,
     description: row.description,
-    priceMonthly: Number(row.priceMonthly),
+    priceMonthly: fromInt64(row.priceMonthly),
     currency: row.currency,
     status: row.status as AddonStatus,
     metadata: row.metadata as Metadata,
@@ -26,7 +27,7 @@ export function toAddonRow(addon: Addon, requestId: string | null = null): Prism
     livemode: addon.tenant.livemode,
     name: addon.name,
     description: addon.description,
-    priceMonthly: BigInt(addon.priceMonthly),
+    priceMonthly: toInt64(addon.priceMonthly),
     currency: addon.currency,
     status: addon.status,
     metadata: addon.metadata,
@@ -42,8 +43,9 @@ export function toAddonMessage(addon: Addon): addonV1.Addon {
     livemode: addon.tenant.livemode,
     name: addon.name,
     description: addon.description ?? undefined,
-    priceMonthly: BigInt(addon.priceMonthly),
+    priceMonthly: toInt64(addon.priceMonthly),
     currency: addon.currency,
+    price: toMoneyMessage(money(addon.priceMonthly, addon.currency)),
     status: addon.status,
     metadata: addon.metadata,
     created: BigInt(unixSeconds(addon.createdAt)),

@@ -3,6 +3,7 @@ import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { ADDON_STATUSES, catalogV1, requireTenant } from '@recur/contracts';
 import { checkPage, pageInfo } from '@recur/kernel';
+import { fromInt64 } from '@recur/money';
 import { checkOneOf } from '../common/fields';
 import { toAddonMessage } from './addon.mapper';
 import { AddonsService } from './addons.service';
@@ -16,7 +17,7 @@ export class AddonsGrpcController {
   async createAddon(request: catalogV1.CreateAddonRequest): Promise<MessageInitShape<typeof catalogV1.CreateAddonResponseSchema>> {
     const addon = await this.addons.create(
       requireTenant(request.tenant),
-      { name: request.name, description: request.description, priceMonthly: Number(request.priceMonthly), currency: request.currency, metadata: request.metadata },
+      { name: request.name, description: request.description, priceMonthly: fromInt64(request.priceMonthly, 'price_monthly'), currency: request.currency, metadata: request.metadata },
       request.requestId || null,
     );
     return { addon: toAddonMessage(addon) };
@@ -41,7 +42,7 @@ export class AddonsGrpcController {
     const addon = await this.addons.update(requireTenant(request.tenant), request.id, {
       name: request.name,
       description: request.description,
-      priceMonthly: request.priceMonthly === undefined ? undefined : Number(request.priceMonthly),
+      priceMonthly: fromInt64(request.priceMonthly, 'price_monthly'),
       currency: request.currency,
       metadata: Object.keys(request.metadata).length > 0 ? request.metadata : undefined,
     });

@@ -1,5 +1,6 @@
-import { AMOUNT_MAX, CATALOG_DESCRIPTION_MAX, CATALOG_NAME_MAX, CURRENCY_PATTERN, DEFAULT_CURRENCY } from '@recur/contracts';
+import { AMOUNT_MAX, CATALOG_DESCRIPTION_MAX, CATALOG_NAME_MAX, DEFAULT_CURRENCY } from '@recur/contracts';
 import { invalidArgument } from '@recur/kernel';
+import { checkCurrencyCode } from '@recur/money';
 
 /** Field rules shared by every catalog resource. Pure: no Nest, Prisma or gRPC. */
 export function checkName(name: string, param = 'name'): string {
@@ -16,11 +17,10 @@ export function checkDescription(description: string | undefined | null): string
   return description;
 }
 
-/** A lowercase ISO 4217 code; empty means the default (`usd`). */
+/** A lowercase ISO 4217 code (a currency with a minor unit); empty means the default (`usd`). */
 export function checkCurrency(currency: string | undefined, param = 'currency'): string {
   if (currency === undefined || currency === '') return DEFAULT_CURRENCY;
-  if (!CURRENCY_PATTERN.test(currency)) throw invalidArgument(param, `${param} must be a lowercase three-letter ISO 4217 code such as usd`);
-  return currency;
+  return checkCurrencyCode(currency, param);
 }
 
 /** A non-negative integer amount in minor units, at most AMOUNT_MAX. */

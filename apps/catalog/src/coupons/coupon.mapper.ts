@@ -1,5 +1,6 @@
 import { create } from '@bufbuild/protobuf';
-import { type CouponDuration, couponV1 } from '@recur/contracts';
+import { type CouponDuration, couponV1, toMoneyMessage } from '@recur/contracts';
+import { money } from '@recur/money';
 import { type Metadata, unixSeconds } from '@recur/kernel';
 import type { CouponType } from '@recur/pricing';
 import type { Coupon as CouponRow, Prisma, PromotionCode as PromotionCodeRow } from '../generated/prisma/client';
@@ -52,6 +53,7 @@ export function toCouponMessage(coupon: Coupon): couponV1.Coupon {
     type: coupon.type,
     value: coupon.value,
     currency: coupon.currency ?? undefined,
+    amountOff: coupon.type === 'fixed_amount' && coupon.currency !== null ? toMoneyMessage(money(coupon.value, coupon.currency)) : undefined,
     duration: coupon.duration,
     durationInPeriods: coupon.durationInPeriods ?? undefined,
     timesRedeemed: coupon.timesRedeemed,

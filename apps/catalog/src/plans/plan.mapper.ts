@@ -1,5 +1,6 @@
 import { create } from '@bufbuild/protobuf';
-import { planV1 } from '@recur/contracts';
+import { planV1, toMoneyMessage } from '@recur/contracts';
+import { fromInt64, money, toInt64 } from '@recur/money';
 import { type Metadata, unixSeconds } from '@recur/kernel';
 import type { BillingInterval, PriceComponentType, PricingModel, Tier } from '@recur/pricing';
 import type { Plan as PlanRow, PlanTier as PlanTierRow, PriceComponent as PriceComponentRow, Prisma } from '../generated/prisma/client';
@@ -13,7 +14,7 @@ export function fromPlanRow(row: PlanRow): Plan {
     name: row.name,
     description: row.description,
     pricingModel: row.pricingModel as PricingModel,
-    amountMonthly: Number(row.amountMonthly),
+    amountMonthly: fromInt64(row.amountMonthly),
     currency: row.currency,
     packageSize: row.packageSize,
     billingIntervals: row.billingIntervals as BillingInterval[],
@@ -33,7 +34,7 @@ export function toPlanRow(plan: Plan, requestId: string | null = null): Prisma.P
     name: plan.name,
     description: plan.description,
     pricingModel: plan.pricingModel,
-    amountMonthly: BigInt(plan.amountMonthly),
+    amountMonthly: toInt64(plan.amountMonthly),
     currency: plan.currency,
     packageSize: plan.packageSize,
     billingIntervals: plan.billingIntervals,
@@ -47,7 +48,7 @@ export function toPlanRow(plan: Plan, requestId: string | null = null): Prisma.P
 }
 
 export function fromTierRow(row: PlanTierRow): Tier {
-  return { upTo: row.upTo === null ? null : Number(row.upTo), unitAmount: Number(row.unitAmount), flatAmount: Number(row.flatAmount) };
+  return { upTo: row.upTo === null ? null : fromInt64(row.upTo), unitAmount: fromInt64(row.unitAmount), flatAmount: fromInt64(row.flatAmount) };
 }
 
 export function fromPriceComponentRow(row: PriceComponentRow): PriceComponent {
@@ -58,8 +59,8 @@ export function fromPriceComponentRow(row: PriceComponentRow): PriceComponent {
     type: row.type as PriceComponentType,
     name: row.name,
     metricName: row.metricName,
-    unitAmount: Number(row.unitAmount),
-    includedQuantity: Number(row.includedQuantity),
+    unitAmount: fromInt64(row.unitAmount),
+    includedQuantity: fromInt64(row.includedQuantity),
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
   };
@@ -74,8 +75,8 @@ export function toPriceComponentRow(component: PriceComponent, requestId: string
     type: component.type,
     name: component.name,
     metricName: component.metricName,
-    unitAmount: BigInt(component.unitAmount),
-    includedQuantity: BigInt(component.includedQuantity),
+    unitAmount: toInt64(component.unitAmount),
+    includedQuantity: toInt64(component.includedQuantity),
     requestId,
     createdAt: component.createdAt,
     updatedAt: component.updatedAt,
@@ -89,8 +90,9 @@ export function toPlanMessage(plan: Plan): planV1.Plan {
     name: plan.name,
     description: plan.description ?? undefined,
     pricingModel: plan.pricingModel,
-    amountMonthly: BigInt(plan.amountMonthly),
+    amountMonthly: toInt64(plan.amountMonthly),
     currency: plan.currency,
+    price: toMoneyMessage(money(plan.amountMonthly, plan.currency)),
     packageSize: plan.packageSize,
     billingIntervals: plan.billingIntervals,
     status: plan.status,
@@ -103,15 +105,15 @@ export function toPlanMessage(plan: Plan): planV1.Plan {
 
 export function toTierMessage(tier: Tier): planV1.PlanTier {
   return create(planV1.PlanTierSchema, {
-    upTo: tier.upTo === null ? undefined : BigInt(tier.upTo),
-    unitAmount: BigInt(tier.unitAmount),
-    flatAmount: BigInt(tier.flatAmount),
+    upTo: tier.upTo === null ? undefined : toInt64(tier.upTo),
+    unitAmount: toInt64(tier.unitAmount),
+    flatAmount: toInt64(tier.flatAmount),
   });
 }
 
-/** bigint → number for validation; out-of-range values stay unsafe and fail the amount checks. */
-export function fromTierMessage(tier: planV1.PlanTier): Tier {
-  return { upTo: tier.upTo === undefined ? null : Number(tier.upTo), unitAmount: Number(tier.unitAmount), flatAmount: Number(tier.flatAmount) };
+/** `param` names the tier (`tiers[1]`) so a value beyond a number's exact range is reported on its field. */
+export function fromTierMessage(tier: planV1.PlanTier, param: string): Tier {
+  return { upTo: fromInt64(tier.upTo, `${param}.up_to`) ?? null, unitAmount: fromInt64(tier.unitAmount, `${param}.unit_amount`), flatAmount: fromInt64(tier.flatAmount, `${param}.flat_amount`) };
 }
 
 export function toPriceComponentMessage(component: PriceComponent): planV1.PriceComponent {
@@ -122,8 +124,8 @@ export function toPriceComponentMessage(component: PriceComponent): planV1.Price
     type: component.type,
     name: component.name,
     metricName: component.metricName ?? undefined,
-    unitAmount: BigInt(component.unitAmount),
-    includedQuantity: BigInt(component.includedQuantity),
+    unitAmount: toInt64(component.unitAmount),
+    includedQuantity: toInt64(component.includedQuantity),
     created: BigInt(unixSeconds(component.createdAt)),
     updated: BigInt(unixSeconds(component.updatedAt)),
   });

@@ -3,11 +3,11 @@ import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { catalogV1, PLAN_STATUSES, requireTenant } from '@recur/contracts';
 import { checkPage, pageInfo } from '@recur/kernel';
+import { fromInt64 } from '@recur/money';
 import { checkOneOf } from '../common/fields';
 import { fromTierMessage, toPlanMessage, toPriceComponentMessage, toTierMessage } from './plan.mapper';
 import { PlansService } from './plans.service';
 
-const optionalNumber = (value: bigint | number | undefined): number | undefined => (value === undefined ? undefined : Number(value));
 const nonEmpty = (metadata: Record<string, string>) => (Object.keys(metadata).length > 0 ? metadata : undefined);
 
 /** gRPC edge of the plan use cases: decode, call, encode. No rules live here. */
@@ -23,7 +23,7 @@ export class PlansGrpcController {
         name: request.name,
         description: request.description,
         pricingModel: request.pricingModel,
-        amountMonthly: Number(request.amountMonthly),
+        amountMonthly: fromInt64(request.amountMonthly, 'amount_monthly'),
         currency: request.currency,
         packageSize: request.packageSize,
         billingIntervals: request.billingIntervals,
@@ -54,7 +54,7 @@ export class PlansGrpcController {
       name: request.name,
       description: request.description,
       pricingModel: request.pricingModel,
-      amountMonthly: optionalNumber(request.amountMonthly),
+      amountMonthly: fromInt64(request.amountMonthly, 'amount_monthly'),
       currency: request.currency,
       packageSize: request.packageSize,
       billingIntervals: request.billingIntervals.length > 0 ? request.billingIntervals : undefined,
@@ -85,7 +85,7 @@ export class PlansGrpcController {
 
   @GrpcMethod('CatalogService', 'ReplacePlanTiers')
   async replacePlanTiers(request: catalogV1.ReplacePlanTiersRequest): Promise<MessageInitShape<typeof catalogV1.ReplacePlanTiersResponseSchema>> {
-    const tiers = await this.plans.replaceTiers(requireTenant(request.tenant), request.id, request.tiers.map(fromTierMessage));
+    const tiers = await this.plans.replaceTiers(requireTenant(request.tenant), request.id, request.tiers.map((tier, index) => fromTierMessage(tier, `tiers[${index}]`)));
     return { tiers: tiers.map(toTierMessage) };
   }
 
@@ -106,8 +106,8 @@ export class PlansGrpcController {
         type: request.type,
         name: request.name,
         metricName: request.metricName,
-        unitAmount: Number(request.unitAmount),
-        includedQuantity: optionalNumber(request.includedQuantity),
+        unitAmount: fromInt64(request.unitAmount, 'unit_amount'),
+        includedQuantity: fromInt64(request.includedQuantity, 'included_quantity'),
       },
       request.requestId || null,
     );
@@ -119,8 +119,8 @@ export class PlansGrpcController {
     const component = await this.plans.updateComponent(requireTenant(request.tenant), request.planId, request.id, {
       name: request.name,
       metricName: request.metricName,
-      unitAmount: optionalNumber(request.unitAmount),
-      includedQuantity: optionalNumber(request.includedQuantity),
+      unitAmount: fromInt64(request.unitAmount, 'unit_amount'),
+      includedQuantity: fromInt64(request.includedQuantity, 'included_quantity'),
     });
     return { priceComponent: toPriceComponentMessage(component) };
   }

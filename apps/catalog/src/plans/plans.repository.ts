@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { notFound, type Page, type TenantRef } from '@recur/kernel';
+import { toInt64 } from '@recur/money';
 import type { Tier } from '@recur/pricing';
 import type { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
@@ -69,9 +70,9 @@ export class PlansRepository {
         planId: plan.id,
         ...this.scope(plan.tenant),
         position,
-        upTo: tier.upTo === null ? null : BigInt(tier.upTo),
-        unitAmount: BigInt(tier.unitAmount),
-        flatAmount: BigInt(tier.flatAmount),
+        upTo: tier.upTo === null ? null : toInt64(tier.upTo),
+        unitAmount: toInt64(tier.unitAmount),
+        flatAmount: toInt64(tier.flatAmount),
       })),
     });
   }

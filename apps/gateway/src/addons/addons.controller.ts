@@ -1,5 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
 import { type AddonJson, presentAddon, toTenantMessage } from '@recur/contracts';
+import { toInt64 } from '@recur/money';
 import type { Request } from 'express';
 import { type ListEnvelope, listEnvelope } from '../http/list';
 import { callerOf, requestState } from '../http/request-context';
@@ -20,7 +21,7 @@ export class AddonsController {
       tenant: tenantOf(request),
       name: body.name,
       description: body.description,
-      priceMonthly: BigInt(body.price_monthly),
+      priceMonthly: toInt64(body.price_monthly, 'price_monthly'),
       currency: body.currency ?? '',
       metadata: body.metadata ?? {},
       requestId: requestState(request).commandId,
@@ -51,7 +52,7 @@ export class AddonsController {
       id,
       name: body.name,
       description: body.description === null ? '' : body.description,
-      priceMonthly: body.price_monthly === undefined ? undefined : BigInt(body.price_monthly),
+      priceMonthly: toInt64(body.price_monthly, 'price_monthly'),
       currency: body.currency,
       metadata: body.metadata ?? {},
     });

@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query
 import {
   type PlanJson, type PlanTiersJson, type PriceComponentJson, presentPlan, presentPlanTiers, presentPriceComponent, toTenantMessage,
 } from '@recur/contracts';
+import { toInt64 } from '@recur/money';
 import type { Request } from 'express';
 import { type ListEnvelope, listEnvelope } from '../http/list';
 import { callerOf, requestState } from '../http/request-context';
@@ -11,7 +12,6 @@ import {
 } from './plans.dto';
 
 const tenantOf = (request: Request) => toTenantMessage(callerOf(request).tenant);
-const optionalBigInt = (value: number | undefined) => (value === undefined ? undefined : BigInt(value));
 
 /** `/v1/plans` and their tiers and price components → CatalogService. Rules live in the service. */
 @Controller('v1/plans')
@@ -26,7 +26,7 @@ export class PlansController {
       name: body.name,
       description: body.description,
       pricingModel: body.pricing_model,
-      amountMonthly: BigInt(body.amount_monthly),
+      amountMonthly: toInt64(body.amount_monthly, 'amount_monthly'),
       currency: body.currency ?? '',
       packageSize: body.package_size,
       billingIntervals: body.billing_intervals ?? [],
@@ -60,7 +60,7 @@ export class PlansController {
       name: body.name,
       description: body.description === null ? '' : body.description,
       pricingModel: body.pricing_model,
-      amountMonthly: optionalBigInt(body.amount_monthly),
+      amountMonthly: toInt64(body.amount_monthly, 'amount_monthly'),
       currency: body.currency,
       packageSize: body.package_size,
       billingIntervals: body.billing_intervals ?? [],
@@ -101,9 +101,9 @@ export class PlansController {
       tenant: tenantOf(request),
       id,
       tiers: body.tiers.map((tier) => ({
-        upTo: tier.up_to === null || tier.up_to === undefined ? undefined : BigInt(tier.up_to),
-        unitAmount: BigInt(tier.unit_amount),
-        flatAmount: BigInt(tier.flat_amount ?? 0),
+        upTo: toInt64(tier.up_to ?? undefined, 'up_to'),
+        unitAmount: toInt64(tier.unit_amount, 'unit_amount'),
+        flatAmount: toInt64(tier.flat_amount ?? 0, 'flat_amount'),
       })),
     });
     return presentPlanTiers(id, tiers);
@@ -128,8 +128,8 @@ export class PlansController {
       type: body.type,
       name: body.name,
       metricName: body.metric_name,
-      unitAmount: BigInt(body.unit_amount),
-      includedQuantity: optionalBigInt(body.included_quantity),
+      unitAmount: toInt64(body.unit_amount, 'unit_amount'),
+      includedQuantity: toInt64(body.included_quantity, 'included_quantity'),
       requestId: requestState(request).commandId,
     });
     return presentPriceComponent(priceComponent!);
@@ -148,8 +148,8 @@ export class PlansController {
       id: componentId,
       name: body.name,
       metricName: body.metric_name,
-      unitAmount: optionalBigInt(body.unit_amount),
-      includedQuantity: optionalBigInt(body.included_quantity),
+      unitAmount: toInt64(body.unit_amount, 'unit_amount'),
+      includedQuantity: toInt64(body.included_quantity, 'included_quantity'),
     });
     return presentPriceComponent(priceComponent!);
   }

@@ -1,4 +1,5 @@
 import type { Addon } from '../gen/recur/catalog/v1/addon_pb';
+import { moneyFromMessage } from '../money';
 
 /** The public JSON of an add-on: what `/v1/addons` answers. */
 export interface AddonJson {
@@ -17,14 +18,15 @@ export interface AddonJson {
 }
 
 export function presentAddon(addon: Addon): AddonJson {
+  const price = moneyFromMessage(addon.price, 'price');
   return {
     id: addon.id,
     object: 'addon',
     livemode: addon.livemode,
     name: addon.name,
     description: addon.description ?? null,
-    price_monthly: Number(addon.priceMonthly),
-    currency: addon.currency,
+    price_monthly: price.amountMinor,
+    currency: price.currency,
     status: addon.status,
     on_sale: addon.status === 'on_sale',
     metadata: { ...addon.metadata },

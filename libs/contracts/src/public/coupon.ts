@@ -1,4 +1,5 @@
 import type { Coupon, PromotionCode } from '../gen/recur/catalog/v1/coupon_pb';
+import { moneyFromMessage } from '../money';
 
 /** The public JSON of a coupon: what `/v1/coupons` answers. */
 export interface CouponJson {
@@ -19,14 +20,16 @@ export interface CouponJson {
 }
 
 export function presentCoupon(coupon: Coupon): CouponJson {
+  // A fixed amount travels as Money (amount_off); a percentage as value.
+  const amountOff = coupon.amountOff === undefined ? null : moneyFromMessage(coupon.amountOff, 'amount_off');
   return {
     id: coupon.id,
     object: 'coupon',
     livemode: coupon.livemode,
     name: coupon.name,
     type: coupon.type,
-    value: coupon.value,
-    currency: coupon.currency ?? null,
+    value: amountOff?.amountMinor ?? coupon.value,
+    currency: amountOff?.currency ?? null,
     duration: coupon.duration,
     duration_in_periods: coupon.durationInPeriods ?? null,
     times_redeemed: coupon.timesRedeemed,

@@ -1,4 +1,6 @@
+import { fromInt64 } from '@recur/money';
 import type { Plan, PlanTier, PriceComponent } from '../gen/recur/catalog/v1/plan_pb';
+import { moneyFromMessage } from '../money';
 
 /** The public JSON of a plan: what `/v1/plans` answers. Times are unix seconds, amounts minor units. */
 export interface PlanJson {
@@ -20,6 +22,7 @@ export interface PlanJson {
 }
 
 export function presentPlan(plan: Plan): PlanJson {
+  const price = moneyFromMessage(plan.price, 'price');
   return {
     id: plan.id,
     object: 'plan',
@@ -27,8 +30,8 @@ export function presentPlan(plan: Plan): PlanJson {
     name: plan.name,
     description: plan.description ?? null,
     pricing_model: plan.pricingModel,
-    amount_monthly: Number(plan.amountMonthly),
-    currency: plan.currency,
+    amount_monthly: price.amountMinor,
+    currency: price.currency,
     package_size: plan.packageSize,
     billing_intervals: [...plan.billingIntervals],
     status: plan.status,
@@ -54,7 +57,7 @@ export interface PlanTiersJson {
 }
 
 export function presentPlanTier(tier: PlanTier): PlanTierJson {
-  return { up_to: tier.upTo === undefined ? null : Number(tier.upTo), unit_amount: Number(tier.unitAmount), flat_amount: Number(tier.flatAmount) };
+  return { up_to: fromInt64(tier.upTo, 'up_to') ?? null, unit_amount: fromInt64(tier.unitAmount, 'unit_amount'), flat_amount: fromInt64(tier.flatAmount, 'flat_amount') };
 }
 
 export function presentPlanTiers(planId: string, tiers: PlanTier[]): PlanTiersJson {
@@ -85,8 +88,8 @@ export function presentPriceComponent(component: PriceComponent): PriceComponent
     type: component.type,
     name: component.name,
     metric_name: component.metricName ?? null,
-    unit_amount: Number(component.unitAmount),
-    included_quantity: Number(component.includedQuantity),
+    unit_amount: fromInt64(component.unitAmount, 'unit_amount'),
+    included_quantity: fromInt64(component.includedQuantity, 'included_quantity'),
     created: Number(component.created),
     updated: Number(component.updated),
   };
