@@ -25,7 +25,7 @@ export function fromPlanRow(row: PlanRow): Plan {
   };
 }
 
-export function toPlanRow(plan: Plan, requestId: string | null = null): Prisma.PlanUncheckedCreateInput {
+export function toPlanRow(plan: Plan): Prisma.PlanUncheckedCreateInput {
   return {
     id: plan.id,
     accountId: plan.tenant.accountId,
@@ -39,7 +39,6 @@ export function toPlanRow(plan: Plan, requestId: string | null = null): Prisma.P
     billingIntervals: plan.billingIntervals,
     status: plan.status,
     metadata: plan.metadata,
-    requestId,
     createdAt: plan.createdAt,
     updatedAt: plan.updatedAt,
     archivedAt: plan.archivedAt,
@@ -65,7 +64,7 @@ export function fromPriceComponentRow(row: PriceComponentRow): PriceComponent {
   };
 }
 
-export function toPriceComponentRow(component: PriceComponent, requestId: string | null = null): Prisma.PriceComponentUncheckedCreateInput {
+export function toPriceComponentRow(component: PriceComponent): Prisma.PriceComponentUncheckedCreateInput {
   return {
     id: component.id,
     planId: component.planId,
@@ -76,7 +75,6 @@ export function toPriceComponentRow(component: PriceComponent, requestId: string
     metricName: component.metricName,
     unitAmount: BigInt(component.unitAmount),
     includedQuantity: BigInt(component.includedQuantity),
-    requestId,
     createdAt: component.createdAt,
     updatedAt: component.updatedAt,
   };
