@@ -68,8 +68,10 @@ export const DEFAULT_CALL_TIMEOUT_MS = 10_000;
 
 /**
  * Calls that fail with UNAVAILABLE (the peer restarting, a connection dropped mid-call)
- * are retried within their deadline. That is safe because every command a service
- * exposes is idempotent: commands carry a request id, reads change nothing.
+ * are retried within their deadline. That is safe because reads change nothing and every
+ * command carries a `request_id`: a service answers a repeat with the first call's answer
+ * (recorded with the change, `CommandResults` in @recur/persistence), so a retried delete
+ * that had already succeeded answers that success, not a 409. Callers must send one.
  */
 const RETRY_SERVICE_CONFIG = {
   methodConfig: [
