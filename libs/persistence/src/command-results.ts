@@ -22,8 +22,14 @@ export interface CommandTransaction {
 
 /** A Prisma client that opens interactive transactions with client `Tx`. */
 export interface CommandDatabase<Tx extends CommandTransaction> {
-  $transaction<R>(work: (tx: Tx) => Promise<R>): Promise<R>;
+  $transaction<R>(work: (tx: Tx) => Promise<R>, options?: { maxWait?: number; timeout?: number }): Promise<R>;
 }
+
+/**
+ * How long a command may wait for a connection and then run. Prisma's defaults (2 s, 5 s) fail
+ * a burst of retries that queue for the pool after a restart; callers' deadlines are 10 s.
+ */
+const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 10_000 };
 
 /** What every command request carries: its tenant and the caller's request id (empty: not repeatable). */
 export interface CommandRequest {
@@ -60,7 +66,7 @@ export class CommandResults<Tx extends CommandTransaction> {
     responseSchema: S,
     work: (tx: Tx) => Promise<MessageInitShape<S>>,
   ): Promise<MessageShape<S>> {
-    if (!request.requestId) return this.db.$transaction(async (tx) => create(responseSchema, await work(tx)));
+    if (!request.requestId) return this.db.$transaction(async (tx) => create(responseSchema, await work(tx)), TRANSACTION_OPTIONS);
     const key = [tenant.accountId, tenant.livemode, responseSchema.typeName.replace(/Response$/, ''), request.requestId] as const;
     const outcome = await this.db.$transaction(async (tx): Promise<StoredResult> => {
       await tx.$executeRawUnsafe('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', JSON.stringify(key));
@@ -79,7 +85,7 @@ export class CommandResults<Tx extends CommandTransaction> {
         await this.insert(tx, key, refusal);
         return refusal;
       }
-    });
+    }, TRANSACTION_OPTIONS);
     return answer(responseSchema, outcome);
   }
 
