@@ -7,6 +7,7 @@ import { CLOCK, systemClock } from '@recur/kernel';
 import { CouponsGrpcController } from './coupons/coupons.grpc.controller';
 import { CouponsRepository } from './coupons/coupons.repository';
 import { CouponsService } from './coupons/coupons.service';
+import { Commands } from './infrastructure/commands';
 import { PrismaService } from './infrastructure/prisma.service';
 import { PlansGrpcController } from './plans/plans.grpc.controller';
 import { PlansRepository } from './plans/plans.repository';
@@ -22,6 +23,7 @@ export class CatalogModule {
       providers: [
         { provide: SERVICE_RUNTIME, useValue: runtime },
         { provide: PrismaService, useFactory: () => new PrismaService(runtime.config.databaseUrl) },
+        Commands,
         { provide: CLOCK, useValue: systemClock },
         PlansRepository,
         PlansService,

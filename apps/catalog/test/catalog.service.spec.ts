@@ -284,3 +284,59 @@ describe('CatalogService coupons and promotion codes', () => {
     expect((await client.createPromotionCode({ tenant, code: 'summer26', couponId: coupon!.id })).promotionCode!.code).toBe('summer26');
   });
 });
+
+describe('CatalogService repeated commands', () => {
+  const requestId = (name: string) => `req_${name}_${Date.now()}_${Math.random().toString(36).slice(2)}`;
+
+  it('answers a repeated archive, tier replacement or component delete with the first answer', async () => {
+    const plan = await newPlan({ pricingModel: 'graduated', amountMonthly: 0n });
+    const archive = { tenant, id: plan.id, requestId: requestId('archive') };
+    const archived = await client.archivePlan(archive);
+    // Without the request id a second archive is refused; with it, the first answer comes back.
+    expect(await grpcFailure(client.archivePlan({ tenant, id: plan.id }))).toMatchObject({ errorCode: 'plan_archived' });
+    expect(await client.archivePlan(archive)).toEqual(archived);
+    await client.restorePlan({ tenant, id: plan.id });
+    // A refusal is an answer too: repeated after the state changed, it is still the first refusal and changes nothing.
+    const restore = { tenant, id: plan.id, requestId: requestId('restore') };
+    expect(await grpcFailure(client.restorePlan(restore))).toEqual({ code: grpc.status.FAILED_PRECONDITION, errorCode: 'plan_not_archived', param: undefined });
+    await client.archivePlan({ tenant, id: plan.id });
+    expect(await grpcFailure(client.restorePlan(restore))).toEqual({ code: grpc.status.FAILED_PRECONDITION, errorCode: 'plan_not_archived', param: undefined });
+    expect((await client.getPlan({ tenant, id: plan.id })).plan!.status).toBe('archived');
+    await client.restorePlan({ tenant, id: plan.id });
+
+    const replace = { tenant, id: plan.id, tiers, requestId: requestId('tiers') };
+    const replaced = await client.replacePlanTiers(replace);
+    await client.replacePlanTiers({ tenant, id: plan.id, tiers: [{ upTo: undefined, unitAmount: 1n, flatAmount: 0n }] });
+    expect(await client.replacePlanTiers(replace)).toEqual(replaced);
+    expect((await client.getPlanTiers({ tenant, id: plan.id })).tiers).toHaveLength(1);
+
+    const { priceComponent } = await client.createPriceComponent({ tenant, planId: plan.id, type: 'fixed', name: 'Support', unitAmount: 1_000n });
+    const remove = { tenant, planId: plan.id, id: priceComponent!.id, requestId: requestId('component') };
+    const removed = await client.deletePriceComponent(remove);
+    expect(await Promise.all([client.deletePriceComponent(remove), client.deletePriceComponent(remove)])).toEqual([removed, removed]);
+  });
+
+  it('answers a repeated coupon delete or promotion-code update with the first answer', async () => {
+    const { coupon } = await client.createCoupon({ tenant, name: 'Once', type: 'percentage', value: 5, duration: 'once' });
+    const remove = { tenant, id: coupon!.id, requestId: requestId('coupon') };
+    const deleted = await client.deleteCoupon(remove);
+    expect(await client.deleteCoupon(remove)).toEqual(deleted);
+    expect(await grpcFailure(client.deleteCoupon({ tenant, id: coupon!.id }))).toMatchObject({ code: grpc.status.NOT_FOUND });
+
+
+    const { coupon: other } = await client.createCoupon({ tenant, name: 'Codes', type: 'percentage', value: 5, duration: 'once' });
+    const { promotionCode } = await client.createPromotionCode({ tenant, code: `RETRY${Date.now()}`, couponId: other!.id });
+    const update = { tenant, id: promotionCode!.id, active: false, requestId: requestId('code') };
+    const updated = await client.updatePromotionCode(update);
+    await client.updatePromotionCode({ tenant, id: promotionCode!.id, active: true });
+    expect(await client.updatePromotionCode(update)).toEqual(updated);
+  });
+
+  it('answers a repeated add-on change with the first answer', async () => {
+    const { addon } = await client.createAddon({ tenant, name: 'Seats', priceMonthly: 500n });
+    const offSale = { tenant, id: addon!.id, requestId: requestId('addon') };
+    const first = await client.takeAddonOffSale(offSale);
+    expect(await client.takeAddonOffSale(offSale)).toEqual(first);
+    expect(await grpcFailure(client.takeAddonOffSale({ tenant, id: addon!.id }))).toMatchObject({ errorCode: 'addon_off_sale' });
+  });
+});

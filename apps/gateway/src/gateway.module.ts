@@ -5,7 +5,6 @@ import { OperatorTokenGuard } from './accounts/operator-token.guard';
 import { ApiKeysRepository } from './auth/api-keys.repository';
 import { AuthenticateMiddleware } from './auth/authenticate.middleware';
 import { GATEWAY_CONFIG, type GatewayConfig } from './config';
-import { CustomersController } from './customers/customers.controller';
 import { HealthController } from './health/health.controller';
 import { HttpMetricsMiddleware } from './http/http-metrics.middleware';
 import { IdempotencyMiddleware } from './idempotency/idempotency.middleware';
@@ -13,24 +12,20 @@ import { IdempotencyRepository } from './idempotency/idempotency.repository';
 import { PrismaService } from './infrastructure/prisma.service';
 import { ServiceClients } from './infrastructure/service-clients';
 import { OpenApiController } from './openapi/openapi.controller';
+import { ApiController } from './routing/api.controller';
 import { RoutePolicyMiddleware } from './routing/route-policy.middleware';
-import { WebhooksController } from './webhooks/webhooks.controller';
-import { PlansController } from './plans/plans.controller';
-import { AddonsController } from './addons/addons.controller';
-import { CouponsController } from './coupons/coupons.controller';
-import { PromotionCodesController } from './promotion-codes/promotion-codes.controller';
 
 /**
  * The `/v1` pipeline, in order: metrics → authenticate (401) → route table and key
- * policy (404/405/403) → idempotency (replay/409) → validation pipe (400) → handler →
- * gRPC call → one error filter.
+ * policy (404/405/403) → idempotency (replay/409) → ApiController: validation (400),
+ * the route's handler or 501 → gRPC call → one error filter.
  */
 @Module({})
 export class GatewayModule implements NestModule {
   static forConfig(config: GatewayConfig): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [CustomersController, WebhooksController, PlansController, AddonsController, CouponsController, PromotionCodesController, OperatorController, HealthController, OpenApiController],
+      controllers: [ApiController, OperatorController, HealthController, OpenApiController],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },
         { provide: PrismaService, useFactory: () => new PrismaService(config.databaseUrl) },

@@ -1,16 +1,104 @@
+import { buildOpenApiDocument } from '../src/openapi/openapi';
 import { matchRoute, ROUTES } from '../src/routing/route-table';
 
+/**
+ * Every METHOD + path row of the interface specification (spec/billing-interface.md), copied
+ * by hand: the route table must hold exactly these, so a route missing from or added to the
+ * gateway fails here. Customers 5, plans 13, subscriptions 18, invoices 7, payments/refunds 3,
+ * usage 3, webhooks 8, add-ons 6, coupons and promotion codes 8, sales links 6.
+ */
+const SPECIFICATION = `
+POST /v1/customers
+GET /v1/customers
+GET /v1/customers/:id
+PATCH /v1/customers/:id
+DELETE /v1/customers/:id
+POST /v1/plans
+GET /v1/plans
+GET /v1/plans/:id
+PATCH /v1/plans/:id
+DELETE /v1/plans/:id
+POST /v1/plans/:id/restore
+POST /v1/plans/:id/clone
+GET /v1/plans/:id/tiers
+PUT /v1/plans/:id/tiers
+GET /v1/plans/:id/price-components
+POST /v1/plans/:id/price-components
+PATCH /v1/plans/:id/price-components/:componentId
+DELETE /v1/plans/:id/price-components/:componentId
+POST /v1/subscriptions
+GET /v1/subscriptions
+GET /v1/subscriptions/:id
+POST /v1/subscriptions/:id/cancel
+POST /v1/subscriptions/:id/pause
+POST /v1/subscriptions/:id/resume
+POST /v1/subscriptions/:id/change-plan
+DELETE /v1/subscriptions/:id/pending-change
+POST /v1/subscriptions/:id/reactivate
+POST /v1/subscriptions/:id/extend-trial
+POST /v1/subscriptions/:id/billing-interval
+POST /v1/subscriptions/:id/promotion-code
+DELETE /v1/subscriptions/:id/promotion-code
+GET /v1/subscriptions/:id/upcoming-invoice
+GET /v1/subscriptions/:id/addons
+POST /v1/subscriptions/:id/addons
+PATCH /v1/subscriptions/:id/addons/:addonId
+DELETE /v1/subscriptions/:id/addons/:addonId
+POST /v1/invoices
+GET /v1/invoices
+GET /v1/invoices/:id
+GET /v1/invoices/:id/pdf
+POST /v1/invoices/:id/finalize
+POST /v1/invoices/:id/void
+POST /v1/invoices/:id/resend
+POST /v1/payments/initiate
+POST /v1/refunds
+GET /v1/refunds
+POST /v1/usage
+GET /v1/usage
+GET /v1/usage/alerts
+POST /v1/webhooks
+GET /v1/webhooks
+GET /v1/webhooks/events
+PATCH /v1/webhooks/:id
+DELETE /v1/webhooks/:id
+POST /v1/webhooks/:id/test
+GET /v1/webhooks/:id/deliveries
+POST /v1/webhooks/:id/deliveries/:deliveryId/retry
+GET /v1/addons
+GET /v1/addons/:id
+POST /v1/addons
+PATCH /v1/addons/:id
+DELETE /v1/addons/:id
+POST /v1/addons/:id/restore
+GET /v1/coupons
+POST /v1/coupons
+PATCH /v1/coupons/:id
+DELETE /v1/coupons/:id
+GET /v1/promotion-codes
+POST /v1/promotion-codes
+PATCH /v1/promotion-codes/:id
+DELETE /v1/promotion-codes/:id
+POST /v1/sales-links
+GET /v1/sales-links
+GET /v1/sales-links/:id
+GET /v1/sales-links/:id/checkouts
+POST /v1/sales-links/:id/deactivate
+POST /v1/sales-links/:id/activate
+`.trim().split('\n');
+
+const keyOf = (route: { method: string; path: string }) => `${route.method} ${route.path}`;
+
 describe('route table', () => {
-  it('holds every route of the specification exactly once', () => {
-    // Customers 5, plans 13, subscriptions 18, invoices 7, payments/refunds 3, usage 3,
-    // webhooks 8, add-ons 6, coupons and promotion codes 8, sales links 6.
-    expect(ROUTES).toHaveLength(77);
-    const keys = ROUTES.map((route) => `${route.method} ${route.path}`);
+  it('holds exactly the routes of the specification, each once', () => {
+    expect(SPECIFICATION).toHaveLength(77);
+    const keys = ROUTES.map(keyOf);
     expect(new Set(keys).size).toBe(keys.length);
+    expect([...keys].sort()).toEqual([...SPECIFICATION].sort());
   });
 
   it('lets publishable keys call exactly the four plan reads', () => {
-    expect(ROUTES.filter((route) => route.publishable).map((route) => `${route.method} ${route.path}`).sort()).toEqual([
+    expect(ROUTES.filter((route) => route.publishable).map(keyOf).sort()).toEqual([
       'GET /v1/plans',
       'GET /v1/plans/:id',
       'GET /v1/plans/:id/price-components',
@@ -18,16 +106,62 @@ describe('route table', () => {
     ]);
   });
 
-  it('matches literal segments before parameters', () => {
+  it('declares an answer schema for every route with a handler, and bodies only where writes take them', () => {
+    for (const route of ROUTES.filter((candidate) => candidate.handler)) {
+      expect({ route: keyOf(route), response: route.response?.name }).toEqual({ route: keyOf(route), response: expect.any(String) });
+      if (route.read) expect({ route: keyOf(route), body: route.body }).toEqual({ route: keyOf(route), body: undefined });
+    }
+  });
+
+  it('matches literal segments before parameters, and extracts the parameters', () => {
     expect(matchRoute('GET', '/v1/webhooks/events').entry?.path).toBe('/v1/webhooks/events');
-    expect(matchRoute('PATCH', '/v1/webhooks/we_123').entry?.path).toBe('/v1/webhooks/:id');
+    expect(matchRoute('PATCH', '/v1/webhooks/we_123')).toMatchObject({ entry: { path: '/v1/webhooks/:id' }, params: { id: 'we_123' } });
     expect(matchRoute('GET', '/v1/usage/alerts').entry?.path).toBe('/v1/usage/alerts');
-    expect(matchRoute('POST', '/v1/webhooks/we_1/deliveries/whd_2/retry').entry?.path).toBe('/v1/webhooks/:id/deliveries/:deliveryId/retry');
+    expect(matchRoute('POST', '/v1/webhooks/we_1/deliveries/whd_2/retry')).toMatchObject({
+      entry: { path: '/v1/webhooks/:id/deliveries/:deliveryId/retry' },
+      params: { id: 'we_1', deliveryId: 'whd_2' },
+    });
   });
 
   it('tells an unknown path from a known path with another method', () => {
     expect(matchRoute('GET', '/v1/nothing')).toEqual({ pathExists: false });
     expect(matchRoute('PUT', '/v1/customers')).toEqual({ pathExists: true });
     expect(matchRoute('GET', '/v1/customers/cus_1/extra').entry).toBeUndefined();
+  });
+});
+
+describe('OpenAPI document', () => {
+  const document = buildOpenApiDocument() as {
+    paths: Record<string, Record<string, { 'x-recur-availability'?: string; responses: Record<string, { content?: { 'application/json': { schema: Record<string, unknown> } } }>; requestBody?: unknown }>>;
+    components: { schemas: Record<string, { required?: string[] }> };
+  };
+  const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, operation]) => ({ key: `${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`, operation })),
+  );
+
+  it('documents exactly the routes of the specification', () => {
+    expect(operations.map((operation) => operation.key).sort()).toEqual([...SPECIFICATION].sort());
+  });
+
+  it('marks as planned exactly the routes without a handler', () => {
+    const planned = operations.filter(({ operation }) => operation['x-recur-availability'] === 'planned').map(({ key }) => key).sort();
+    expect(planned).toEqual(ROUTES.filter((route) => !route.handler).map(keyOf).sort());
+    expect(planned.length).toBeGreaterThan(0);
+    for (const { key, operation } of operations) {
+      const route = ROUTES.find((candidate) => keyOf(candidate) === key)!;
+      expect({ key, planned: '501' in operation.responses }).toEqual({ key, planned: !route.handler });
+    }
+  });
+
+  it("documents each implemented route's success status with the schema its handler's type is declared with", () => {
+    for (const route of ROUTES.filter((candidate) => candidate.handler)) {
+      const operation = operations.find(({ key }) => key === keyOf(route))!.operation;
+      const success = operation.responses[String(route.status)]?.content?.['application/json'].schema;
+      const ref = `#/components/schemas/${route.response!.name}`;
+      expect({ route: keyOf(route), schema: route.list ? (success?.properties as { data: { items: unknown } }).data.items : success }).toEqual({ route: keyOf(route), schema: { $ref: ref } });
+      expect(document.components.schemas[route.response!.name]).toBe(route.response!.schema);
+      if (route.body) expect(document.components.schemas[route.body.name]).toBeDefined();
+    }
+    expect(document.components.schemas.CreateCustomerDto.required).toEqual(expect.arrayContaining(['name', 'email']));
   });
 });

@@ -4,6 +4,7 @@ import { CustomersGrpcController } from './customers/customers.grpc.controller';
 import { CustomersRepository } from './customers/customers.repository';
 import { CLOCK, systemClock } from '@recur/kernel';
 import { CustomersService } from './customers/customers.service';
+import { Commands } from './infrastructure/commands';
 import { PrismaService } from './infrastructure/prisma.service';
 
 @Module({})
@@ -15,6 +16,7 @@ export class SubscriptionModule {
       providers: [
         { provide: SERVICE_RUNTIME, useValue: runtime },
         { provide: PrismaService, useFactory: () => new PrismaService(runtime.config.databaseUrl) },
+        Commands,
         { provide: CLOCK, useValue: systemClock },
         CustomersRepository,
         CustomersService,

@@ -122,6 +122,33 @@ describe('SubscriptionService customers', () => {
     expect(rows[1].payload.data.object).toMatchObject({ id: customer!.id, deleted: true });
   });
 
+  it('answers a repeated delete or update with the first answer, changing nothing again', async () => {
+    const { customer } = await client.createCustomer({ tenant, name: 'Retried', email: 'retried@example.com' });
+    const update = { tenant, id: customer!.id, name: 'Renamed', requestId: `req_update_${Date.now()}` };
+    const firstUpdate = await client.updateCustomer(update);
+    await client.updateCustomer({ tenant, id: customer!.id, name: 'Changed since' });
+    // The same request again answers what the first call answered, not the current state.
+    expect(await client.updateCustomer(update)).toEqual(firstUpdate);
+
+    const remove = { tenant, id: customer!.id, requestId: `req_delete_${Date.now()}` };
+    const firstDelete = await client.deleteCustomer(remove);
+    const repeats = await Promise.all([client.deleteCustomer(remove), client.deleteCustomer(remove)]);
+    expect(repeats).toEqual([firstDelete, firstDelete]);
+    // Without a request id the command runs again, and a second delete is refused.
+    expect(await grpcFailure(client.deleteCustomer({ tenant, id: customer!.id }))).toMatchObject({ errorCode: 'customer_deleted' });
+    expect((await outboxRows(customer!.id)).map((row) => row.type)).toEqual(['customer.created', 'customer.updated', 'customer.updated', 'customer.deleted']);
+  });
+
+  it('keeps request ids apart per tenant and per RPC', async () => {
+    const requestId = `req_shared_${Date.now()}`;
+    const other = { accountId: 'acct_other_tenant', livemode: false };
+    const mine = await client.createCustomer({ tenant, name: 'Mine', email: 'mine@example.com', requestId });
+    const theirs = await client.createCustomer({ tenant: other, name: 'Theirs', email: 'theirs@example.com', requestId });
+    expect(theirs.customer!.id).not.toBe(mine.customer!.id);
+    const deleted = await client.deleteCustomer({ tenant, id: mine.customer!.id, requestId });
+    expect(deleted.customer!.deletedAt).toBeDefined();
+  });
+
   it('exposes Prometheus metrics of its RPCs and its outbox relay', async () => {
     const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
     expect(text).toMatch(/recur_rpc_server_duration_seconds_count\{service="subscription",method="createCustomer",code="OK"\} [1-9]/);

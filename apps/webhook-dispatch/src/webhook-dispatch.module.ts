@@ -5,6 +5,7 @@ import { DeliveryDispatcher } from './deliveries/delivery-dispatcher';
 import { EndpointsService } from './endpoints/endpoints.service';
 import { EventLogConsumer } from './events/event-log.consumer';
 import { EventsGrpcController } from './events/events.grpc.controller';
+import { Commands } from './infrastructure/commands';
 import { PrismaService } from './infrastructure/prisma.service';
 import { WEBHOOK_CONFIG } from './tokens';
 import { webhookConfigFromEnv } from './webhook-config';
@@ -19,6 +20,7 @@ export class WebhookDispatchModule {
       providers: [
         { provide: SERVICE_RUNTIME, useValue: runtime },
         { provide: PrismaService, useFactory: () => new PrismaService(runtime.config.databaseUrl) },
+        Commands,
         { provide: WEBHOOK_CONFIG, useFactory: () => webhookConfigFromEnv() },
         EndpointsService,
         DeliveriesService,

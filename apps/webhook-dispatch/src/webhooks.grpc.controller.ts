@@ -5,6 +5,7 @@ import { requireTenant, webhookDispatchV1 as v1 } from '@recur/contracts';
 import { checkPage, pageInfo } from '@recur/kernel';
 import { DeliveriesService } from './deliveries/deliveries.service';
 import { EndpointsService, toEndpointMessage } from './endpoints/endpoints.service';
+import { Commands } from './infrastructure/commands';
 
 /** gRPC edge of endpoints and deliveries: decode, call, encode. */
 @Controller()
@@ -12,16 +13,16 @@ export class WebhooksGrpcController {
   constructor(
     private readonly endpoints: EndpointsService,
     private readonly deliveries: DeliveriesService,
+    private readonly commands: Commands,
   ) {}
 
   @GrpcMethod('WebhookDispatchService', 'CreateEndpoint')
-  async createEndpoint(request: v1.CreateEndpointRequest): Promise<MessageInitShape<typeof v1.CreateEndpointResponseSchema>> {
-    const { endpoint, created } = await this.endpoints.create(
-      requireTenant(request.tenant),
-      { url: request.url, events: request.events, description: request.description },
-      request.requestId || null,
-    );
-    return { endpoint: toEndpointMessage(endpoint, created) };
+  async createEndpoint(request: v1.CreateEndpointRequest): Promise<v1.CreateEndpointResponse> {
+    const tenant = requireTenant(request.tenant);
+    // A repeat answers the first answer, secret included: the caller may have lost it with the first answer.
+    return this.commands.run(tenant, request, v1.CreateEndpointResponseSchema, async (tx) => ({
+      endpoint: toEndpointMessage(await this.endpoints.create(tx, tenant, { url: request.url, events: request.events, description: request.description }), true),
+    }));
   }
 
   @GrpcMethod('WebhookDispatchService', 'ListEndpoints')
@@ -32,24 +33,26 @@ export class WebhooksGrpcController {
   }
 
   @GrpcMethod('WebhookDispatchService', 'UpdateEndpoint')
-  async updateEndpoint(request: v1.UpdateEndpointRequest): Promise<MessageInitShape<typeof v1.UpdateEndpointResponseSchema>> {
-    const endpoint = await this.endpoints.update(requireTenant(request.tenant), request.id, {
-      url: request.url,
-      events: request.setEvents ? request.events : undefined,
-      status: request.status,
-      description: request.description,
-    });
-    return { endpoint: toEndpointMessage(endpoint) };
+  async updateEndpoint(request: v1.UpdateEndpointRequest): Promise<v1.UpdateEndpointResponse> {
+    const tenant = requireTenant(request.tenant);
+    const changes = { url: request.url, events: request.setEvents ? request.events : undefined, status: request.status, description: request.description };
+    return this.commands.run(tenant, request, v1.UpdateEndpointResponseSchema, async (tx) => ({
+      endpoint: toEndpointMessage(await this.endpoints.update(tx, tenant, request.id, changes)),
+    }));
   }
 
   @GrpcMethod('WebhookDispatchService', 'DeleteEndpoint')
-  async deleteEndpoint(request: v1.DeleteEndpointRequest): Promise<MessageInitShape<typeof v1.DeleteEndpointResponseSchema>> {
-    return { endpoint: toEndpointMessage(await this.endpoints.delete(requireTenant(request.tenant), request.id)) };
+  async deleteEndpoint(request: v1.DeleteEndpointRequest): Promise<v1.DeleteEndpointResponse> {
+    const tenant = requireTenant(request.tenant);
+    return this.commands.run(tenant, request, v1.DeleteEndpointResponseSchema, async (tx) => ({
+      endpoint: toEndpointMessage(await this.endpoints.delete(tx, tenant, request.id)),
+    }));
   }
 
   @GrpcMethod('WebhookDispatchService', 'SendTestEvent')
-  async sendTestEvent(request: v1.SendTestEventRequest): Promise<MessageInitShape<typeof v1.SendTestEventResponseSchema>> {
-    return { delivery: await this.deliveries.sendTest(requireTenant(request.tenant), request.id) };
+  async sendTestEvent(request: v1.SendTestEventRequest): Promise<v1.SendTestEventResponse> {
+    const tenant = requireTenant(request.tenant);
+    return this.commands.run(tenant, request, v1.SendTestEventResponseSchema, async (tx) => ({ delivery: await this.deliveries.sendTest(tx, tenant, request.id) }));
   }
 
   @GrpcMethod('WebhookDispatchService', 'ListDeliveries')
@@ -60,7 +63,10 @@ export class WebhooksGrpcController {
   }
 
   @GrpcMethod('WebhookDispatchService', 'RetryDelivery')
-  async retryDelivery(request: v1.RetryDeliveryRequest): Promise<MessageInitShape<typeof v1.RetryDeliveryResponseSchema>> {
-    return { delivery: await this.deliveries.retry(requireTenant(request.tenant), request.endpointId, request.deliveryId) };
+  async retryDelivery(request: v1.RetryDeliveryRequest): Promise<v1.RetryDeliveryResponse> {
+    const tenant = requireTenant(request.tenant);
+    return this.commands.run(tenant, request, v1.RetryDeliveryResponseSchema, async (tx) => ({
+      delivery: await this.deliveries.retry(tx, tenant, request.endpointId, request.deliveryId),
+    }));
   }
 }

@@ -1,2 +1,3 @@
 export * from './migrate';
-export * from './create-once';
+export * from './command-results';
+export * from './unique-violation';

@@ -20,7 +20,7 @@ export function fromAddonRow(row: AddonRow): Addon {
   };
 }
 
-export function toAddonRow(addon: Addon, requestId: string | null = null): Prisma.AddonCreateInput {
+export function toAddonRow(addon: Addon): Prisma.AddonCreateInput {
   return {
     id: addon.id,
     accountId: addon.tenant.accountId,
@@ -31,7 +31,6 @@ export function toAddonRow(addon: Addon, requestId: string | null = null): Prism
     currency: addon.currency,
     status: addon.status,
     metadata: addon.metadata,
-    requestId,
     createdAt: addon.createdAt,
     updatedAt: addon.updatedAt,
   };

@@ -7,20 +7,21 @@ import { fromInt64 } from '@recur/money';
 import { checkOneOf } from '../common/fields';
 import { toAddonMessage } from './addon.mapper';
 import { AddonsService } from './addons.service';
+import { Commands } from '../infrastructure/commands';
 
 /** gRPC edge of the add-on use cases: decode, call, encode. No rules live here. */
 @Controller()
 export class AddonsGrpcController {
-  constructor(private readonly addons: AddonsService) {}
+  constructor(
+    private readonly addons: AddonsService,
+    private readonly commands: Commands,
+  ) {}
 
   @GrpcMethod('CatalogService', 'CreateAddon')
-  async createAddon(request: catalogV1.CreateAddonRequest): Promise<MessageInitShape<typeof catalogV1.CreateAddonResponseSchema>> {
-    const addon = await this.addons.create(
-      requireTenant(request.tenant),
-      { name: request.name, description: request.description, priceMonthly: fromInt64(request.priceMonthly, 'price_monthly'), currency: request.currency, metadata: request.metadata },
-      request.requestId || null,
-    );
-    return { addon: toAddonMessage(addon) };
+  async createAddon(request: catalogV1.CreateAddonRequest): Promise<catalogV1.CreateAddonResponse> {
+    const tenant = requireTenant(request.tenant);
+    const fields = { name: request.name, description: request.description, priceMonthly: fromInt64(request.priceMonthly, 'price_monthly'), currency: request.currency, metadata: request.metadata };
+    return this.commands.run(tenant, request, catalogV1.CreateAddonResponseSchema, async (tx) => ({ addon: toAddonMessage(await this.addons.create(tx, tenant, fields)) }));
   }
 
   @GrpcMethod('CatalogService', 'GetAddon')
@@ -38,24 +39,27 @@ export class AddonsGrpcController {
   }
 
   @GrpcMethod('CatalogService', 'UpdateAddon')
-  async updateAddon(request: catalogV1.UpdateAddonRequest): Promise<MessageInitShape<typeof catalogV1.UpdateAddonResponseSchema>> {
-    const addon = await this.addons.update(requireTenant(request.tenant), request.id, {
+  async updateAddon(request: catalogV1.UpdateAddonRequest): Promise<catalogV1.UpdateAddonResponse> {
+    const tenant = requireTenant(request.tenant);
+    const fields = {
       name: request.name,
       description: request.description,
       priceMonthly: fromInt64(request.priceMonthly, 'price_monthly'),
       currency: request.currency,
       metadata: Object.keys(request.metadata).length > 0 ? request.metadata : undefined,
-    });
-    return { addon: toAddonMessage(addon) };
+    };
+    return this.commands.run(tenant, request, catalogV1.UpdateAddonResponseSchema, async (tx) => ({ addon: toAddonMessage(await this.addons.update(tx, tenant, request.id, fields)) }));
   }
 
   @GrpcMethod('CatalogService', 'TakeAddonOffSale')
-  async takeAddonOffSale(request: catalogV1.TakeAddonOffSaleRequest): Promise<MessageInitShape<typeof catalogV1.TakeAddonOffSaleResponseSchema>> {
-    return { addon: toAddonMessage(await this.addons.takeOffSale(requireTenant(request.tenant), request.id)) };
+  async takeAddonOffSale(request: catalogV1.TakeAddonOffSaleRequest): Promise<catalogV1.TakeAddonOffSaleResponse> {
+    const tenant = requireTenant(request.tenant);
+    return this.commands.run(tenant, request, catalogV1.TakeAddonOffSaleResponseSchema, async (tx) => ({ addon: toAddonMessage(await this.addons.takeOffSale(tx, tenant, request.id)) }));
   }
 
   @GrpcMethod('CatalogService', 'RestoreAddon')
-  async restoreAddon(request: catalogV1.RestoreAddonRequest): Promise<MessageInitShape<typeof catalogV1.RestoreAddonResponseSchema>> {
-    return { addon: toAddonMessage(await this.addons.restore(requireTenant(request.tenant), request.id)) };
+  async restoreAddon(request: catalogV1.RestoreAddonRequest): Promise<catalogV1.RestoreAddonResponse> {
+    const tenant = requireTenant(request.tenant);
+    return this.commands.run(tenant, request, catalogV1.RestoreAddonResponseSchema, async (tx) => ({ addon: toAddonMessage(await this.addons.restore(tx, tenant, request.id)) }));
   }
 }

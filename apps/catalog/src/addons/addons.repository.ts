@@ -23,10 +23,6 @@ export class AddonsRepository {
     return this.get(tenant, id, tx);
   }
 
-  async findByRequestId(tenant: TenantRef, requestId: string): Promise<Addon | undefined> {
-    const row = await this.prisma.addon.findFirst({ where: { accountId: tenant.accountId, livemode: tenant.livemode, requestId } });
-    return row ? fromAddonRow(row) : undefined;
-  }
 
   async list(tenant: TenantRef, page: Page, status?: AddonStatus): Promise<{ addons: Addon[]; total: number }> {
     const where = { accountId: tenant.accountId, livemode: tenant.livemode, ...(status === undefined ? {} : { status }) };
@@ -37,8 +33,8 @@ export class AddonsRepository {
     return { addons: rows.map(fromAddonRow), total };
   }
 
-  async insert(addon: Addon, requestId: string | null): Promise<void> {
-    await this.prisma.addon.create({ data: toAddonRow(addon, requestId) });
+  async insert(tx: Tx, addon: Addon): Promise<void> {
+    await tx.addon.create({ data: toAddonRow(addon) });
   }
 
   async update(tx: Tx, addon: Addon): Promise<void> {

@@ -1,25 +1,23 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, type Clock, type Page, type TenantRef } from '@recur/kernel';
-import { createOnce } from '@recur/persistence';
-import { PrismaService } from '../infrastructure/prisma.service';
+import type { Prisma } from '../generated/prisma/client';
 import { type Addon, type AddonFields, type AddonStatus, createAddon, putOnSale, takeOffSale, updateAddon } from './addon';
 import { AddonsRepository } from './addons.repository';
 
-/** Add-on use cases; every change runs under the add-on's row lock. */
+type Tx = Prisma.TransactionClient;
+
+/** Add-on use cases; every change runs in the command's transaction under the add-on's row lock. */
 @Injectable()
 export class AddonsService {
   constructor(
-    private readonly prisma: PrismaService,
     private readonly addons: AddonsRepository,
     @Inject(CLOCK) private readonly now: Clock,
   ) {}
 
-  create(tenant: TenantRef, fields: AddonFields & { name: string; priceMonthly: number }, requestId: string | null): Promise<Addon> {
-    return createOnce(requestId, (id) => this.addons.findByRequestId(tenant, id), async () => {
-      const addon = createAddon(tenant, fields, this.now());
-      await this.addons.insert(addon, requestId);
-      return addon;
-    });
+  async create(tx: Tx, tenant: TenantRef, fields: AddonFields & { name: string; priceMonthly: number }): Promise<Addon> {
+    const addon = createAddon(tenant, fields, this.now());
+    await this.addons.insert(tx, addon);
+    return addon;
   }
 
   get(tenant: TenantRef, id: string): Promise<Addon> {
@@ -30,23 +28,21 @@ export class AddonsService {
     return this.addons.list(tenant, page, status);
   }
 
-  update(tenant: TenantRef, id: string, fields: AddonFields): Promise<Addon> {
-    return this.change(tenant, id, (addon, now) => updateAddon(addon, fields, now));
+  update(tx: Tx, tenant: TenantRef, id: string, fields: AddonFields): Promise<Addon> {
+    return this.change(tx, tenant, id, (addon, now) => updateAddon(addon, fields, now));
   }
 
-  takeOffSale(tenant: TenantRef, id: string): Promise<Addon> {
-    return this.change(tenant, id, takeOffSale);
+  takeOffSale(tx: Tx, tenant: TenantRef, id: string): Promise<Addon> {
+    return this.change(tx, tenant, id, takeOffSale);
   }
 
-  restore(tenant: TenantRef, id: string): Promise<Addon> {
-    return this.change(tenant, id, putOnSale);
+  restore(tx: Tx, tenant: TenantRef, id: string): Promise<Addon> {
+    return this.change(tx, tenant, id, putOnSale);
   }
 
-  private change(tenant: TenantRef, id: string, apply: (addon: Addon, now: Date) => Addon): Promise<Addon> {
-    return this.prisma.$transaction(async (tx) => {
-      const after = apply(await this.addons.getForUpdate(tx, tenant, id), this.now());
-      await this.addons.update(tx, after);
-      return after;
-    });
+  private async change(tx: Tx, tenant: TenantRef, id: string, apply: (addon: Addon, now: Date) => Addon): Promise<Addon> {
+    const after = apply(await this.addons.getForUpdate(tx, tenant, id), this.now());
+    await this.addons.update(tx, after);
+    return after;
   }
 }

@@ -25,7 +25,7 @@ export function fromCouponRow(row: CouponRow): Coupon {
   };
 }
 
-export function toCouponRow(coupon: Coupon, requestId: string | null = null): Prisma.CouponUncheckedCreateInput {
+export function toCouponRow(coupon: Coupon): Prisma.CouponUncheckedCreateInput {
   return {
     id: coupon.id,
     accountId: coupon.tenant.accountId,
@@ -38,7 +38,6 @@ export function toCouponRow(coupon: Coupon, requestId: string | null = null): Pr
     durationInPeriods: coupon.durationInPeriods,
     timesRedeemed: coupon.timesRedeemed,
     metadata: coupon.metadata,
-    requestId,
     createdAt: coupon.createdAt,
     updatedAt: coupon.updatedAt,
     deletedAt: coupon.deletedAt,
@@ -80,7 +79,7 @@ export function fromPromotionCodeRow(row: PromotionCodeRow): PromotionCode {
   };
 }
 
-export function toPromotionCodeRow(code: PromotionCode, requestId: string | null = null): Prisma.PromotionCodeUncheckedCreateInput {
+export function toPromotionCodeRow(code: PromotionCode): Prisma.PromotionCodeUncheckedCreateInput {
   return {
     id: code.id,
     accountId: code.tenant.accountId,
@@ -92,7 +91,6 @@ export function toPromotionCodeRow(code: PromotionCode, requestId: string | null
     maxRedemptions: code.maxRedemptions,
     timesRedeemed: code.timesRedeemed,
     expiresAt: code.expiresAt,
-    requestId,
     createdAt: code.createdAt,
     updatedAt: code.updatedAt,
     deletedAt: code.deletedAt,

@@ -5,28 +5,29 @@ import { catalogV1, requireTenant } from '@recur/contracts';
 import { checkPage, pageInfo } from '@recur/kernel';
 import { toCouponMessage, toPromotionCodeMessage } from './coupon.mapper';
 import { CouponsService } from './coupons.service';
+import { Commands } from '../infrastructure/commands';
 
 /** gRPC edge of the coupon and promotion-code use cases: decode, call, encode. No rules live here. */
 @Controller()
 export class CouponsGrpcController {
-  constructor(private readonly coupons: CouponsService) {}
+  constructor(
+    private readonly coupons: CouponsService,
+    private readonly commands: Commands,
+  ) {}
 
   @GrpcMethod('CatalogService', 'CreateCoupon')
-  async createCoupon(request: catalogV1.CreateCouponRequest): Promise<MessageInitShape<typeof catalogV1.CreateCouponResponseSchema>> {
-    const coupon = await this.coupons.create(
-      requireTenant(request.tenant),
-      {
-        name: request.name,
-        type: request.type,
-        value: request.value,
-        currency: request.currency,
-        duration: request.duration,
-        durationInPeriods: request.durationInPeriods,
-        metadata: request.metadata,
-      },
-      request.requestId || null,
-    );
-    return { coupon: toCouponMessage(coupon) };
+  async createCoupon(request: catalogV1.CreateCouponRequest): Promise<catalogV1.CreateCouponResponse> {
+    const tenant = requireTenant(request.tenant);
+    const fields = {
+      name: request.name,
+      type: request.type,
+      value: request.value,
+      currency: request.currency,
+      duration: request.duration,
+      durationInPeriods: request.durationInPeriods,
+      metadata: request.metadata,
+    };
+    return this.commands.run(tenant, request, catalogV1.CreateCouponResponseSchema, async (tx) => ({ coupon: toCouponMessage(await this.coupons.create(tx, tenant, fields)) }));
   }
 
   @GrpcMethod('CatalogService', 'GetCoupon')
@@ -43,8 +44,9 @@ export class CouponsGrpcController {
   }
 
   @GrpcMethod('CatalogService', 'UpdateCoupon')
-  async updateCoupon(request: catalogV1.UpdateCouponRequest): Promise<MessageInitShape<typeof catalogV1.UpdateCouponResponseSchema>> {
-    const coupon = await this.coupons.update(requireTenant(request.tenant), request.id, {
+  async updateCoupon(request: catalogV1.UpdateCouponRequest): Promise<catalogV1.UpdateCouponResponse> {
+    const tenant = requireTenant(request.tenant);
+    const fields = {
       name: request.name,
       type: request.type,
       value: request.value,
@@ -52,29 +54,28 @@ export class CouponsGrpcController {
       duration: request.duration,
       durationInPeriods: request.durationInPeriods,
       metadata: Object.keys(request.metadata).length > 0 ? request.metadata : undefined,
-    });
-    return { coupon: toCouponMessage(coupon) };
+    };
+    return this.commands.run(tenant, request, catalogV1.UpdateCouponResponseSchema, async (tx) => ({ coupon: toCouponMessage(await this.coupons.update(tx, tenant, request.id, fields)) }));
   }
 
   @GrpcMethod('CatalogService', 'DeleteCoupon')
-  async deleteCoupon(request: catalogV1.DeleteCouponRequest): Promise<MessageInitShape<typeof catalogV1.DeleteCouponResponseSchema>> {
-    return { coupon: toCouponMessage(await this.coupons.delete(requireTenant(request.tenant), request.id)) };
+  async deleteCoupon(request: catalogV1.DeleteCouponRequest): Promise<catalogV1.DeleteCouponResponse> {
+    const tenant = requireTenant(request.tenant);
+    return this.commands.run(tenant, request, catalogV1.DeleteCouponResponseSchema, async (tx) => ({ coupon: toCouponMessage(await this.coupons.delete(tx, tenant, request.id)) }));
   }
 
   @GrpcMethod('CatalogService', 'CreatePromotionCode')
-  async createPromotionCode(request: catalogV1.CreatePromotionCodeRequest): Promise<MessageInitShape<typeof catalogV1.CreatePromotionCodeResponseSchema>> {
-    const code = await this.coupons.createCode(
-      requireTenant(request.tenant),
-      request.couponId,
-      {
-        code: request.code,
-        active: request.active,
-        maxRedemptions: request.maxRedemptions,
-        expiresAt: request.expiresAt === undefined ? undefined : Number(request.expiresAt),
-      },
-      request.requestId || null,
-    );
-    return { promotionCode: toPromotionCodeMessage(code) };
+  async createPromotionCode(request: catalogV1.CreatePromotionCodeRequest): Promise<catalogV1.CreatePromotionCodeResponse> {
+    const tenant = requireTenant(request.tenant);
+    const fields = {
+      code: request.code,
+      active: request.active,
+      maxRedemptions: request.maxRedemptions,
+      expiresAt: request.expiresAt === undefined ? undefined : Number(request.expiresAt),
+    };
+    return this.commands.run(tenant, request, catalogV1.CreatePromotionCodeResponseSchema, async (tx) => ({
+      promotionCode: toPromotionCodeMessage(await this.coupons.createCode(tx, tenant, request.couponId, fields)),
+    }));
   }
 
   @GrpcMethod('CatalogService', 'GetPromotionCode')
@@ -91,17 +92,23 @@ export class CouponsGrpcController {
   }
 
   @GrpcMethod('CatalogService', 'UpdatePromotionCode')
-  async updatePromotionCode(request: catalogV1.UpdatePromotionCodeRequest): Promise<MessageInitShape<typeof catalogV1.UpdatePromotionCodeResponseSchema>> {
-    const code = await this.coupons.updateCode(requireTenant(request.tenant), request.id, {
+  async updatePromotionCode(request: catalogV1.UpdatePromotionCodeRequest): Promise<catalogV1.UpdatePromotionCodeResponse> {
+    const tenant = requireTenant(request.tenant);
+    const fields = {
       active: request.active,
       maxRedemptions: request.clearMaxRedemptions ? null : request.maxRedemptions,
       expiresAt: request.clearExpiresAt ? null : request.expiresAt === undefined ? undefined : Number(request.expiresAt),
-    });
-    return { promotionCode: toPromotionCodeMessage(code) };
+    };
+    return this.commands.run(tenant, request, catalogV1.UpdatePromotionCodeResponseSchema, async (tx) => ({
+      promotionCode: toPromotionCodeMessage(await this.coupons.updateCode(tx, tenant, request.id, fields)),
+    }));
   }
 
   @GrpcMethod('CatalogService', 'DeletePromotionCode')
-  async deletePromotionCode(request: catalogV1.DeletePromotionCodeRequest): Promise<MessageInitShape<typeof catalogV1.DeletePromotionCodeResponseSchema>> {
-    return { promotionCode: toPromotionCodeMessage(await this.coupons.deleteCode(requireTenant(request.tenant), request.id)) };
+  async deletePromotionCode(request: catalogV1.DeletePromotionCodeRequest): Promise<catalogV1.DeletePromotionCodeResponse> {
+    const tenant = requireTenant(request.tenant);
+    return this.commands.run(tenant, request, catalogV1.DeletePromotionCodeResponseSchema, async (tx) => ({
+      promotionCode: toPromotionCodeMessage(await this.coupons.deleteCode(tx, tenant, request.id)),
+    }));
   }
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { invalidArgument, notFound, type Page, type TenantRef } from '@recur/kernel';
+import { DomainError, invalidArgument, notFound, type Page, type TenantRef } from '@recur/kernel';
 import type { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 import type { Coupon } from './coupon';
@@ -33,10 +33,6 @@ export class CouponsRepository {
     }
   }
 
-  async findByRequestId(tenant: TenantRef, requestId: string): Promise<Coupon | undefined> {
-    const row = await this.prisma.coupon.findFirst({ where: { accountId: tenant.accountId, livemode: tenant.livemode, requestId } });
-    return row ? fromCouponRow(row) : undefined;
-  }
 
   async list(tenant: TenantRef, page: Page): Promise<{ coupons: Coupon[]; total: number }> {
     const where = { accountId: tenant.accountId, livemode: tenant.livemode, deletedAt: null };
@@ -47,8 +43,8 @@ export class CouponsRepository {
     return { coupons: rows.map(fromCouponRow), total };
   }
 
-  async insert(coupon: Coupon, requestId: string | null): Promise<void> {
-    await this.prisma.coupon.create({ data: toCouponRow(coupon, requestId) });
+  async insert(tx: Tx, coupon: Coupon): Promise<void> {
+    await tx.coupon.create({ data: toCouponRow(coupon) });
   }
 
   async update(tx: Tx, coupon: Coupon): Promise<void> {
@@ -72,10 +68,6 @@ export class CouponsRepository {
     return this.getCode(tenant, id, tx);
   }
 
-  async findCodeByRequestId(tenant: TenantRef, requestId: string): Promise<PromotionCode | undefined> {
-    const row = await this.prisma.promotionCode.findFirst({ where: { accountId: tenant.accountId, livemode: tenant.livemode, requestId } });
-    return row ? fromPromotionCodeRow(row) : undefined;
-  }
 
   async listCodes(tenant: TenantRef, page: Page, filter: { couponId?: string; code?: string }): Promise<{ codes: PromotionCode[]; total: number }> {
     const where = {
@@ -92,8 +84,11 @@ export class CouponsRepository {
     return { codes: rows.map(fromPromotionCodeRow), total };
   }
 
-  async insertCode(tx: Tx, code: PromotionCode, requestId: string | null): Promise<void> {
-    await tx.promotionCode.create({ data: toPromotionCodeRow(code, requestId) });
+  /** Codes are unique per app ignoring case; a taken text changes nothing and is refused. */
+  async insertCode(tx: Tx, code: PromotionCode): Promise<void> {
+    // ON CONFLICT DO NOTHING: the command's transaction stays usable (a unique violation would abort it).
+    const { count } = await tx.promotionCode.createMany({ data: [toPromotionCodeRow(code)], skipDuplicates: true });
+    if (count === 0) throw new DomainError('already_exists', 'promotion_code_exists', `A promotion code '${code.code}' already exists (codes ignore case).`, 'code');
   }
 
   async updateCode(tx: Tx, code: PromotionCode): Promise<void> {

@@ -26,7 +26,7 @@ export function fromPlanRow(row: PlanRow): Plan {
   };
 }
 
-export function toPlanRow(plan: Plan, requestId: string | null = null): Prisma.PlanUncheckedCreateInput {
+export function toPlanRow(plan: Plan): Prisma.PlanUncheckedCreateInput {
   return {
     id: plan.id,
     accountId: plan.tenant.accountId,
@@ -40,7 +40,6 @@ export function toPlanRow(plan: Plan, requestId: string | null = null): Prisma.P
     billingIntervals: plan.billingIntervals,
     status: plan.status,
     metadata: plan.metadata,
-    requestId,
     createdAt: plan.createdAt,
     updatedAt: plan.updatedAt,
     archivedAt: plan.archivedAt,
@@ -66,7 +65,7 @@ export function fromPriceComponentRow(row: PriceComponentRow): PriceComponent {
   };
 }
 
-export function toPriceComponentRow(component: PriceComponent, requestId: string | null = null): Prisma.PriceComponentUncheckedCreateInput {
+export function toPriceComponentRow(component: PriceComponent): Prisma.PriceComponentUncheckedCreateInput {
   return {
     id: component.id,
     planId: component.planId,
@@ -77,7 +76,6 @@ export function toPriceComponentRow(component: PriceComponent, requestId: string
     metricName: component.metricName,
     unitAmount: toInt64(component.unitAmount),
     includedQuantity: toInt64(component.includedQuantity),
-    requestId,
     createdAt: component.createdAt,
     updatedAt: component.updatedAt,
   };

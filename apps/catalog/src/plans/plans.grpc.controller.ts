@@ -7,19 +7,23 @@ import { fromInt64 } from '@recur/money';
 import { checkOneOf } from '../common/fields';
 import { fromTierMessage, toPlanMessage, toPriceComponentMessage, toTierMessage } from './plan.mapper';
 import { PlansService } from './plans.service';
+import { Commands } from '../infrastructure/commands';
 
 const nonEmpty = (metadata: Record<string, string>) => (Object.keys(metadata).length > 0 ? metadata : undefined);
 
 /** gRPC edge of the plan use cases: decode, call, encode. No rules live here. */
 @Controller()
 export class PlansGrpcController {
-  constructor(private readonly plans: PlansService) {}
+  constructor(
+    private readonly plans: PlansService,
+    private readonly commands: Commands,
+  ) {}
 
   @GrpcMethod('CatalogService', 'CreatePlan')
-  async createPlan(request: catalogV1.CreatePlanRequest): Promise<MessageInitShape<typeof catalogV1.CreatePlanResponseSchema>> {
-    const plan = await this.plans.create(
-      requireTenant(request.tenant),
-      {
+  async createPlan(request: catalogV1.CreatePlanRequest): Promise<catalogV1.CreatePlanResponse> {
+    const tenant = requireTenant(request.tenant);
+    return this.commands.run(tenant, request, catalogV1.CreatePlanResponseSchema, async (tx) => ({
+      plan: toPlanMessage(await this.plans.create(tx, tenant, {
         name: request.name,
         description: request.description,
         pricingModel: request.pricingModel,
@@ -28,10 +32,8 @@ export class PlansGrpcController {
         packageSize: request.packageSize,
         billingIntervals: request.billingIntervals,
         metadata: request.metadata,
-      },
-      request.requestId || null,
-    );
-    return { plan: toPlanMessage(plan) };
+      })),
+    }));
   }
 
   @GrpcMethod('CatalogService', 'GetPlan')
@@ -49,8 +51,9 @@ export class PlansGrpcController {
   }
 
   @GrpcMethod('CatalogService', 'UpdatePlan')
-  async updatePlan(request: catalogV1.UpdatePlanRequest): Promise<MessageInitShape<typeof catalogV1.UpdatePlanResponseSchema>> {
-    const plan = await this.plans.update(requireTenant(request.tenant), request.id, {
+  async updatePlan(request: catalogV1.UpdatePlanRequest): Promise<catalogV1.UpdatePlanResponse> {
+    const tenant = requireTenant(request.tenant);
+    const fields = {
       name: request.name,
       description: request.description,
       pricingModel: request.pricingModel,
@@ -59,23 +62,26 @@ export class PlansGrpcController {
       packageSize: request.packageSize,
       billingIntervals: request.billingIntervals.length > 0 ? request.billingIntervals : undefined,
       metadata: nonEmpty(request.metadata),
-    });
-    return { plan: toPlanMessage(plan) };
+    };
+    return this.commands.run(tenant, request, catalogV1.UpdatePlanResponseSchema, async (tx) => ({ plan: toPlanMessage(await this.plans.update(tx, tenant, request.id, fields)) }));
   }
 
   @GrpcMethod('CatalogService', 'ArchivePlan')
-  async archivePlan(request: catalogV1.ArchivePlanRequest): Promise<MessageInitShape<typeof catalogV1.ArchivePlanResponseSchema>> {
-    return { plan: toPlanMessage(await this.plans.archive(requireTenant(request.tenant), request.id)) };
+  async archivePlan(request: catalogV1.ArchivePlanRequest): Promise<catalogV1.ArchivePlanResponse> {
+    const tenant = requireTenant(request.tenant);
+    return this.commands.run(tenant, request, catalogV1.ArchivePlanResponseSchema, async (tx) => ({ plan: toPlanMessage(await this.plans.archive(tx, tenant, request.id)) }));
   }
 
   @GrpcMethod('CatalogService', 'RestorePlan')
-  async restorePlan(request: catalogV1.RestorePlanRequest): Promise<MessageInitShape<typeof catalogV1.RestorePlanResponseSchema>> {
-    return { plan: toPlanMessage(await this.plans.restore(requireTenant(request.tenant), request.id)) };
+  async restorePlan(request: catalogV1.RestorePlanRequest): Promise<catalogV1.RestorePlanResponse> {
+    const tenant = requireTenant(request.tenant);
+    return this.commands.run(tenant, request, catalogV1.RestorePlanResponseSchema, async (tx) => ({ plan: toPlanMessage(await this.plans.restore(tx, tenant, request.id)) }));
   }
 
   @GrpcMethod('CatalogService', 'ClonePlan')
-  async clonePlan(request: catalogV1.ClonePlanRequest): Promise<MessageInitShape<typeof catalogV1.ClonePlanResponseSchema>> {
-    return { plan: toPlanMessage(await this.plans.clone(requireTenant(request.tenant), request.id, request.name, request.requestId || null)) };
+  async clonePlan(request: catalogV1.ClonePlanRequest): Promise<catalogV1.ClonePlanResponse> {
+    const tenant = requireTenant(request.tenant);
+    return this.commands.run(tenant, request, catalogV1.ClonePlanResponseSchema, async (tx) => ({ plan: toPlanMessage(await this.plans.clone(tx, tenant, request.id, request.name)) }));
   }
 
   @GrpcMethod('CatalogService', 'GetPlanTiers')
@@ -84,9 +90,11 @@ export class PlansGrpcController {
   }
 
   @GrpcMethod('CatalogService', 'ReplacePlanTiers')
-  async replacePlanTiers(request: catalogV1.ReplacePlanTiersRequest): Promise<MessageInitShape<typeof catalogV1.ReplacePlanTiersResponseSchema>> {
-    const tiers = await this.plans.replaceTiers(requireTenant(request.tenant), request.id, request.tiers.map((tier, index) => fromTierMessage(tier, `tiers[${index}]`)));
-    return { tiers: tiers.map(toTierMessage) };
+  async replacePlanTiers(request: catalogV1.ReplacePlanTiersRequest): Promise<catalogV1.ReplacePlanTiersResponse> {
+    const tenant = requireTenant(request.tenant);
+    return this.commands.run(tenant, request, catalogV1.ReplacePlanTiersResponseSchema, async (tx) => ({
+      tiers: (await this.plans.replaceTiers(tx, tenant, request.id, request.tiers.map((tier, index) => fromTierMessage(tier, `tiers[${index}]`)))).map(toTierMessage),
+    }));
   }
 
   @GrpcMethod('CatalogService', 'ListPriceComponents')
@@ -98,36 +106,39 @@ export class PlansGrpcController {
   }
 
   @GrpcMethod('CatalogService', 'CreatePriceComponent')
-  async createPriceComponent(request: catalogV1.CreatePriceComponentRequest): Promise<MessageInitShape<typeof catalogV1.CreatePriceComponentResponseSchema>> {
-    const component = await this.plans.createComponent(
-      requireTenant(request.tenant),
-      request.planId,
-      {
-        type: request.type,
-        name: request.name,
-        metricName: request.metricName,
-        unitAmount: fromInt64(request.unitAmount, 'unit_amount'),
-        includedQuantity: fromInt64(request.includedQuantity, 'included_quantity'),
-      },
-      request.requestId || null,
-    );
-    return { priceComponent: toPriceComponentMessage(component) };
-  }
-
-  @GrpcMethod('CatalogService', 'UpdatePriceComponent')
-  async updatePriceComponent(request: catalogV1.UpdatePriceComponentRequest): Promise<MessageInitShape<typeof catalogV1.UpdatePriceComponentResponseSchema>> {
-    const component = await this.plans.updateComponent(requireTenant(request.tenant), request.planId, request.id, {
+  async createPriceComponent(request: catalogV1.CreatePriceComponentRequest): Promise<catalogV1.CreatePriceComponentResponse> {
+    const tenant = requireTenant(request.tenant);
+    const fields = {
+      type: request.type,
       name: request.name,
       metricName: request.metricName,
       unitAmount: fromInt64(request.unitAmount, 'unit_amount'),
       includedQuantity: fromInt64(request.includedQuantity, 'included_quantity'),
-    });
-    return { priceComponent: toPriceComponentMessage(component) };
+    };
+    return this.commands.run(tenant, request, catalogV1.CreatePriceComponentResponseSchema, async (tx) => ({
+      priceComponent: toPriceComponentMessage(await this.plans.createComponent(tx, tenant, request.planId, fields)),
+    }));
+  }
+
+  @GrpcMethod('CatalogService', 'UpdatePriceComponent')
+  async updatePriceComponent(request: catalogV1.UpdatePriceComponentRequest): Promise<catalogV1.UpdatePriceComponentResponse> {
+    const tenant = requireTenant(request.tenant);
+    const fields = {
+      name: request.name,
+      metricName: request.metricName,
+      unitAmount: fromInt64(request.unitAmount, 'unit_amount'),
+      includedQuantity: fromInt64(request.includedQuantity, 'included_quantity'),
+    };
+    return this.commands.run(tenant, request, catalogV1.UpdatePriceComponentResponseSchema, async (tx) => ({
+      priceComponent: toPriceComponentMessage(await this.plans.updateComponent(tx, tenant, request.planId, request.id, fields)),
+    }));
   }
 
   @GrpcMethod('CatalogService', 'DeletePriceComponent')
-  async deletePriceComponent(request: catalogV1.DeletePriceComponentRequest): Promise<MessageInitShape<typeof catalogV1.DeletePriceComponentResponseSchema>> {
-    const component = await this.plans.deleteComponent(requireTenant(request.tenant), request.planId, request.id);
-    return { priceComponent: toPriceComponentMessage(component) };
+  async deletePriceComponent(request: catalogV1.DeletePriceComponentRequest): Promise<catalogV1.DeletePriceComponentResponse> {
+    const tenant = requireTenant(request.tenant);
+    return this.commands.run(tenant, request, catalogV1.DeletePriceComponentResponseSchema, async (tx) => ({
+      priceComponent: toPriceComponentMessage(await this.plans.deleteComponent(tx, tenant, request.planId, request.id)),
+    }));
   }
 }

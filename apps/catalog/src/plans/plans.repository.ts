@@ -31,10 +31,6 @@ export class PlansRepository {
     return this.get(tenant, id, tx);
   }
 
-  async findByRequestId(tenant: TenantRef, requestId: string): Promise<Plan | undefined> {
-    const row = await this.prisma.plan.findFirst({ where: { ...this.scope(tenant), requestId } });
-    return row ? fromPlanRow(row) : undefined;
-  }
 
   async list(tenant: TenantRef, page: Page, status?: PlanStatus): Promise<{ plans: Plan[]; total: number }> {
     const where = { ...this.scope(tenant), ...(status === undefined ? {} : { status }) };
@@ -45,8 +41,8 @@ export class PlansRepository {
     return { plans: rows.map(fromPlanRow), total };
   }
 
-  async insert(tx: Tx, plan: Plan, requestId: string | null): Promise<void> {
-    await tx.plan.create({ data: toPlanRow(plan, requestId) });
+  async insert(tx: Tx, plan: Plan): Promise<void> {
+    await tx.plan.create({ data: toPlanRow(plan) });
   }
 
   async update(tx: Tx, plan: Plan): Promise<void> {
@@ -92,13 +88,9 @@ export class PlansRepository {
     return fromPriceComponentRow(row);
   }
 
-  async findComponentByRequestId(tenant: TenantRef, requestId: string): Promise<PriceComponent | undefined> {
-    const row = await this.prisma.priceComponent.findFirst({ where: { ...this.scope(tenant), requestId } });
-    return row ? fromPriceComponentRow(row) : undefined;
-  }
 
-  async insertComponent(tx: Tx, component: PriceComponent, requestId: string | null): Promise<void> {
-    await tx.priceComponent.create({ data: toPriceComponentRow(component, requestId) });
+  async insertComponent(tx: Tx, component: PriceComponent): Promise<void> {
+    await tx.priceComponent.create({ data: toPriceComponentRow(component) });
   }
 
   async updateComponent(tx: Tx, component: PriceComponent): Promise<void> {

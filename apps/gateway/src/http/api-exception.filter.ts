@@ -25,11 +25,7 @@ export class ApiExceptionFilter implements ExceptionFilter {
     if (isDomainError(exception)) return apiErrorFromDomain(exception);
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
-      if (status === 404) {
-        // A route of the interface whose capability has not landed yet: say so plainly.
-        if (requestState(request)?.route) return new ApiError(501, 'not_implemented', `${request.method} ${request.path} is part of the API but not available yet.`);
-        return new ApiError(404, 'route_not_found', `Unrecognized request URL (${request.method} ${request.path}).`);
-      }
+      if (status === 404) return new ApiError(404, 'route_not_found', `Unrecognized request URL (${request.method} ${request.path}).`);
       if (status === 413) return new ApiError(413, 'payload_too_large', 'The request body is larger than 256 KB.');
       if (status === 400) return new ApiError(400, 'invalid_json', 'The request body is not valid JSON.');
       return new ApiError(status, 'http_error', exception.message);

@@ -18,6 +18,8 @@ export interface RecurRequestState {
   requestId: string;
   caller?: Caller;
   route?: RouteEntry;
+  /** The matched route's path parameters. */
+  params?: Record<string, string>;
   /** The id forwarded to services as `request_id`, so their commands are repeatable. */
   commandId?: string;
 }

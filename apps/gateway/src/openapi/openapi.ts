@@ -1,30 +1,24 @@
 import type { ClassConstructor } from 'class-transformer';
 import { getMetadataStorage } from 'class-validator';
 import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
-import { ROUTES, type RouteEntry } from '../routing/route-table';
 import { API_KEY_HEADER } from '../auth/api-key-header';
-import { RESOURCE_SCHEMAS, ROUTE_DOCS } from './route-docs';
+import type { RouteDefinition } from '../routing/define-routes';
+import { ROUTES } from '../routing/route-table';
 
-/** Routes whose handlers have landed; the rest are documented and answer 501 not_implemented. */
-export const IMPLEMENTED_ROUTES = new Set(Object.keys(ROUTE_DOCS));
-
-const RESPONSE_SCHEMAS: Record<string, object> = {
-  ...RESOURCE_SCHEMAS,
-  Error: {
-    type: 'object',
-    required: ['error'],
-    properties: {
-      error: {
-        type: 'object',
-        required: ['type', 'code', 'message', 'request_id'],
-        properties: {
-          type: { type: 'string', enum: ['invalid_request_error', 'authentication_error', 'permission_error', 'idempotency_error', 'rate_limit_error', 'api_error'] },
-          code: { type: 'string', example: 'parameter_invalid' },
-          message: { type: 'string' },
-          param: { type: 'string' },
-          errors: { type: 'array', items: { type: 'object', properties: { param: { type: 'string' }, code: { type: 'string' }, message: { type: 'string' } } } },
-          request_id: { type: 'string' },
-        },
+const ERROR_SCHEMA = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['type', 'code', 'message', 'request_id'],
+      properties: {
+        type: { type: 'string', enum: ['invalid_request_error', 'authentication_error', 'permission_error', 'idempotency_error', 'rate_limit_error', 'api_error'] },
+        code: { type: 'string', example: 'parameter_invalid' },
+        message: { type: 'string' },
+        param: { type: 'string' },
+        errors: { type: 'array', items: { type: 'object', properties: { param: { type: 'string' }, code: { type: 'string' }, message: { type: 'string' } } } },
+        request_id: { type: 'string' },
       },
     },
   },
@@ -32,54 +26,58 @@ const RESPONSE_SCHEMAS: Record<string, object> = {
 
 const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
 
-function queryParameters(query: ClassConstructor<object> | undefined, schemas: Record<string, { properties?: Record<string, object>; required?: string[] }>) {
+type DtoSchemas = Record<string, { properties?: Record<string, object>; required?: string[] }>;
+
+function queryParameters(query: ClassConstructor<object> | undefined, schemas: DtoSchemas) {
   if (!query) return [];
   const schema = schemas[query.name];
   return Object.entries(schema?.properties ?? {}).map(([name, property]) => ({ name, in: 'query', required: schema.required?.includes(name) ?? false, schema: property }));
 }
 
-function operation(route: RouteEntry, schemas: Record<string, object>) {
-  const key = `${route.method} ${route.path}`;
-  const doc = ROUTE_DOCS[key];
-  const pathParameters = [...route.path.matchAll(/:([A-Za-z]+)/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
-  const success = doc?.response
+function successResponse(route: RouteDefinition) {
+  if (!route.response) return { description: 'Success' };
+  const item = { $ref: `#/components/schemas/${route.response.name}` };
+  const schema = route.list
     ? {
-        description: 'Success',
-        content: {
-          'application/json': {
-            schema: doc.list
-              ? { type: 'object', required: ['object', 'url', 'data', 'total', 'limit', 'offset', 'has_more'], properties: { object: { type: 'string', enum: ['list'] }, url: { type: 'string' }, data: { type: 'array', items: { $ref: `#/components/schemas/${doc.response}` } }, total: { type: 'integer' }, limit: { type: 'integer' }, offset: { type: 'integer' }, has_more: { type: 'boolean' } } }
-              : { $ref: `#/components/schemas/${doc.response}` },
-          },
-        },
+        type: 'object',
+        required: ['object', 'url', 'data', 'total', 'limit', 'offset', 'has_more'],
+        properties: { object: { type: 'string', enum: ['list'] }, url: { type: 'string' }, data: { type: 'array', items: item }, total: { type: 'integer' }, limit: { type: 'integer' }, offset: { type: 'integer' }, has_more: { type: 'boolean' } },
       }
-    : { description: 'Success' };
+    : item;
+  return { description: 'Success', content: { 'application/json': { schema } } };
+}
+
+function operation(route: RouteDefinition, schemas: DtoSchemas) {
+  const implemented = route.handler !== undefined;
+  const pathParameters = [...route.path.matchAll(/:([A-Za-z]+)/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
   return {
     operationId: `${route.method.toLowerCase()}${route.path.replace(/\/v1|:/g, '').replace(/[/-](\w)/g, (_m, c: string) => c.toUpperCase())}`,
     summary: route.summary,
     tags: [route.tag],
-    ...(IMPLEMENTED_ROUTES.has(key) ? {} : { 'x-recur-availability': 'planned', description: 'Part of the interface; answers 501 not_implemented until its capability lands. Key rules already apply.' }),
-    parameters: [...pathParameters, ...queryParameters(doc?.query, schemas as never), ...(route.method === 'POST' ? [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } }] : [])],
-    ...(doc?.body ? { requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${doc.body.name}` } } } } } : {}),
+    ...(implemented ? {} : { 'x-recur-availability': 'planned', description: 'Part of the interface; answers 501 not_implemented until its capability lands. Key rules already apply.' }),
+    parameters: [...pathParameters, ...queryParameters(route.query, schemas), ...(route.method === 'POST' ? [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } }] : [])],
+    ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${route.body.name}` } } } } } : {}),
     responses: {
-      [String(doc?.status ?? 200)]: success,
+      [String(route.status)]: successResponse(route),
       '400': errorResponse('Invalid request (validation, unknown parameter, bad JSON).'),
       '401': errorResponse('Missing or invalid API key.'),
       '403': errorResponse(route.publishable ? 'A read_only key attempted a write.' : 'publishable_key_forbidden or api_key_read_only.'),
       ...(pathParameters.length > 0 ? { '404': errorResponse('No such resource in this app.') } : {}),
       ...(route.read ? {} : { '409': errorResponse('State conflict, or Idempotency-Key reused or in progress.') }),
-      ...(IMPLEMENTED_ROUTES.has(key) ? {} : { '501': errorResponse('Not available yet.') }),
+      ...(implemented ? {} : { '501': errorResponse('Not available yet.') }),
     },
   };
 }
 
-/** The OpenAPI 3.1 document of `/v1`, built from the route table and the request DTOs. */
-export function buildOpenApiDocument(serverUrl = '/'): Record<string, unknown> {
-  const schemas = validationMetadatasToSchemas({ classValidatorMetadataStorage: getMetadataStorage(), refPointerPrefix: '#/components/schemas/' });
+/** The OpenAPI 3.1 document of `/v1`, built from the route table: its DTOs and its answer schemas. */
+export function buildOpenApiDocument(serverUrl = '/', routes: readonly RouteDefinition[] = ROUTES): Record<string, unknown> {
+  const dtoSchemas = validationMetadatasToSchemas({ classValidatorMetadataStorage: getMetadataStorage(), refPointerPrefix: '#/components/schemas/' }) as DtoSchemas;
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const route of ROUTES) {
+  const responseSchemas: Record<string, object> = {};
+  for (const route of routes) {
     const path = route.path.replace(/:([A-Za-z]+)/g, '{$1}');
-    paths[path] = { ...paths[path], [route.method.toLowerCase()]: operation(route, schemas) };
+    paths[path] = { ...paths[path], [route.method.toLowerCase()]: operation(route, dtoSchemas) };
+    if (route.response) responseSchemas[route.response.name] = route.response.schema;
   }
   return {
     openapi: '3.1.0',
@@ -89,7 +87,7 @@ export function buildOpenApiDocument(serverUrl = '/'): Record<string, unknown> {
     paths,
     components: {
       securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: API_KEY_HEADER } },
-      schemas: { ...schemas, ...RESPONSE_SCHEMAS },
+      schemas: { ...dtoSchemas, ...responseSchemas, Error: ERROR_SCHEMA },
     },
   };
 }

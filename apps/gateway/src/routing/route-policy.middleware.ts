@@ -6,7 +6,8 @@ import { callerOf, requestState } from '../http/request-context';
 import { matchRoute } from './route-table';
 
 /**
- * Applies the key rules of the specification to every route in the table:
+ * Matches the request against the route table (404 route_not_found, 405 method_not_allowed)
+ * and applies the key rules of the specification to every route in it:
  * a publishable key may call only the four plan reads (else 403 publishable_key_forbidden);
  * a read_only key may call only reads (else 403 api_key_read_only).
  */
@@ -23,6 +24,7 @@ export class RoutePolicyMiddleware implements NestMiddleware {
       return sendApiError(response, error, state.requestId);
     }
     state.route = match.entry;
+    state.params = match.params;
     if (caller.kind === 'publishable' && !match.entry.publishable) {
       return sendApiError(
         response,

@@ -17,7 +17,7 @@ export function fromCustomerRow(row: CustomerRow): Customer {
   };
 }
 
-export function toCustomerRow(customer: Customer, requestId: string | null = null): Prisma.CustomerCreateInput {
+export function toCustomerRow(customer: Customer): Prisma.CustomerCreateInput {
   return {
     id: customer.id,
     accountId: customer.tenant.accountId,
@@ -25,7 +25,6 @@ export function toCustomerRow(customer: Customer, requestId: string | null = nul
     name: customer.name,
     email: customer.email,
     metadata: customer.metadata,
-    requestId,
     createdAt: customer.createdAt,
     updatedAt: customer.updatedAt,
     deletedAt: customer.deletedAt,

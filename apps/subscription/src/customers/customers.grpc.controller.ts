@@ -5,21 +5,22 @@ import { requireTenant, subscriptionV1 } from '@recur/contracts';
 import { checkPage, pageInfo } from '@recur/kernel';
 import { toCustomerMessage } from './customer.mapper';
 import { CustomersService } from './customers.service';
-
+import { Commands } from '../infrastructure/commands';
 
 /** gRPC edge of the customer use cases: decode, call, encode. No rules live here. */
 @Controller()
 export class CustomersGrpcController {
-  constructor(private readonly customers: CustomersService) {}
+  constructor(
+    private readonly customers: CustomersService,
+    private readonly commands: Commands,
+  ) {}
 
   @GrpcMethod('SubscriptionService', 'CreateCustomer')
-  async createCustomer(request: subscriptionV1.CreateCustomerRequest): Promise<MessageInitShape<typeof subscriptionV1.CreateCustomerResponseSchema>> {
-    const customer = await this.customers.create(
-      requireTenant(request.tenant),
-      { name: request.name, email: request.email, metadata: request.metadata },
-      request.requestId || null,
-    );
-    return { customer: toCustomerMessage(customer) };
+  async createCustomer(request: subscriptionV1.CreateCustomerRequest): Promise<subscriptionV1.CreateCustomerResponse> {
+    const tenant = requireTenant(request.tenant);
+    return this.commands.run(tenant, request, subscriptionV1.CreateCustomerResponseSchema, async (tx) => ({
+      customer: toCustomerMessage(await this.customers.create(tx, tenant, { name: request.name, email: request.email, metadata: request.metadata })),
+    }));
   }
 
   @GrpcMethod('SubscriptionService', 'GetCustomer')
@@ -38,18 +39,19 @@ export class CustomersGrpcController {
   }
 
   @GrpcMethod('SubscriptionService', 'UpdateCustomer')
-  async updateCustomer(request: subscriptionV1.UpdateCustomerRequest): Promise<MessageInitShape<typeof subscriptionV1.UpdateCustomerResponseSchema>> {
+  async updateCustomer(request: subscriptionV1.UpdateCustomerRequest): Promise<subscriptionV1.UpdateCustomerResponse> {
+    const tenant = requireTenant(request.tenant);
     const metadata = Object.keys(request.metadata).length > 0 ? request.metadata : undefined;
-    const customer = await this.customers.update(requireTenant(request.tenant), request.id, {
-      name: request.name,
-      email: request.email,
-      metadata,
-    });
-    return { customer: toCustomerMessage(customer) };
+    return this.commands.run(tenant, request, subscriptionV1.UpdateCustomerResponseSchema, async (tx) => ({
+      customer: toCustomerMessage(await this.customers.update(tx, tenant, request.id, { name: request.name, email: request.email, metadata })),
+    }));
   }
 
   @GrpcMethod('SubscriptionService', 'DeleteCustomer')
-  async deleteCustomer(request: subscriptionV1.DeleteCustomerRequest): Promise<MessageInitShape<typeof subscriptionV1.DeleteCustomerResponseSchema>> {
-    return { customer: toCustomerMessage(await this.customers.delete(requireTenant(request.tenant), request.id)) };
+  async deleteCustomer(request: subscriptionV1.DeleteCustomerRequest): Promise<subscriptionV1.DeleteCustomerResponse> {
+    const tenant = requireTenant(request.tenant);
+    return this.commands.run(tenant, request, subscriptionV1.DeleteCustomerResponseSchema, async (tx) => ({
+      customer: toCustomerMessage(await this.customers.delete(tx, tenant, request.id)),
+    }));
   }
 }

@@ -24,10 +24,6 @@ export class CustomersRepository {
     return this.get(tenant, id, tx);
   }
 
-  async findByRequestId(tenant: TenantRef, requestId: string): Promise<Customer | undefined> {
-    const row = await this.prisma.customer.findFirst({ where: { accountId: tenant.accountId, livemode: tenant.livemode, requestId } });
-    return row ? fromCustomerRow(row) : undefined;
-  }
 
   async list(tenant: TenantRef, page: Page, email?: string): Promise<{ customers: Customer[]; total: number }> {
     const where = { accountId: tenant.accountId, livemode: tenant.livemode, deletedAt: null, ...(email === undefined ? {} : { email }) };
@@ -38,8 +34,8 @@ export class CustomersRepository {
     return { customers: rows.map(fromCustomerRow), total };
   }
 
-  async insert(tx: Tx, customer: Customer, requestId: string | null): Promise<void> {
-    await tx.customer.create({ data: toCustomerRow(customer, requestId) });
+  async insert(tx: Tx, customer: Customer): Promise<void> {
+    await tx.customer.create({ data: toCustomerRow(customer) });
   }
 
   async update(tx: Tx, customer: Customer): Promise<void> {

@@ -1,37 +1,33 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, type Clock, type Page, type TenantRef } from '@recur/kernel';
 import { appendToOutbox, eventsTopic, newIntegrationEvent } from '@recur/messaging';
-import { createOnce } from '@recur/persistence';
-import { PrismaService } from '../infrastructure/prisma.service';
+import type { Prisma } from '../generated/prisma/client';
 import { createCustomer, type Customer, type CustomerFields, deleteCustomer, updateCustomer } from './customer';
 import { toCustomerJson } from './customer.mapper';
 import { CustomersRepository } from './customers.repository';
 
 export const SUBSCRIPTION_EVENTS_TOPIC = eventsTopic('subscription');
 
+type Tx = Prisma.TransactionClient;
+
 /**
- * Customer use cases. Each change and its public event commit in one transaction
- * (the outbox), so an event exists exactly when its change does.
+ * Customer use cases. Each change and its public event are written in the command's
+ * transaction (`tx`, with the outbox), so an event exists exactly when its change does.
  */
 @Injectable()
 export class CustomersService {
   constructor(
-    private readonly prisma: PrismaService,
     private readonly customers: CustomersRepository,
     @Inject(CLOCK) private readonly now: Clock,
   ) {}
 
-  create(tenant: TenantRef, fields: { name: string; email: string; metadata?: Record<string, string> }, requestId: string | null): Promise<Customer> {
-    return createOnce(requestId, (id) => this.customers.findByRequestId(tenant, id), async () => {
-      const customer = createCustomer(tenant, fields, this.now());
-      await this.prisma.$transaction(async (tx) => {
-        await this.customers.insert(tx, customer, requestId);
-        await appendToOutbox(tx, SUBSCRIPTION_EVENTS_TOPIC, [
-          newIntegrationEvent(tenant, 'customer.created', customer.id, { object: toCustomerJson(customer) }, customer.createdAt),
-        ]);
-      });
-      return customer;
-    });
+  async create(tx: Tx, tenant: TenantRef, fields: { name: string; email: string; metadata?: Record<string, string> }): Promise<Customer> {
+    const customer = createCustomer(tenant, fields, this.now());
+    await this.customers.insert(tx, customer);
+    await appendToOutbox(tx, SUBSCRIPTION_EVENTS_TOPIC, [
+      newIntegrationEvent(tenant, 'customer.created', customer.id, { object: toCustomerJson(customer) }, customer.createdAt),
+    ]);
+    return customer;
   }
 
   get(tenant: TenantRef, id: string): Promise<Customer> {
@@ -42,30 +38,26 @@ export class CustomersService {
     return this.customers.list(tenant, page, email);
   }
 
-  update(tenant: TenantRef, id: string, fields: CustomerFields): Promise<Customer> {
-    return this.prisma.$transaction(async (tx) => {
-      const before = await this.customers.getForUpdate(tx, tenant, id);
-      const after = updateCustomer(before, fields, this.now());
-      await this.customers.update(tx, after);
-      await appendToOutbox(tx, SUBSCRIPTION_EVENTS_TOPIC, [
-        newIntegrationEvent(tenant, 'customer.updated', id, {
-          object: toCustomerJson(after),
-          previous_attributes: previousAttributes(before, after),
-        }, after.updatedAt),
-      ]);
-      return after;
-    });
+  async update(tx: Tx, tenant: TenantRef, id: string, fields: CustomerFields): Promise<Customer> {
+    const before = await this.customers.getForUpdate(tx, tenant, id);
+    const after = updateCustomer(before, fields, this.now());
+    await this.customers.update(tx, after);
+    await appendToOutbox(tx, SUBSCRIPTION_EVENTS_TOPIC, [
+      newIntegrationEvent(tenant, 'customer.updated', id, {
+        object: toCustomerJson(after),
+        previous_attributes: previousAttributes(before, after),
+      }, after.updatedAt),
+    ]);
+    return after;
   }
 
-  delete(tenant: TenantRef, id: string): Promise<Customer> {
-    return this.prisma.$transaction(async (tx) => {
-      const deleted = deleteCustomer(await this.customers.getForUpdate(tx, tenant, id), this.now());
-      await this.customers.update(tx, deleted);
-      await appendToOutbox(tx, SUBSCRIPTION_EVENTS_TOPIC, [
-        newIntegrationEvent(tenant, 'customer.deleted', id, { object: toCustomerJson(deleted) }, deleted.updatedAt),
-      ]);
-      return deleted;
-    });
+  async delete(tx: Tx, tenant: TenantRef, id: string): Promise<Customer> {
+    const deleted = deleteCustomer(await this.customers.getForUpdate(tx, tenant, id), this.now());
+    await this.customers.update(tx, deleted);
+    await appendToOutbox(tx, SUBSCRIPTION_EVENTS_TOPIC, [
+      newIntegrationEvent(tenant, 'customer.deleted', id, { object: toCustomerJson(deleted) }, deleted.updatedAt),
+    ]);
+    return deleted;
   }
 }
 

@@ -76,48 +76,44 @@ export class DeliveriesService {
     return { deliveries: rows.map((row) => toDeliveryMessage(row, attempts.filter((attempt) => attempt.deliveryId === row.id))), total };
   }
 
-  async get(tenant: TenantRef, endpointId: string, deliveryId: string): Promise<endpointV1.Delivery> {
-    const row = await this.prisma.delivery.findFirst({ where: { id: deliveryId, endpointId, accountId: tenant.accountId, livemode: tenant.livemode } });
+  async get(tenant: TenantRef, endpointId: string, deliveryId: string, tx: Tx = this.prisma): Promise<endpointV1.Delivery> {
+    const row = await tx.delivery.findFirst({ where: { id: deliveryId, endpointId, accountId: tenant.accountId, livemode: tenant.livemode } });
     if (!row) throw notFound('delivery', deliveryId);
-    return toDeliveryMessage(row, await this.prisma.deliveryAttempt.findMany({ where: { deliveryId } }));
+    return toDeliveryMessage(row, await tx.deliveryAttempt.findMany({ where: { deliveryId } }));
   }
 
   /** One more attempt, now, with the same event id; allowed once the delivery's own schedule ended. */
-  async retry(tenant: TenantRef, endpointId: string, deliveryId: string): Promise<endpointV1.Delivery> {
-    const endpoint = await this.endpoints.get(tenant, endpointId);
+  async retry(tx: Tx, tenant: TenantRef, endpointId: string, deliveryId: string): Promise<endpointV1.Delivery> {
+    const endpoint = await this.endpoints.get(tenant, endpointId, tx);
     if (endpoint.status !== 'enabled') throw failedPrecondition('endpoint_disabled', `Webhook endpoint '${endpointId}' is disabled; enable it to retry deliveries.`);
-    await this.prisma.$transaction(async (tx) => {
-      await tx.$executeRaw`SELECT 1 FROM deliveries WHERE id = ${deliveryId} FOR UPDATE`;
-      const row = await tx.delivery.findFirst({ where: { id: deliveryId, endpointId, accountId: tenant.accountId, livemode: tenant.livemode } });
-      if (!row) throw notFound('delivery', deliveryId);
-      if (row.status === 'pending') throw failedPrecondition('delivery_in_progress', `Delivery '${deliveryId}' still has an attempt pending.`);
-      await tx.delivery.update({ where: { id: deliveryId }, data: { status: 'pending', manual: true, nextAttemptAt: new Date(), leaseUntil: null, updatedAt: new Date() } });
-      await tx.$executeRawUnsafe(`SELECT pg_notify('${DELIVERIES_CHANNEL}', '')`);
-    });
-    return this.get(tenant, endpointId, deliveryId);
+    await tx.$executeRaw`SELECT 1 FROM deliveries WHERE id = ${deliveryId} FOR UPDATE`;
+    const row = await tx.delivery.findFirst({ where: { id: deliveryId, endpointId, accountId: tenant.accountId, livemode: tenant.livemode } });
+    if (!row) throw notFound('delivery', deliveryId);
+    if (row.status === 'pending') throw failedPrecondition('delivery_in_progress', `Delivery '${deliveryId}' still has an attempt pending.`);
+    await tx.delivery.update({ where: { id: deliveryId }, data: { status: 'pending', manual: true, nextAttemptAt: new Date(), leaseUntil: null, updatedAt: new Date() } });
+    await tx.$executeRawUnsafe(`SELECT pg_notify('${DELIVERIES_CHANNEL}', '')`);
+    return this.get(tenant, endpointId, deliveryId, tx);
   }
 
   /** Records a `webhook.test` event and queues it for this endpoint only. */
-  async sendTest(tenant: TenantRef, endpointId: string): Promise<endpointV1.Delivery> {
-    const endpoint = await this.endpoints.get(tenant, endpointId);
+  async sendTest(tx: Tx, tenant: TenantRef, endpointId: string): Promise<endpointV1.Delivery> {
+    const endpoint = await this.endpoints.get(tenant, endpointId, tx);
     if (endpoint.status !== 'enabled') throw failedPrecondition('endpoint_disabled', `Webhook endpoint '${endpointId}' is disabled.`);
     const eventId = newId('evt');
     const now = new Date();
     const delivery = this.newDelivery(tenant.accountId, tenant.livemode, endpointId, eventId, 'webhook.test');
-    await this.prisma.$transaction(async (tx) => {
-      await tx.event.create({
-        data: {
-          id: eventId,
-          accountId: tenant.accountId,
-          livemode: tenant.livemode,
-          type: 'webhook.test',
-          created: BigInt(unixSeconds(now)),
-          data: { object: { id: endpoint.id, object: 'webhook_endpoint', url: endpoint.url }, message: 'A test event sent from Recur to this endpoint.' },
-        },
-      });
-      await tx.delivery.create({ data: delivery });
-      await tx.$executeRawUnsafe(`SELECT pg_notify('${DELIVERIES_CHANNEL}', '')`);
+    await tx.event.create({
+      data: {
+        id: eventId,
+        accountId: tenant.accountId,
+        livemode: tenant.livemode,
+        type: 'webhook.test',
+        created: BigInt(unixSeconds(now)),
+        data: { object: { id: endpoint.id, object: 'webhook_endpoint', url: endpoint.url }, message: 'A test event sent from Recur to this endpoint.' },
+      },
     });
-    return this.get(tenant, endpointId, delivery.id);
+    await tx.delivery.create({ data: delivery });
+    await tx.$executeRawUnsafe(`SELECT pg_notify('${DELIVERIES_CHANNEL}', '')`);
+    return this.get(tenant, endpointId, delivery.id, tx);
   }
 }

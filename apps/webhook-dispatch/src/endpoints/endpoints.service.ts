@@ -2,12 +2,13 @@ import { create } from '@bufbuild/protobuf';
 import { Inject, Injectable } from '@nestjs/common';
 import { endpointV1 } from '@recur/contracts';
 import { notFound, type Page, type TenantRef, unixSeconds } from '@recur/kernel';
-import { createOnce } from '@recur/persistence';
 import type { Prisma, WebhookEndpoint as EndpointRow } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { WEBHOOK_CONFIG } from '../tokens';
 import type { WebhookConfig } from '../webhook-config';
 import { createEndpoint, type Endpoint, type EndpointChanges, type EndpointStatus, updateEndpoint } from './endpoint';
+
+type Tx = Prisma.TransactionClient;
 
 function fromRow(row: EndpointRow): Endpoint {
   return {
@@ -49,31 +50,23 @@ export class EndpointsService {
     return { accountId: tenant.accountId, livemode: tenant.livemode, deletedAt: null };
   }
 
-  async get(tenant: TenantRef, id: string): Promise<Endpoint> {
-    const row = await this.prisma.webhookEndpoint.findFirst({ where: { id, ...this.scope(tenant) } });
+  async get(tenant: TenantRef, id: string, tx: Tx = this.prisma): Promise<Endpoint> {
+    const row = await tx.webhookEndpoint.findFirst({ where: { id, ...this.scope(tenant) } });
     if (!row) throw notFound('webhook endpoint', id);
     return fromRow(row);
   }
 
-  /** Returns the endpoint and whether this call created it (a repeated request id does not). */
-  /** Returns the endpoint and whether this call created it (a repeated request id does not). */
-  create(tenant: TenantRef, fields: { url: string; events: string[]; description?: string }, requestId: string | null): Promise<{ endpoint: Endpoint; created: boolean }> {
-    const findEarlier = async (id: string) => {
-      const earlier = await this.prisma.webhookEndpoint.findFirst({ where: { accountId: tenant.accountId, livemode: tenant.livemode, requestId: id } });
-      return earlier ? { endpoint: fromRow(earlier), created: false } : undefined;
-    };
-    return createOnce(requestId, findEarlier, async () => {
-      const existing = await this.prisma.webhookEndpoint.count({ where: this.scope(tenant) });
-      const endpoint = createEndpoint(tenant, fields, this.config.allowPrivateUrls, new Date(), existing);
-      await this.prisma.webhookEndpoint.create({
-        data: {
-          id: endpoint.id, accountId: tenant.accountId, livemode: tenant.livemode, url: endpoint.url, events: endpoint.events,
-          status: endpoint.status, description: endpoint.description, secret: endpoint.secret, requestId,
-          createdAt: endpoint.createdAt, updatedAt: endpoint.updatedAt,
-        },
-      });
-      return { endpoint, created: true };
+  async create(tx: Tx, tenant: TenantRef, fields: { url: string; events: string[]; description?: string }): Promise<Endpoint> {
+    const existing = await tx.webhookEndpoint.count({ where: this.scope(tenant) });
+    const endpoint = createEndpoint(tenant, fields, this.config.allowPrivateUrls, new Date(), existing);
+    await tx.webhookEndpoint.create({
+      data: {
+        id: endpoint.id, accountId: tenant.accountId, livemode: tenant.livemode, url: endpoint.url, events: endpoint.events,
+        status: endpoint.status, description: endpoint.description, secret: endpoint.secret,
+        createdAt: endpoint.createdAt, updatedAt: endpoint.updatedAt,
+      },
     });
+    return endpoint;
   }
 
   async list(tenant: TenantRef, page: Page): Promise<{ endpoints: Endpoint[]; total: number }> {
@@ -85,29 +78,25 @@ export class EndpointsService {
     return { endpoints: rows.map(fromRow), total };
   }
 
-  async update(tenant: TenantRef, id: string, changes: EndpointChanges): Promise<Endpoint> {
-    const updated = updateEndpoint(await this.get(tenant, id), changes, this.config.allowPrivateUrls, new Date());
-    await this.prisma.$transaction(async (tx) => {
-      await tx.webhookEndpoint.update({
-        where: { id },
-        data: { url: updated.url, events: updated.events, status: updated.status, description: updated.description, updatedAt: updated.updatedAt },
-      });
-      // A disabled endpoint receives nothing: its queued deliveries stop.
-      if (updated.status === 'disabled') await this.stopPending(tx, id);
+  async update(tx: Tx, tenant: TenantRef, id: string, changes: EndpointChanges): Promise<Endpoint> {
+    const updated = updateEndpoint(await this.get(tenant, id, tx), changes, this.config.allowPrivateUrls, new Date());
+    await tx.webhookEndpoint.update({
+      where: { id },
+      data: { url: updated.url, events: updated.events, status: updated.status, description: updated.description, updatedAt: updated.updatedAt },
     });
+    // A disabled endpoint receives nothing: its queued deliveries stop.
+    if (updated.status === 'disabled') await this.stopPending(tx, id);
     return updated;
   }
 
-  async delete(tenant: TenantRef, id: string): Promise<Endpoint> {
-    const endpoint = await this.get(tenant, id);
-    await this.prisma.$transaction(async (tx) => {
-      await tx.webhookEndpoint.update({ where: { id }, data: { deletedAt: new Date() } });
-      await this.stopPending(tx, id);
-    });
+  async delete(tx: Tx, tenant: TenantRef, id: string): Promise<Endpoint> {
+    const endpoint = await this.get(tenant, id, tx);
+    await tx.webhookEndpoint.update({ where: { id }, data: { deletedAt: new Date() } });
+    await this.stopPending(tx, id);
     return endpoint;
   }
 
-  private async stopPending(tx: Prisma.TransactionClient, endpointId: string): Promise<void> {
+  private async stopPending(tx: Tx, endpointId: string): Promise<void> {
     await tx.delivery.updateMany({ where: { endpointId, status: 'pending' }, data: { status: 'failed', nextAttemptAt: null, updatedAt: new Date() } });
   }
 }

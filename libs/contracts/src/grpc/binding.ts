@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
+import { ERROR_CODE_TRAILER } from './errors';
 import type { DescMessage, DescMethod, DescService, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
 import type { GenService, GenServiceMethods } from '@bufbuild/protobuf/codegenv2';
 
@@ -67,18 +68,20 @@ export type ServiceClient<S> = S extends GenService<infer Methods extends GenSer
 export const DEFAULT_CALL_TIMEOUT_MS = 10_000;
 
 /**
- * Calls that fail with UNAVAILABLE (the peer restarting, a connection dropped mid-call)
- * are retried within their deadline. That is safe because every command a service
- * exposes is idempotent: commands carry a request id, reads change nothing.
+ * Calls that fail with UNAVAILABLE from the transport (the peer restarting, a connection dropped
+ * mid-call: no Recur error trailer) are retried until their deadline, with backoff. That is safe
+ * because reads change nothing and every command carries a `request_id`: a service answers a
+ * repeat with the first call's answer (recorded with the change, `CommandResults` in
+ * @recur/persistence), so a retried delete that had already succeeded answers that success,
+ * not a 409. Callers must send one. The retry is ours rather than grpc-js's retry policy, which
+ * gives up on a call once it is committed to a connection that then drops.
  */
-const RETRY_SERVICE_CONFIG = {
-  methodConfig: [
-    {
-      name: [{}],
-      retryPolicy: { maxAttempts: 4, initialBackoff: '0.2s', maxBackoff: '2s', backoffMultiplier: 2, retryableStatusCodes: ['UNAVAILABLE'] },
-    },
-  ],
-};
+const RETRY_INITIAL_BACKOFF_MS = 100;
+const RETRY_MAX_BACKOFF_MS = 1_000;
+
+function isTransportUnavailable(error: grpc.ServiceError): boolean {
+  return error.code === grpc.status.UNAVAILABLE && error.metadata?.get(ERROR_CODE_TRAILER).length === 0;
+}
 
 /** The shape of a unary method on a grpc-js generic client. */
 type UnaryCall = (
@@ -96,7 +99,8 @@ export function createServiceClient<S extends GenService<GenServiceMethods>>(
   const Constructor = grpc.makeGenericClientConstructor(grpcServiceDefinition(service), service.typeName);
   const client = new Constructor(address, grpc.credentials.createInsecure(), {
     'grpc.keepalive_time_ms': 30_000,
-    'grpc.service_config': JSON.stringify(RETRY_SERVICE_CONFIG),
+    // One attempt per call at the channel level: the retry loop below owns retries.
+    'grpc.enable_retries': 0,
     // Reconnect quickly after a peer restarts (grpc-js backs off up to 120 s by default).
     'grpc.initial_reconnect_backoff_ms': 200,
     'grpc.max_reconnect_backoff_ms': 5_000,
@@ -105,16 +109,24 @@ export function createServiceClient<S extends GenService<GenServiceMethods>>(
   const methods: Record<string, unknown> = { close: () => client.close() };
   for (const method of service.methods) {
     const call = (client as unknown as Record<string, UnaryCall>)[method.name].bind(client);
-    methods[method.localName] = (request: unknown, options: CallOptions = {}) =>
+    const attempt = (request: unknown, metadata: grpc.Metadata, deadline: number) =>
       new Promise((resolve, reject) => {
-        const deadline = Date.now() + (options.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
-        const metadata = options.metadata ?? new grpc.Metadata();
-        // Wait for a connection (within the deadline) rather than failing fast while a peer restarts.
-        metadata.setOptions({ waitForReady: true });
-        call(request, metadata, { deadline }, (error: grpc.ServiceError | null, response: unknown) =>
-          error ? reject(error) : resolve(response),
-        );
+        call(request, metadata, { deadline }, (error: grpc.ServiceError | null, response: unknown) => (error ? reject(error) : resolve(response)));
       });
+    methods[method.localName] = async (request: unknown, options: CallOptions = {}) => {
+      const deadline = Date.now() + (options.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
+      const metadata = options.metadata ?? new grpc.Metadata();
+      // Wait for a connection (within the deadline) rather than failing fast while a peer restarts.
+      metadata.setOptions({ waitForReady: true });
+      for (let backoff = RETRY_INITIAL_BACKOFF_MS; ; backoff = Math.min(backoff * 2, RETRY_MAX_BACKOFF_MS)) {
+        try {
+          return await attempt(request, metadata, deadline);
+        } catch (error) {
+          if (!isTransportUnavailable(error as grpc.ServiceError) || Date.now() + backoff >= deadline) throw error;
+          await new Promise((resolve) => setTimeout(resolve, backoff));
+        }
+      }
+    };
   }
   return methods as ServiceClient<S>;
 }

@@ -1,0 +1,56 @@
+import { type CustomerJson, presentCustomer } from '@recur/contracts';
+import { listEnvelope } from '../http/list';
+import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
+import { CreateCustomerDto, ListCustomersQueryDto, UpdateCustomerDto } from './customers.dto';
+
+export const CUSTOMER_SCHEMA = responseSchema<CustomerJson>('Customer', {
+  type: 'object',
+  required: ['id', 'object', 'livemode', 'name', 'email', 'metadata', 'created', 'updated', 'deleted', 'deleted_at'],
+  properties: {
+    id: { type: 'string', example: 'cus_4f9XkQ2mZ8aBcD1eF3gH5jKl' },
+    object: { type: 'string', enum: ['customer'] },
+    livemode: { type: 'boolean' },
+    name: { type: 'string' },
+    email: { type: 'string', format: 'email' },
+    metadata: { type: 'object', additionalProperties: { type: 'string' } },
+    created: { type: 'integer', description: 'Unix seconds.' },
+    updated: { type: 'integer', description: 'Unix seconds.' },
+    deleted: { type: 'boolean', description: 'True once the customer was (soft) deleted.' },
+    deleted_at: { type: ['integer', 'null'], description: 'Unix seconds of the deletion, or null.' },
+  },
+});
+
+/** `/v1/customers` → SubscriptionService. Validation happened before; rules live in the service. */
+export const CUSTOMER_ROUTES = defineRoutes('Customers', [
+  route({
+    method: 'POST', path: '/v1/customers', summary: 'Create a customer', body: CreateCustomerDto, response: CUSTOMER_SCHEMA, status: 201,
+    handler: async ({ services, tenant, commandId, body }) => {
+      const { customer } = await services.subscription.createCustomer({ tenant, name: body.name, email: body.email, metadata: body.metadata ?? {}, requestId: commandId });
+      return presentCustomer(customer!);
+    },
+  }),
+  listRoute({
+    method: 'GET', path: '/v1/customers', summary: 'List customers', query: ListCustomersQueryDto, response: CUSTOMER_SCHEMA,
+    handler: async ({ services, tenant, query }) => {
+      const { customers, page } = await services.subscription.listCustomers({ tenant, page: { limit: query.limit ?? 0, offset: query.offset ?? 0 }, email: query.email });
+      return listEnvelope('/v1/customers', customers.map(presentCustomer), query, page);
+    },
+  }),
+  route({
+    method: 'GET', path: '/v1/customers/:id', summary: 'Retrieve a customer', response: CUSTOMER_SCHEMA,
+    handler: async ({ services, tenant, params }) => presentCustomer((await services.subscription.getCustomer({ tenant, id: params.id })).customer!),
+  }),
+  route({
+    method: 'PATCH', path: '/v1/customers/:id', summary: 'Update a customer', body: UpdateCustomerDto, response: CUSTOMER_SCHEMA,
+    handler: async ({ services, tenant, commandId, params, body }) => {
+      const { customer } = await services.subscription.updateCustomer({
+        tenant, id: params.id, name: body.name, email: body.email, metadata: body.metadata ?? {}, requestId: commandId,
+      });
+      return presentCustomer(customer!);
+    },
+  }),
+  route({
+    method: 'DELETE', path: '/v1/customers/:id', summary: 'Delete a customer (soft delete)', response: CUSTOMER_SCHEMA,
+    handler: async ({ services, tenant, commandId, params }) => presentCustomer((await services.subscription.deleteCustomer({ tenant, id: params.id, requestId: commandId })).customer!),
+  }),
+]);

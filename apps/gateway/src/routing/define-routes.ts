@@ -1,0 +1,126 @@
+import type { ClassConstructor } from 'class-transformer';
+import type { commonV1 } from '@recur/contracts';
+import type { ListEnvelope } from '../http/list';
+import type { ServiceClients } from '../infrastructure/service-clients';
+
+/**
+ * One declaration per route: method, path, summary, key policy, request DTOs, answer schema,
+ * success status and handler. The policy middleware's table, the dispatch of `/v1` and the
+ * OpenAPI document are all derived from these declarations (see `routes.ts`), so they cannot
+ * disagree. A route without a handler is part of the interface but not yet available: it is
+ * policed like the others, answers `501 not_implemented`, and is documented as planned.
+ */
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+/** A JSON Schema fragment, as OpenAPI 3.1 takes it. */
+export type JsonSchema = object;
+
+/** The JSON Schema of the public JSON type `T`: every field of `T` has a property schema, and no other field does. */
+export interface ObjectSchema<T> {
+  type: 'object';
+  description?: string;
+  required: (keyof T & string)[];
+  properties: { [K in keyof T]-?: JsonSchema };
+}
+
+/** An answer's schema, named for `components.schemas`, tied to the type the handlers return. */
+export interface ResponseSchema<T> {
+  name: string;
+  schema: ObjectSchema<T>;
+}
+
+export function responseSchema<T>(name: string, schema: ObjectSchema<T>): ResponseSchema<T> {
+  return { name, schema };
+}
+
+/** `{ id: string; componentId: string }` for `/v1/plans/:id/price-components/:componentId`. */
+export type PathParams<P extends string> = P extends `${string}:${infer Name}/${infer Rest}`
+  ? { [K in Name]: string } & PathParams<`/${Rest}`>
+  : P extends `${string}:${infer Name}`
+    ? { [K in Name]: string }
+    : Record<never, string>;
+
+/** What a handler receives: the validated body and query, the caller's tenant and the command id. */
+export interface HandlerContext<P extends string, B, Q> {
+  services: ServiceClients;
+  tenant: commonV1.Tenant;
+  /** Forwarded to the service as the command's `request_id`: a retry of it answers the first answer. */
+  commandId: string;
+  params: PathParams<P>;
+  body: B;
+  query: Q;
+}
+
+export interface RouteDefinition {
+  method: HttpMethod;
+  /** Express-style path: `/v1/plans/:id/tiers`. */
+  path: string;
+  summary: string;
+  /** The OpenAPI tag: the resource group the route was declared in. */
+  tag: string;
+  /** True for the four plan reads a publishable key may call. */
+  publishable: boolean;
+  /** Reads never change state; a read_only key may call only these. */
+  read: boolean;
+  body?: ClassConstructor<object>;
+  query?: ClassConstructor<object>;
+  response?: { name: string; schema: JsonSchema };
+  /** The answer is a list envelope of `response`. */
+  list: boolean;
+  status: number;
+  /** Absent while the capability has not landed: the route answers 501 not_implemented. */
+  handler?: (context: HandlerContext<string, unknown, unknown>) => Promise<unknown>;
+}
+
+interface RouteSpec<P extends string, B, Q> {
+  method: HttpMethod;
+  path: P;
+  summary: string;
+  publishable?: boolean;
+  body?: ClassConstructor<B>;
+  query?: ClassConstructor<Q>;
+  /** Default 200; 201 for creation. */
+  status?: number;
+}
+
+type Declared = Omit<RouteDefinition, 'tag'>;
+
+function declare<P extends string, B, Q>(spec: RouteSpec<P, B, Q>, response: RouteDefinition['response'], list: boolean, handler?: (context: HandlerContext<P, B, Q>) => Promise<unknown>): Declared {
+  return {
+    method: spec.method,
+    path: spec.path,
+    summary: spec.summary,
+    publishable: spec.publishable ?? false,
+    read: spec.method === 'GET',
+    body: spec.body as ClassConstructor<object> | undefined,
+    query: spec.query as ClassConstructor<object> | undefined,
+    response,
+    list,
+    status: spec.status ?? 200,
+    handler: handler as RouteDefinition['handler'],
+  };
+}
+
+/** A route that answers one resource of type `R`. */
+export function route<P extends string, R, B = undefined, Q = undefined>(
+  spec: RouteSpec<P, B, Q> & { response: ResponseSchema<R>; handler: (context: HandlerContext<P, B, Q>) => Promise<R> },
+): Declared {
+  return declare(spec, spec.response, false, spec.handler);
+}
+
+/** A route that answers the list envelope of `R`. */
+export function listRoute<P extends string, R, B = undefined, Q = undefined>(
+  spec: RouteSpec<P, B, Q> & { response: ResponseSchema<R>; handler: (context: HandlerContext<P, B, Q>) => Promise<ListEnvelope<R>> },
+): Declared {
+  return declare(spec, spec.response, true, spec.handler);
+}
+
+/** A route of the interface whose capability has not landed: policed, documented as planned, 501. */
+export function planned(method: HttpMethod, path: string, summary: string): Declared {
+  return declare({ method, path, summary }, undefined, false);
+}
+
+/** A resource's routes under one OpenAPI tag. */
+export function defineRoutes(tag: string, routes: Declared[]): RouteDefinition[] {
+  return routes.map((declared) => ({ ...declared, tag }));
+}
