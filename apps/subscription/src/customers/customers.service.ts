@@ -1,17 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, type Clock, type Page, type TenantRef } from '@recur/kernel';
-import { appendToOutbox, eventsTopic, newIntegrationEvent } from '@recur/messaging';
 import { createOnce } from '@recur/persistence';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { createCustomer, type Customer, type CustomerFields, deleteCustomer, updateCustomer } from './customer';
-import { toCustomerJson } from './customer.mapper';
 import { CustomersRepository } from './customers.repository';
 
-export const SUBSCRIPTION_EVENTS_TOPIC = eventsTopic('subscription');
-
 /**
- * Customer use cases. Each change and its public event commit in one transaction
- * (the outbox), so an event exists exactly when its change does.
+ * Customer use cases. The customer records its own events; saving it writes them to the
+ * outbox in the same transaction, so an event exists exactly when its change does.
  */
 @Injectable()
 export class CustomersService {
@@ -23,14 +19,9 @@ export class CustomersService {
 
   create(tenant: TenantRef, fields: { name: string; email: string; metadata?: Record<string, string> }, requestId: string | null): Promise<Customer> {
     return createOnce(requestId, (id) => this.customers.findByRequestId(tenant, id), async () => {
-      const customer = createCustomer(tenant, fields, this.now());
-      await this.prisma.$transaction(async (tx) => {
-        await this.customers.insert(tx, customer, requestId);
-        await appendToOutbox(tx, SUBSCRIPTION_EVENTS_TOPIC, [
-          newIntegrationEvent(tenant, 'customer.created', customer.id, { object: toCustomerJson(customer) }, customer.createdAt),
-        ]);
-      });
-      return customer;
+      const change = createCustomer(tenant, fields, this.now());
+      await this.prisma.$transaction((tx) => this.customers.insert(tx, change, requestId));
+      return change.customer;
     });
   }
 
@@ -44,36 +35,17 @@ export class CustomersService {
 
   update(tenant: TenantRef, id: string, fields: CustomerFields): Promise<Customer> {
     return this.prisma.$transaction(async (tx) => {
-      const before = await this.customers.getForUpdate(tx, tenant, id);
-      const after = updateCustomer(before, fields, this.now());
-      await this.customers.update(tx, after);
-      await appendToOutbox(tx, SUBSCRIPTION_EVENTS_TOPIC, [
-        newIntegrationEvent(tenant, 'customer.updated', id, {
-          object: toCustomerJson(after),
-          previous_attributes: previousAttributes(before, after),
-        }, after.updatedAt),
-      ]);
-      return after;
+      const change = updateCustomer(await this.customers.getForUpdate(tx, tenant, id), fields, this.now());
+      await this.customers.update(tx, change);
+      return change.customer;
     });
   }
 
   delete(tenant: TenantRef, id: string): Promise<Customer> {
     return this.prisma.$transaction(async (tx) => {
-      const deleted = deleteCustomer(await this.customers.getForUpdate(tx, tenant, id), this.now());
-      await this.customers.update(tx, deleted);
-      await appendToOutbox(tx, SUBSCRIPTION_EVENTS_TOPIC, [
-        newIntegrationEvent(tenant, 'customer.deleted', id, { object: toCustomerJson(deleted) }, deleted.updatedAt),
-      ]);
-      return deleted;
+      const change = deleteCustomer(await this.customers.getForUpdate(tx, tenant, id), this.now());
+      await this.customers.update(tx, change);
+      return change.customer;
     });
   }
-}
-
-/** Stripe-style `previous_attributes`: the old value of every public field that changed. */
-function previousAttributes(before: Customer, after: Customer): Record<string, unknown> {
-  const previous: Record<string, unknown> = {};
-  if (before.name !== after.name) previous.name = before.name;
-  if (before.email !== after.email) previous.email = before.email;
-  if (JSON.stringify(before.metadata) !== JSON.stringify(after.metadata)) previous.metadata = before.metadata;
-  return previous;
 }
