@@ -26,6 +26,7 @@ const require = createRequire(import.meta.url);
 const { startEmbeddedPostgres, startKafkaBroker } = require('@recur/local-infra');
 const { createServiceClient, webhookDispatchV1 } = require('@recur/contracts');
 const { Kafka, logLevel } = require('kafkajs');
+const { encodeEvent, newPublicEvent, publicEventsTopic } = require('@recur/messaging');
 
 const dir = mkdtempSync(join(tmpdir(), 'recur-bench-webhooks-'));
 chmodSync(dir, 0o755);
@@ -70,7 +71,7 @@ for (let i = 0; i < ENDPOINTS; i++) {
 const producer = new Kafka({ clientId: 'bench', brokers: kafka.brokers.split(','), logLevel: logLevel.NOTHING }).producer();
 await producer.connect();
 const producedAt = new Map();
-const topic = `${prefix}.subscription.events`;
+const topic = publicEventsTopic('subscription', { KAFKA_TOPIC_PREFIX: prefix });
 const started = Date.now();
 const batchSize = RATE > 0 ? Math.max(1, Math.round(RATE / 10)) : 100;
 for (let offset = 0; offset < EVENTS; offset += batchSize) {
@@ -80,9 +81,9 @@ for (let offset = 0; offset < EVENTS; offset += batchSize) {
   }
   const batch = [];
   for (let i = offset; i < Math.min(EVENTS, offset + batchSize); i++) {
-    const id = `evt_bench${String(i).padStart(8, '0')}`;
-    batch.push({ key: `cus_${i}`, value: JSON.stringify({ id, type: 'customer.created', created: Math.floor(Date.now() / 1000), livemode: false, account_id: tenant.accountId, aggregate_id: `cus_${i}`, data: { object: { id: `cus_${i}`, object: 'customer' } } }) });
-    producedAt.set(id, Date.now());
+    const event = newPublicEvent(tenant, 'customer.created', `cus_${i}`, { object: { id: `cus_${i}`, object: 'customer' } }, new Date());
+    batch.push({ key: event.aggregateId, value: JSON.stringify(encodeEvent(event)) });
+    producedAt.set(event.id, Date.now());
   }
   await producer.send({ topic, messages: batch });
 }

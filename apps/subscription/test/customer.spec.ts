@@ -9,10 +9,11 @@ const t1 = new Date('2026-01-02T00:00:00Z');
 const failure = (fn: () => unknown) => thrownBy<DomainError>(fn);
 
 describe('customer rules', () => {
-  it('creates with trimmed fields and a cus_ id', () => {
-    const customer = createCustomer(tenant, { name: '  Ada ', email: ' ada@example.com ' }, t0);
+  it('creates with trimmed fields and a cus_ id, recording customer created', () => {
+    const { customer, events } = createCustomer(tenant, { name: '  Ada ', email: ' ada@example.com ' }, t0);
     expect(customer).toMatchObject({ name: 'Ada', email: 'ada@example.com', metadata: {}, createdAt: t0, deletedAt: null, tenant });
     expect(customer.id).toMatch(/^cus_/);
+    expect(events).toEqual([{ kind: 'created', customer }]);
   });
 
   it.each([
@@ -26,15 +27,23 @@ describe('customer rules', () => {
     expect(error).toMatchObject({ kind: 'invalid_argument', param });
   });
 
-  it('updates only given fields and merges metadata', () => {
-    const customer = createCustomer(tenant, { name: 'Ada', email: 'a@b.co', metadata: { a: '1', b: '2' } }, t0);
-    const updated = updateCustomer(customer, { email: 'c@d.co', metadata: { a: '', c: '3' } }, t1);
+  it('updates only given fields and merges metadata, recording what changed and the state before', () => {
+    const { customer } = createCustomer(tenant, { name: 'Ada', email: 'a@b.co', metadata: { a: '1', b: '2' } }, t0);
+    const { customer: updated, events } = updateCustomer(customer, { email: 'c@d.co', metadata: { a: '', c: '3' } }, t1);
     expect(updated).toMatchObject({ name: 'Ada', email: 'c@d.co', metadata: { b: '2', c: '3' }, updatedAt: t1, createdAt: t0 });
+    expect(events).toEqual([{ kind: 'updated', customer: updated, previous: customer, changedFields: ['email', 'metadata'] }]);
+  });
+
+  it('does not count metadata whose keys merely come back in another order as changed', () => {
+    const { customer } = createCustomer(tenant, { name: 'Ada', email: 'a@b.co', metadata: { a: '1', b: '2' } }, t0);
+    const reordered = { ...customer, metadata: { b: '2', a: '1' } };
+    expect(updateCustomer(reordered, { name: 'Ada Lovelace', metadata: { a: '1' } }, t1).events[0]).toMatchObject({ changedFields: ['name'] });
   });
 
   it('soft-deletes once; a deleted customer cannot change again', () => {
-    const deleted = deleteCustomer(createCustomer(tenant, { name: 'Ada', email: 'a@b.co' }, t0), t1);
+    const { customer: deleted, events } = deleteCustomer(createCustomer(tenant, { name: 'Ada', email: 'a@b.co' }, t0).customer, t1);
     expect(deleted.deletedAt).toEqual(t1);
+    expect(events).toEqual([{ kind: 'deleted', customer: deleted }]);
     expect(failure(() => deleteCustomer(deleted, t1))).toMatchObject({ kind: 'failed_precondition', code: 'customer_deleted' });
     expect(failure(() => updateCustomer(deleted, { name: 'B' }, t1))).toMatchObject({ code: 'customer_deleted' });
   });

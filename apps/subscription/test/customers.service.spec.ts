@@ -4,6 +4,8 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type AppProcess, createTestDatabase, grpcFailure, REPO_ROOT, startServiceUnderTest } from '@recur/testing';
+import type { JsonObject } from '@bufbuild/protobuf';
+import { decodeInternalEvent, decodePublicEvent } from '@recur/messaging';
 import { Client } from 'pg';
 
 /**
@@ -26,14 +28,27 @@ afterAll(async () => {
   await app?.kill('SIGTERM');
 });
 
-async function outboxRows(aggregateId: string): Promise<{ type: string; published_at: Date | null; payload: { id: string; data: { object: { id: string } } } }[]> {
+interface OutboxRow {
+  topic: string;
+  type: string;
+  published_at: Date | null;
+  payload: JsonObject;
+}
+
+async function outboxRows(aggregateId: string): Promise<OutboxRow[]> {
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
   try {
-    return (await db.query('SELECT type, published_at, payload FROM outbox_events WHERE key = $1 ORDER BY seq', [aggregateId])).rows;
+    return (await db.query('SELECT topic, type, published_at, payload FROM outbox_events WHERE key = $1 ORDER BY seq', [aggregateId])).rows;
   } finally {
     await db.end();
   }
+}
+
+/** The public events of a customer, decoded as webhook-dispatch decodes them. */
+async function publicEvents(aggregateId: string) {
+  const rows = (await outboxRows(aggregateId)).filter((row) => row.topic === 'recur.subscription.public');
+  return rows.map((row) => decodePublicEvent(JSON.stringify(row.payload)));
 }
 
 describe('SubscriptionService customers', () => {
@@ -59,7 +74,7 @@ describe('SubscriptionService customers', () => {
     const results = await Promise.all(Array.from({ length: 6 }, () => client.createCustomer({ tenant, name: 'Once', email: 'once@example.com', requestId })));
     expect(new Set(results.map((result) => result.customer!.id)).size).toBe(1);
     const rows = await outboxRows(results[0].customer!.id);
-    expect(rows.map((row) => row.type)).toEqual(['customer.created']);
+    expect(rows.map((row) => row.type)).toEqual(['recur.subscription.v1.CustomerCreated', 'customer.created']);
   });
 
   it('keeps tenants apart: another app or account sees nothing', async () => {
@@ -91,9 +106,9 @@ describe('SubscriptionService customers', () => {
     const { customer } = await client.createCustomer({ tenant, name: 'Old', email: 'old@example.com', metadata: { a: '1', b: '2' } });
     const { customer: updated } = await client.updateCustomer({ tenant, id: customer!.id, name: 'New', metadata: { a: '', c: '3' } });
     expect(updated).toMatchObject({ name: 'New', email: 'old@example.com', metadata: { b: '2', c: '3' } });
-    const rows = await outboxRows(customer!.id);
-    expect(rows.map((row) => row.type)).toEqual(['customer.created', 'customer.updated']);
-    expect(rows[1].payload.data).toMatchObject({ object: { name: 'New' }, previous_attributes: { name: 'Old', metadata: { a: '1', b: '2' } } });
+    const events = await publicEvents(customer!.id);
+    expect(events.map((event) => event.type)).toEqual(['customer.created', 'customer.updated']);
+    expect(events[1].data).toMatchObject({ object: { name: 'New' }, previous_attributes: { name: 'Old', metadata: { a: '1', b: '2' } } });
   });
 
   it('soft-deletes: still retrievable, gone from lists, frozen', async () => {
@@ -107,7 +122,7 @@ describe('SubscriptionService customers', () => {
     expect(await grpcFailure(client.deleteCustomer({ tenant, id: customer!.id }))).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, errorCode: 'customer_deleted' });
   });
 
-  it('writes each change to the outbox with the public customer, and the relay publishes it', async () => {
+  it('writes each change to the outbox as an integration event and a public event, on separate topics, and the relay publishes them', async () => {
     const { customer } = await client.createCustomer({ tenant, name: 'Relayed', email: 'relayed@example.com' });
     await client.deleteCustomer({ tenant, id: customer!.id });
     let rows = await outboxRows(customer!.id);
@@ -115,11 +130,19 @@ describe('SubscriptionService customers', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
       rows = await outboxRows(customer!.id);
     }
-    expect(rows.map((row) => row.type)).toEqual(['customer.created', 'customer.deleted']);
+    expect(rows.map((row) => [row.topic, row.type])).toEqual([
+      ['recur.subscription.internal', 'recur.subscription.v1.CustomerCreated'],
+      ['recur.subscription.public', 'customer.created'],
+      ['recur.subscription.internal', 'recur.subscription.v1.CustomerDeleted'],
+      ['recur.subscription.public', 'customer.deleted'],
+    ]);
     expect(rows.every((row) => row.published_at !== null)).toBe(true);
-    expect(rows[0].payload.id).toMatch(/^evt_/);
-    expect(rows[0].payload.data.object).toMatchObject({ id: customer!.id, object: 'customer', deleted: false });
-    expect(rows[1].payload.data.object).toMatchObject({ id: customer!.id, deleted: true });
+    const internal = rows.filter((row) => row.topic.endsWith('.internal')).map((row) => decodeInternalEvent(JSON.stringify(row.payload)));
+    expect(internal.map((event) => event.payload!.typeUrl)).toEqual(['type.googleapis.com/recur.subscription.v1.CustomerCreated', 'type.googleapis.com/recur.subscription.v1.CustomerDeleted']);
+    const published = await publicEvents(customer!.id);
+    expect(published[0].id).toMatch(/^evt_/);
+    expect(published[0].data).toMatchObject({ object: { id: customer!.id, object: 'customer', deleted: false } });
+    expect(published[1].data).toMatchObject({ object: { id: customer!.id, deleted: true } });
   });
 
   it('answers a repeated delete or update with the first answer, changing nothing again', async () => {
@@ -136,7 +159,7 @@ describe('SubscriptionService customers', () => {
     expect(repeats).toEqual([firstDelete, firstDelete]);
     // Without a request id the command runs again, and a second delete is refused.
     expect(await grpcFailure(client.deleteCustomer({ tenant, id: customer!.id }))).toMatchObject({ errorCode: 'customer_deleted' });
-    expect((await outboxRows(customer!.id)).map((row) => row.type)).toEqual(['customer.created', 'customer.updated', 'customer.updated', 'customer.deleted']);
+    expect((await publicEvents(customer!.id)).map((event) => event.type)).toEqual(['customer.created', 'customer.updated', 'customer.updated', 'customer.deleted']);
   });
 
   it('keeps request ids apart per tenant and per RPC', async () => {
@@ -153,7 +176,8 @@ describe('SubscriptionService customers', () => {
     const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
     expect(text).toMatch(/recur_rpc_server_duration_seconds_count\{service="subscription",method="createCustomer",code="OK"\} [1-9]/);
     expect(text).toMatch(/recur_rpc_server_duration_seconds_count\{service="subscription",method="getCustomer",code="5"\} [1-9]/);
-    expect(text).toMatch(/recur_outbox_events_published_total\{service="subscription",topic="recur.subscription.events"\} [1-9]/);
+    expect(text).toMatch(/recur_outbox_events_published_total\{service="subscription",topic="recur.subscription.internal"\} [1-9]/);
+    expect(text).toMatch(/recur_outbox_events_published_total\{service="subscription",topic="recur.subscription.public"\} [1-9]/);
   });
 
   it('stops cleanly on SIGTERM', async () => {

@@ -7,12 +7,15 @@ export * from './public/plan';
 export * from './public/addon';
 export * from './public/coupon';
 export * from './public/event-types';
+export * from './events';
 export * from './tenant';
 export * from './money';
 
 export * as commonV1 from './common-v1';
 export * as subscriptionV1 from './gen/recur/subscription/v1/subscription_service_pb';
 export * as customerV1 from './gen/recur/subscription/v1/customer_pb';
+export * as subscriptionEventsV1 from './gen/recur/subscription/v1/events_pb';
+export * as eventsV1 from './gen/recur/events/v1/envelopes_pb';
 export * as catalogV1 from './gen/recur/catalog/v1/catalog_service_pb';
 export * as planV1 from './gen/recur/catalog/v1/plan_pb';
 export * as addonV1 from './gen/recur/catalog/v1/addon_pb';

@@ -1,4 +1,4 @@
-/** A message on the bus: the JSON of an IntegrationEvent, keyed by aggregate, with trace headers. */
+/** A message on the bus: an event envelope in its wire JSON (event.ts), keyed by aggregate, with trace headers. */
 export interface BusMessage {
   topic: string;
   key: string;

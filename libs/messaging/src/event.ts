@@ -1,45 +1,91 @@
+import { create, type DescMessage, fromJsonString, type JsonObject, type MessageInitShape, type Registry, toJson } from '@bufbuild/protobuf';
+import { anyPack, timestampFromDate } from '@bufbuild/protobuf/wkt';
+import { eventsV1, INTEGRATION_EVENTS, type SubscribableEventType } from '@recur/contracts';
 import { newId, type TenantRef, unixSeconds } from '@recur/kernel';
 
+/** An integration event: what one service tells the others (recur.events.v1.InternalEvent). */
+export type InternalEvent = eventsV1.InternalEvent;
+/** A webhook event exactly as the specification defines it, plus routing (recur.events.v1.PublicEvent). */
+export type PublicEvent = eventsV1.PublicEvent;
+export type OutboxEvent = InternalEvent | PublicEvent;
+
 /**
- * The integration event every service publishes and webhook-dispatch turns into a
- * delivery. Its public part (id, type, created, livemode, data) is the webhook envelope
- * byte for byte; account_id and aggregate_id route it. `id` is assigned once, in the
- * outbox, so every redelivery and webhook attempt carries the same `evt_…`.
+ * A new integration event whose payload is one message of a service's events.proto.
+ * `id` is assigned here, once: the outbox keeps it, so every redelivery carries it.
  */
-export interface IntegrationEvent<Data = Record<string, unknown>> {
-  id: string;
-  type: string;
-  created: number;
-  livemode: boolean;
-  account_id: string;
-  /** The resource the event is about; the Kafka key, so one resource's events stay ordered. */
-  aggregate_id: string;
-  data: Data;
+export function newInternalEvent<Desc extends DescMessage>(
+  tenant: TenantRef,
+  aggregateId: string,
+  schema: Desc,
+  payload: MessageInitShape<Desc>,
+  occurredAt: Date,
+): InternalEvent {
+  return create(eventsV1.InternalEventSchema, {
+    id: newId('evt'),
+    type: schema.typeName,
+    occurredAt: timestampFromDate(occurredAt),
+    tenant: { accountId: tenant.accountId, livemode: tenant.livemode },
+    aggregateId,
+    payload: anyPack(schema, create(schema, payload)),
+  });
 }
 
-export function newIntegrationEvent<Data>(
-  tenant: TenantRef,
-  type: string,
-  aggregateId: string,
-  data: Data,
-  at: Date = new Date(),
-): IntegrationEvent<Data> {
-  return {
+/** The public `data`: `object` is the resource as the REST API shows it. */
+export interface PublicEventData {
+  object: object;
+  previous_attributes?: object;
+}
+
+/** A new public webhook event of one of the specification's subscribable types. */
+export function newPublicEvent(tenant: TenantRef, type: SubscribableEventType, aggregateId: string, data: PublicEventData, created: Date): PublicEvent {
+  return create(eventsV1.PublicEventSchema, {
     id: newId('evt'),
     type,
-    created: unixSeconds(at),
+    created: BigInt(unixSeconds(created)),
     livemode: tenant.livemode,
-    account_id: tenant.accountId,
-    aggregate_id: aggregateId,
-    data,
-  };
+    // The public shapes are interfaces of JSON values (libs/contracts/src/public); encoding checks them.
+    data: data as unknown as JsonObject,
+    accountId: tenant.accountId,
+    aggregateId,
+  });
+}
+
+export const isInternalEvent = (event: OutboxEvent): event is InternalEvent => event.$typeName === eventsV1.InternalEventSchema.typeName;
+
+/**
+ * The wire format of both envelopes: the proto3 JSON mapping, with the proto's own
+ * snake_case field names and every field written (so `livemode: false` is visible).
+ * The outbox row stores exactly this JSON and the relay publishes it as is.
+ */
+export function encodeEvent(event: OutboxEvent): JsonObject {
+  const options = { registry: INTEGRATION_EVENTS, useProtoFieldName: true, alwaysEmitImplicit: true };
+  return (isInternalEvent(event) ? toJson(eventsV1.InternalEventSchema, event, options) : toJson(eventsV1.PublicEventSchema, event, options)) as JsonObject;
 }
 
 /**
- * Each producing service publishes to one topic: `<namespace>.<service>.events`, the
- * namespace being KAFKA_TOPIC_PREFIX (default `recur`), so several installations (or
+ * Decoders of the wire format. Unknown fields are ignored so that a producer may add a
+ * field before its consumers know it (the compatible change `buf breaking` allows).
+ */
+export const decodePublicEvent = (value: string): PublicEvent => fromJsonString(eventsV1.PublicEventSchema, value, { ignoreUnknownFields: true });
+export const decodeInternalEvent = (value: string, registry: Registry = INTEGRATION_EVENTS): InternalEvent =>
+  fromJsonString(eventsV1.InternalEventSchema, value, { registry, ignoreUnknownFields: true });
+
+/**
+ * Each producing service publishes on two topics, never mixed:
+ *   `<namespace>.<service>.internal`  InternalEvent, read by other services;
+ *   `<namespace>.<service>.public`    PublicEvent, read by webhook-dispatch only.
+ * The namespace is KAFKA_TOPIC_PREFIX (default `recur`), so several installations (or
  * test runs) can share one Kafka cluster. Consumer groups carry the same namespace.
  */
 export const topicNamespace = (env: NodeJS.ProcessEnv = process.env): string => env.KAFKA_TOPIC_PREFIX || 'recur';
-export const eventsTopic = (service: string, env: NodeJS.ProcessEnv = process.env): string => `${topicNamespace(env)}.${service}.events`;
+export const internalEventsTopic = (service: string, env: NodeJS.ProcessEnv = process.env): string => `${topicNamespace(env)}.${service}.internal`;
+export const publicEventsTopic = (service: string, env: NodeJS.ProcessEnv = process.env): string => `${topicNamespace(env)}.${service}.public`;
 export const consumerGroup = (service: string, env: NodeJS.ProcessEnv = process.env): string => `${topicNamespace(env)}.${service}`;
+
+/** The routing fields of a public event, as webhook-dispatch's fan-out reads them. */
+export interface PublicEventRoute {
+  id: string;
+  type: string;
+  account_id: string;
+  livemode: boolean;
+}

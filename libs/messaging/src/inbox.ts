@@ -1,7 +1,8 @@
 import { context, propagation, SpanKind, trace } from '@opentelemetry/api';
 import { eventsConsumed } from '@recur/telemetry';
 import type { BusMessage, MessageHandler } from './bus';
-import type { IntegrationEvent } from './event';
+import type { Registry } from '@bufbuild/protobuf';
+import { decodeInternalEvent, decodePublicEvent, type InternalEvent, type PublicEvent } from './event';
 
 /**
  * The inbox table every consuming service has (`inbox_events`: event_id, consumer,
@@ -21,23 +22,55 @@ export async function claimInboxEvent(tx: InboxTransaction, consumer: string, ev
 const tracer = trace.getTracer('@recur/messaging');
 
 /**
- * Wraps a consumer's event handler: parses the event, continues the producer's trace
- * in a consumer span, and counts the outcome. The handler returns false for a duplicate.
+ * What a handler did with an event: `duplicate` when its inbox already held the id,
+ * `refused` when the event is not one the consumer accepts (it is acknowledged and
+ * dropped: a retry could never make it acceptable).
  */
-export function eventHandler(service: string, handle: (event: IntegrationEvent) => Promise<boolean>): MessageHandler {
+export type EventOutcome = 'processed' | 'duplicate' | 'refused';
+
+export interface EventHandlerOptions {
+  /** Told about every message that is dropped unhandled (undecodable, unknown or refused). */
+  warn?: (message: string, fields: Record<string, unknown>) => void;
+}
+
+/**
+ * Wraps a consumer's handler: decodes the message with the generated schema, continues
+ * the producer's trace in a consumer span, and counts the outcome. A message that does
+ * not decode is dropped and counted `malformed`: redelivering it would block its
+ * partition forever. A handler that throws gets the message again.
+ */
+function tracedHandler<Event extends { id: string; type: string }>(
+  service: string,
+  decode: (message: BusMessage) => Event | undefined,
+  handle: (event: Event) => Promise<EventOutcome>,
+  options: EventHandlerOptions,
+): MessageHandler {
   return async (message: BusMessage) => {
-    const event = JSON.parse(message.value) as IntegrationEvent;
+    let event: Event | undefined;
+    try {
+      event = decode(message);
+    } catch (error) {
+      eventsConsumed.inc({ service, type: message.headers['event-type'] ?? 'unknown', outcome: 'malformed' });
+      options.warn?.('event dropped: it does not decode', { topic: message.topic, key: message.key, error: (error as Error).message });
+      return;
+    }
+    if (!event) {
+      eventsConsumed.inc({ service, type: message.headers['event-type'] ?? 'unknown', outcome: 'ignored' });
+      return;
+    }
+    const decoded = event;
     const parent = propagation.extract(context.active(), message.headers);
     await tracer.startActiveSpan(
       `${message.topic} process`,
-      { kind: SpanKind.CONSUMER, attributes: { 'messaging.system': 'kafka', 'messaging.destination.name': message.topic, 'messaging.message.id': event.id, 'recur.event.type': event.type } },
+      { kind: SpanKind.CONSUMER, attributes: { 'messaging.system': 'kafka', 'messaging.destination.name': message.topic, 'messaging.message.id': decoded.id, 'recur.event.type': decoded.type } },
       parent,
       async (span) => {
         try {
-          const fresh = await handle(event);
-          eventsConsumed.inc({ service, type: event.type, outcome: fresh ? 'processed' : 'duplicate' });
+          const outcome = await handle(decoded);
+          eventsConsumed.inc({ service, type: decoded.type, outcome });
+          if (outcome === 'refused') options.warn?.('event refused', { topic: message.topic, event_id: decoded.id, type: decoded.type });
         } catch (error) {
-          eventsConsumed.inc({ service, type: event.type, outcome: 'failed' });
+          eventsConsumed.inc({ service, type: decoded.type, outcome: 'failed' });
           span.recordException(error as Error);
           throw error;
         } finally {
@@ -46,4 +79,28 @@ export function eventHandler(service: string, handle: (event: IntegrationEvent) 
       },
     );
   };
+}
+
+/** A consumer of public events (recur.events.v1.PublicEvent): webhook-dispatch's event log. */
+export function publicEventHandler(service: string, handle: (event: PublicEvent) => Promise<EventOutcome>, options: EventHandlerOptions = {}): MessageHandler {
+  return tracedHandler(service, (message) => decodePublicEvent(message.value), handle, options);
+}
+
+/**
+ * A consumer of integration events (recur.events.v1.InternalEvent). `handles` holds the
+ * payload types it reacts to; others are acknowledged undecoded (counted `ignored`), so
+ * a producer may publish a new type before every consumer knows its schema.
+ */
+export function internalEventHandler(
+  service: string,
+  handles: Registry,
+  handle: (event: InternalEvent) => Promise<EventOutcome>,
+  options: EventHandlerOptions = {},
+): MessageHandler {
+  return tracedHandler(
+    service,
+    (message) => (handles.getMessage(message.headers['event-type'] ?? '') ? decodeInternalEvent(message.value, handles) : undefined),
+    handle,
+    options,
+  );
 }

@@ -84,8 +84,10 @@ export class KafkaEventBus implements EventBus {
     // A 10 s session (kafkajs default: 30 s) lets a restarted replica take over a crashed
     // one's partitions quickly.
     const consumer = this.kafka.consumer({ groupId: group, allowAutoTopicCreation: true, sessionTimeout: 10_000, heartbeatInterval: 1_000 });
+    this.consumers.push(consumer);
     await consumer.connect();
-    await consumer.subscribe({ topics, fromBeginning: true });
+    // A topic created a moment ago may have no leader yet ("does not host this topic-partition").
+    await retrying(() => consumer.subscribe({ topics, fromBeginning: true }), (error, attempt) => this.options.log?.('WARN', `subscribing failed (attempt ${attempt}): ${error.message}`));
     await consumer.run({
       // Partitions are handled in parallel; within one, messages (one resource's events) stay in order.
       partitionsConsumedConcurrently: TOPIC_PARTITIONS,
@@ -97,7 +99,6 @@ export class KafkaEventBus implements EventBus {
         await handler({ topic, key: message.key?.toString() ?? '', value: message.value?.toString() ?? '', headers });
       },
     });
-    this.consumers.push(consumer);
   }
 
   async close(): Promise<void> {

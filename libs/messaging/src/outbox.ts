@@ -1,5 +1,5 @@
 import { injectTraceHeaders } from '@recur/telemetry';
-import type { IntegrationEvent } from './event';
+import { encodeEvent, internalEventsTopic, isInternalEvent, type OutboxEvent, publicEventsTopic } from './event';
 
 /**
  * The outbox table every producing service has (`outbox_events`, in its own Prisma schema):
@@ -31,17 +31,19 @@ export interface OutboxTransaction {
  * Records events in the same transaction as the change they describe, with the active
  * trace context, and wakes the relay at commit (NOTIFY is delivered only if the
  * transaction commits). No event exists without its change, nor a change without it.
+ * The topic follows from the envelope: an InternalEvent can only go to the producer's
+ * internal topic, a PublicEvent only to its public one. The payload is the wire JSON.
  */
-export async function appendToOutbox(tx: OutboxTransaction, topic: string, events: IntegrationEvent<unknown>[]): Promise<void> {
+export async function appendToOutbox(tx: OutboxTransaction, producer: string, events: OutboxEvent[]): Promise<void> {
   if (events.length === 0) return;
   const headers = injectTraceHeaders();
   await tx.outboxEvent.createMany({
     data: events.map((event) => ({
       id: event.id,
-      topic,
-      key: event.aggregate_id,
+      topic: isInternalEvent(event) ? internalEventsTopic(producer) : publicEventsTopic(producer),
+      key: event.aggregateId,
       type: event.type,
-      payload: event as object,
+      payload: encodeEvent(event),
       headers: { ...headers, 'event-id': event.id, 'event-type': event.type },
     })),
   });

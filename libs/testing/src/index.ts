@@ -6,3 +6,4 @@ export * from './grpc-service';
 export * from './thrown';
 export * from './kafka-topic';
 export * from './database';
+export * from './eventually';

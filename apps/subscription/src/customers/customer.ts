@@ -27,6 +27,25 @@ export interface CustomerFields {
   metadata?: Metadata;
 }
 
+/** The fields a customer.updated may report as changed, in their public order. */
+export const CUSTOMER_CHANGEABLE_FIELDS = ['name', 'email', 'metadata'] as const;
+export type CustomerChangeableField = (typeof CUSTOMER_CHANGEABLE_FIELDS)[number];
+
+/**
+ * What happened to a customer, in the domain's words. The edge translates each into an
+ * integration event and, where the specification defines one, a public webhook event.
+ */
+export type CustomerEvent =
+  | { kind: 'created'; customer: Customer }
+  | { kind: 'updated'; customer: Customer; previous: Customer; changedFields: CustomerChangeableField[] }
+  | { kind: 'deleted'; customer: Customer };
+
+/** A customer after a change, with the events the change recorded; the use case saves both at once. */
+export interface CustomerChange {
+  customer: Customer;
+  events: CustomerEvent[];
+}
+
 function checkName(name: string): string {
   const trimmed = name.trim();
   if (trimmed.length === 0) throw invalidArgument('name', 'name must not be empty');
@@ -42,8 +61,8 @@ function checkEmail(email: string): string {
   return trimmed;
 }
 
-export function createCustomer(tenant: TenantRef, fields: Required<Pick<CustomerFields, 'name' | 'email'>> & CustomerFields, now: Date): Customer {
-  return {
+export function createCustomer(tenant: TenantRef, fields: Required<Pick<CustomerFields, 'name' | 'email'>> & CustomerFields, now: Date): CustomerChange {
+  const customer: Customer = {
     id: newId('cus'),
     tenant,
     name: checkName(fields.name),
@@ -53,24 +72,37 @@ export function createCustomer(tenant: TenantRef, fields: Required<Pick<Customer
     updatedAt: now,
     deletedAt: null,
   };
+  return { customer, events: [{ kind: 'created', customer }] };
 }
 
 function assertNotDeleted(customer: Customer): void {
   if (customer.deletedAt) throw failedPrecondition('customer_deleted', `Customer '${customer.id}' is deleted and cannot change.`);
 }
 
-export function updateCustomer(customer: Customer, fields: CustomerFields, now: Date): Customer {
+export function updateCustomer(customer: Customer, fields: CustomerFields, now: Date): CustomerChange {
   assertNotDeleted(customer);
-  return {
+  const updated: Customer = {
     ...customer,
     name: fields.name === undefined ? customer.name : checkName(fields.name),
     email: fields.email === undefined ? customer.email : checkEmail(fields.email),
     metadata: fields.metadata === undefined ? customer.metadata : checkMetadata(mergeMetadata(customer.metadata, fields.metadata)),
     updatedAt: now,
   };
+  return { customer: updated, events: [{ kind: 'updated', customer: updated, previous: customer, changedFields: changedFields(customer, updated) }] };
 }
 
-export function deleteCustomer(customer: Customer, now: Date): Customer {
+function changedFields(before: Customer, after: Customer): CustomerChangeableField[] {
+  return CUSTOMER_CHANGEABLE_FIELDS.filter((field) => (field === 'metadata' ? !sameMetadata(before.metadata, after.metadata) : before[field] !== after[field]));
+}
+
+/** Equal key/value pairs, in any order (the database does not keep key order). */
+function sameMetadata(a: Metadata, b: Metadata): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => Object.prototype.hasOwnProperty.call(b, key) && a[key] === b[key]);
+}
+
+export function deleteCustomer(customer: Customer, now: Date): CustomerChange {
   assertNotDeleted(customer);
-  return { ...customer, deletedAt: now, updatedAt: now };
+  const deleted: Customer = { ...customer, deletedAt: now, updatedAt: now };
+  return { customer: deleted, events: [{ kind: 'deleted', customer: deleted }] };
 }

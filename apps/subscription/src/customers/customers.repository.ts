@@ -1,13 +1,21 @@
 import { Injectable } from '@nestjs/common';
 import { notFound, type Page, type TenantRef } from '@recur/kernel';
+import { appendToOutbox } from '@recur/messaging';
 import type { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
-import type { Customer } from './customer';
+import type { Customer, CustomerChange } from './customer';
+import { translateCustomerEvent } from './customer-events.translator';
 import { fromCustomerRow, toCustomerRow } from './customer.mapper';
+
+/** The producer name of this service's topics (`<namespace>.subscription.internal|public`). */
+export const PRODUCER = 'subscription';
 
 type Tx = Prisma.TransactionClient;
 
-/** Customers in the service's database; every query is scoped to one tenant. */
+/**
+ * Customers in the service's database; every query is scoped to one tenant. Saving a
+ * change also writes the events it recorded to the outbox, in the caller's transaction.
+ */
 @Injectable()
 export class CustomersRepository {
   constructor(private readonly prisma: PrismaService) {}
@@ -24,7 +32,6 @@ export class CustomersRepository {
     return this.get(tenant, id, tx);
   }
 
-
   async list(tenant: TenantRef, page: Page, email?: string): Promise<{ customers: Customer[]; total: number }> {
     const where = { accountId: tenant.accountId, livemode: tenant.livemode, deletedAt: null, ...(email === undefined ? {} : { email }) };
     const [rows, total] = await Promise.all([
@@ -34,12 +41,14 @@ export class CustomersRepository {
     return { customers: rows.map(fromCustomerRow), total };
   }
 
-  async insert(tx: Tx, customer: Customer): Promise<void> {
+  async insert(tx: Tx, { customer, events }: CustomerChange): Promise<void> {
     await tx.customer.create({ data: toCustomerRow(customer) });
+    await appendToOutbox(tx, PRODUCER, events.flatMap(translateCustomerEvent));
   }
 
-  async update(tx: Tx, customer: Customer): Promise<void> {
+  async update(tx: Tx, { customer, events }: CustomerChange): Promise<void> {
     const { name, email, metadata, updatedAt, deletedAt } = toCustomerRow(customer);
     await tx.customer.update({ where: { id: customer.id }, data: { name, email, metadata, updatedAt, deletedAt } });
+    await appendToOutbox(tx, PRODUCER, events.flatMap(translateCustomerEvent));
   }
 }

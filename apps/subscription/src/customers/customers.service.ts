@@ -1,18 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, type Clock, type Page, type TenantRef } from '@recur/kernel';
-import { appendToOutbox, eventsTopic, newIntegrationEvent } from '@recur/messaging';
 import type { Prisma } from '../generated/prisma/client';
 import { createCustomer, type Customer, type CustomerFields, deleteCustomer, updateCustomer } from './customer';
-import { toCustomerJson } from './customer.mapper';
 import { CustomersRepository } from './customers.repository';
-
-export const SUBSCRIPTION_EVENTS_TOPIC = eventsTopic('subscription');
 
 type Tx = Prisma.TransactionClient;
 
 /**
- * Customer use cases. Each change and its public event are written in the command's
- * transaction (`tx`, with the outbox), so an event exists exactly when its change does.
+ * Customer use cases. The customer records its own events; saving it in the command's
+ * transaction (`tx`) writes them to the outbox too, so an event exists exactly when its
+ * change does.
  */
 @Injectable()
 export class CustomersService {
@@ -22,12 +19,9 @@ export class CustomersService {
   ) {}
 
   async create(tx: Tx, tenant: TenantRef, fields: { name: string; email: string; metadata?: Record<string, string> }): Promise<Customer> {
-    const customer = createCustomer(tenant, fields, this.now());
-    await this.customers.insert(tx, customer);
-    await appendToOutbox(tx, SUBSCRIPTION_EVENTS_TOPIC, [
-      newIntegrationEvent(tenant, 'customer.created', customer.id, { object: toCustomerJson(customer) }, customer.createdAt),
-    ]);
-    return customer;
+    const change = createCustomer(tenant, fields, this.now());
+    await this.customers.insert(tx, change);
+    return change.customer;
   }
 
   get(tenant: TenantRef, id: string): Promise<Customer> {
@@ -39,33 +33,14 @@ export class CustomersService {
   }
 
   async update(tx: Tx, tenant: TenantRef, id: string, fields: CustomerFields): Promise<Customer> {
-    const before = await this.customers.getForUpdate(tx, tenant, id);
-    const after = updateCustomer(before, fields, this.now());
-    await this.customers.update(tx, after);
-    await appendToOutbox(tx, SUBSCRIPTION_EVENTS_TOPIC, [
-      newIntegrationEvent(tenant, 'customer.updated', id, {
-        object: toCustomerJson(after),
-        previous_attributes: previousAttributes(before, after),
-      }, after.updatedAt),
-    ]);
-    return after;
+    const change = updateCustomer(await this.customers.getForUpdate(tx, tenant, id), fields, this.now());
+    await this.customers.update(tx, change);
+    return change.customer;
   }
 
   async delete(tx: Tx, tenant: TenantRef, id: string): Promise<Customer> {
-    const deleted = deleteCustomer(await this.customers.getForUpdate(tx, tenant, id), this.now());
-    await this.customers.update(tx, deleted);
-    await appendToOutbox(tx, SUBSCRIPTION_EVENTS_TOPIC, [
-      newIntegrationEvent(tenant, 'customer.deleted', id, { object: toCustomerJson(deleted) }, deleted.updatedAt),
-    ]);
-    return deleted;
+    const change = deleteCustomer(await this.customers.getForUpdate(tx, tenant, id), this.now());
+    await this.customers.update(tx, change);
+    return change.customer;
   }
-}
-
-/** Stripe-style `previous_attributes`: the old value of every public field that changed. */
-function previousAttributes(before: Customer, after: Customer): Record<string, unknown> {
-  const previous: Record<string, unknown> = {};
-  if (before.name !== after.name) previous.name = before.name;
-  if (before.email !== after.email) previous.email = before.email;
-  if (JSON.stringify(before.metadata) !== JSON.stringify(after.metadata)) previous.metadata = before.metadata;
-  return previous;
 }

@@ -2,7 +2,7 @@ import { create } from '@bufbuild/protobuf';
 import { Injectable } from '@nestjs/common';
 import { endpointV1 } from '@recur/contracts';
 import { failedPrecondition, newId, notFound, type Page, type TenantRef, unixSeconds } from '@recur/kernel';
-import type { IntegrationEvent } from '@recur/messaging';
+import type { PublicEventRoute } from '@recur/messaging';
 import type { Delivery as DeliveryRow, DeliveryAttempt as AttemptRow, Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { EndpointsService } from '../endpoints/endpoints.service';
@@ -47,7 +47,7 @@ export class DeliveriesService {
   ) {}
 
   /** Queues the event for every enabled endpoint of its tenant that subscribes to its type. */
-  async fanOut(tx: Tx, event: IntegrationEvent): Promise<number> {
+  async fanOut(tx: Tx, event: PublicEventRoute): Promise<number> {
     const endpoints = await tx.webhookEndpoint.findMany({
       where: { accountId: event.account_id, livemode: event.livemode, status: 'enabled', deletedAt: null, events: { has: event.type } },
       select: { id: true },

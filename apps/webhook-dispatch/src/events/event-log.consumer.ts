@@ -1,11 +1,11 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import { claimInboxEvent, consumerGroup, eventHandler, eventsTopic, type IntegrationEvent } from '@recur/messaging';
+import { isSubscribableEventType } from '@recur/contracts';
+import { claimInboxEvent, consumerGroup, type EventOutcome, type PublicEvent, publicEventHandler, publicEventsTopic } from '@recur/messaging';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
-import type { Prisma } from '../generated/prisma/client';
 import { DeliveriesService } from '../deliveries/deliveries.service';
 import { PrismaService } from '../infrastructure/prisma.service';
 
-/** The services whose public events webhook-dispatch records and delivers. */
+/** The services whose public events webhook-dispatch records and delivers (their `.public` topics only). */
 export const PRODUCERS = ['subscription', 'invoicing', 'payments', 'usage-metering'];
 /** The inbox's consumer name; the Kafka group is this name within the topic namespace. */
 export const CONSUMER = 'webhook-dispatch.event-log';
@@ -13,7 +13,10 @@ export const CONSUMER = 'webhook-dispatch.event-log';
 /**
  * Records every public event in the event log and queues its deliveries, exactly once per
  * event id: the inbox claim, the insert and the deliveries commit together, so a
- * redelivered event changes nothing.
+ * redelivered event changes nothing. It reads only the producers' public topics, and
+ * still refuses any event whose type is not one of the specification's subscribable
+ * types (`webhook.test` included: webhook-dispatch makes those itself), so nothing
+ * internal can reach the event log or an endpoint.
  */
 @Injectable()
 export class EventLogConsumer implements OnApplicationBootstrap {
@@ -24,26 +27,20 @@ export class EventLogConsumer implements OnApplicationBootstrap {
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    const topics = PRODUCERS.map((producer) => eventsTopic(producer));
-    await this.runtime.bus.subscribe(consumerGroup(CONSUMER), topics, eventHandler(this.runtime.name, (event) => this.record(event)));
+    const topics = PRODUCERS.map((producer) => publicEventsTopic(producer));
+    const warn = (message: string, fields: Record<string, unknown>) => this.runtime.logger.warn(`${message} ${JSON.stringify(fields)}`);
+    await this.runtime.bus.subscribe(consumerGroup(CONSUMER), topics, publicEventHandler(this.runtime.name, (event) => this.record(event), { warn }));
   }
 
-  /** Returns false when the event was already recorded. */
-  record(event: IntegrationEvent): Promise<boolean> {
+  record(event: PublicEvent): Promise<EventOutcome> {
+    if (!isSubscribableEventType(event.type) || !event.accountId) return Promise.resolve('refused');
     return this.prisma.$transaction(async (tx) => {
-      if (!(await claimInboxEvent(tx, CONSUMER, event.id))) return false;
+      if (!(await claimInboxEvent(tx, CONSUMER, event.id))) return 'duplicate';
       await tx.event.create({
-        data: {
-          id: event.id,
-          accountId: event.account_id,
-          livemode: event.livemode,
-          type: event.type,
-          created: BigInt(event.created),
-          data: event.data as Prisma.InputJsonObject,
-        },
+        data: { id: event.id, accountId: event.accountId, livemode: event.livemode, type: event.type, created: event.created, data: event.data ?? {} },
       });
-      await this.deliveries.fanOut(tx, event);
-      return true;
+      await this.deliveries.fanOut(tx, { id: event.id, type: event.type, account_id: event.accountId, livemode: event.livemode });
+      return 'processed';
     });
   }
 }
