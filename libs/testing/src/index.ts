@@ -4,3 +4,4 @@ export * from './ports';
 export * from './webhook-receiver';
 export * from './grpc-service';
 export * from './thrown';
+export * from './eventually';
