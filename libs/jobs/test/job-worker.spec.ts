@@ -234,14 +234,18 @@ describe('JobWorker', () => {
     });
     await addJob('slow', T0);
     await worker.start();
-    await eventually(async () => started.length === 1, 5_000, 'the job to start');
-    await addJob('after-stop', T0);
     let stopped = false;
-    const stopping = worker.stop().then(() => (stopped = true));
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(stopped).toBe(false);
-    release();
-    await stopping;
+    let stopping: Promise<unknown> | undefined;
+    try {
+      await eventually(async () => started.length === 1, 5_000, 'the job to start');
+      await addJob('after-stop', T0);
+      stopping = worker.stop().then(() => (stopped = true));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(stopped).toBe(false);
+    } finally {
+      release();
+      await (stopping ?? worker.stop());
+    }
     expect((await job('slow')).status).toBe('done');
     expect(started).toEqual(['slow']);
     expect((await job('after-stop')).status).toBe('pending');
