@@ -142,9 +142,12 @@ export class JobWorker<Job> {
 
   private async msUntilNextDue(): Promise<number> {
     if (!this.options.nextDueAt) return this.pollMs;
-    const next = await this.options.nextDueAt().catch(() => null);
-    if (!next) return this.pollMs;
-    return Math.min(this.pollMs, Math.max(MIN_SLEEP_MS, next.getTime() - this.options.clock().getTime()));
+    try {
+      const next = await this.options.nextDueAt();
+      return next ? Math.min(this.pollMs, Math.max(MIN_SLEEP_MS, next.getTime() - this.options.clock().getTime())) : this.pollMs;
+    } catch {
+      return this.pollMs; // only an optimisation: the poll still comes
+    }
   }
 
   private async listen(): Promise<void> {
