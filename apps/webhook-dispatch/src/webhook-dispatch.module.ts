@@ -1,4 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { CLOCK, systemClock } from '@recur/kernel';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
 import { DeliveriesService } from './deliveries/deliveries.service';
 import { DeliveryDispatcher } from './deliveries/delivery-dispatcher';
@@ -19,6 +20,7 @@ export class WebhookDispatchModule {
       controllers: [EventsGrpcController, WebhooksGrpcController],
       providers: [
         { provide: SERVICE_RUNTIME, useValue: runtime },
+        { provide: CLOCK, useValue: systemClock },
         { provide: PrismaService, useFactory: () => new PrismaService(runtime.config.databaseUrl) },
         Commands,
         { provide: WEBHOOK_CONFIG, useFactory: () => webhookConfigFromEnv() },

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { context, propagation, SpanKind, trace } from '@opentelemetry/api';
+import { JobWorker } from '@recur/jobs';
+import type { Clock } from '@recur/kernel';
 import { eventsPublished } from '@recur/telemetry';
-import { Client, Pool } from 'pg';
+import { Pool, type PoolClient } from 'pg';
 import type { BusMessage, EventBus } from './bus';
 import { OUTBOX_CHANNEL, OUTBOX_TABLE } from './outbox';
 
@@ -9,10 +11,32 @@ export interface RelayOptions {
   service: string;
   databaseUrl: string;
   bus: EventBus;
+  /** Stamps `published_at`. */
+  clock: Clock;
   batchSize?: number;
   /** Safety-net poll when no NOTIFY arrives (e.g. a missed wake-up across a reconnect). */
   idlePollMs?: number;
   log?: (message: string, fields?: Record<string, unknown>) => void;
+}
+
+/**
+ * Test only (README, Configuration): `RECUR_FAULT_RELAY_KILL_AFTER_PUBLISH=<n>` makes the
+ * process kill itself with SIGKILL after its relay's n-th published batch, before the stamp
+ * commits, so crash tests can prove such a batch is published again and consumed once.
+ */
+export const FAULT_KILL_AFTER_PUBLISH = 'RECUR_FAULT_RELAY_KILL_AFTER_PUBLISH';
+
+function killAfterPublishFromEnv(env: NodeJS.ProcessEnv): number | undefined {
+  const n = Number(env[FAULT_KILL_AFTER_PUBLISH]);
+  return Number.isInteger(n) && n > 0 ? n : undefined;
+}
+
+/** Unpublished outbox rows, read under the relay lock by a transaction still open on `client`. */
+interface OutboxBatch {
+  client: PoolClient;
+  /** Returns the connection to the pool (discarding it after an error). */
+  release(error?: Error): void;
+  rows: { id: string; topic: string; key: string; payload: unknown; headers: Record<string, string> }[];
 }
 
 const tracer = trace.getTracer('@recur/messaging');
@@ -25,113 +49,92 @@ const relayLockKey = (): string => BigInt.asIntN(64, BigInt(`0x${createHash('sha
  * transaction that holds an advisory lock: with several replicas, one relays at a time
  * (order per key is kept); if the process dies after publishing but before the stamp
  * commits, the rows are published again on restart and consumers' inboxes drop them.
+ * The wake-ups, safety poll, failure backoff and graceful stop are the JobWorker's, with one
+ * job at a time: a batch.
  */
 export class OutboxRelay {
   private readonly pool: Pool;
-  private listener?: Client;
-  private running = false;
-  private wake?: () => void;
-  /** A NOTIFY that came while a batch was being relayed; the next wait is skipped. */
-  private notified = false;
-  private loop?: Promise<void>;
-  /** Fault injection for crash tests: SIGKILL this process after this many publishes, before their stamp. */
-  private readonly killAfterPublish = Number(process.env.RECUR_FAULT_RELAY_KILL_AFTER_PUBLISH ?? 0);
-  private publishes = 0;
+  private readonly worker: JobWorker<OutboxBatch>;
+  private readonly killAfterPublishes = killAfterPublishFromEnv(process.env);
+  private publishedBatches = 0;
 
   constructor(private readonly options: RelayOptions) {
     this.pool = new Pool({ connectionString: options.databaseUrl, max: 2 });
+    // An idle connection the server dropped is discarded by the pool; the next batch opens another.
+    this.pool.on('error', (error) => options.log?.('outbox relay connection lost', { error: error.message }));
+    this.worker = new JobWorker<OutboxBatch>({
+      name: `${options.service} outbox relay`,
+      clock: options.clock,
+      wakeUp: { databaseUrl: options.databaseUrl, channel: OUTBOX_CHANNEL },
+      pollMs: options.idlePollMs,
+      claim: async () => {
+        const batch = await this.lockNextBatch();
+        return batch ? [batch] : [];
+      },
+      run: (batch) => this.publishAndStamp(batch),
+      log: options.log,
+    });
   }
 
-  async start(): Promise<void> {
-    this.running = true;
-    await this.listen();
-    this.loop = this.run();
+  start(): Promise<void> {
+    return this.worker.start();
   }
 
+  /** Waits for the batch in flight (published and stamped, or rolled back), then closes. */
   async stop(): Promise<void> {
-    this.running = false;
-    this.wake?.();
-    await this.loop;
-    await this.listener?.end().catch(() => undefined);
+    await this.worker.stop();
     await this.pool.end();
   }
 
-  private async listen(): Promise<void> {
-    const listener = new Client({ connectionString: this.options.databaseUrl });
-    listener.on('notification', () => {
-      this.notified = true;
-      this.wake?.();
-    });
-    listener.on('error', () => {
-      // The idle poll covers the gap; reconnect on the next cycle.
-      this.listener = undefined;
-    });
-    await listener.connect();
-    await listener.query(`LISTEN ${OUTBOX_CHANNEL}`);
-    this.listener = listener;
-  }
-
-  private async run(): Promise<void> {
-    let failures = 0;
-    while (this.running) {
-      this.notified = false;
-      let relayed = 0;
-      try {
-        if (!this.listener) await this.listen();
-        relayed = await this.relayBatch();
-        failures = 0;
-      } catch (error) {
-        failures += 1;
-        this.options.log?.('outbox relay failed; will retry', { error: (error as Error).message, failures });
-      }
-      if (relayed > 0 || (this.notified && failures === 0)) continue;
-      const backoff = failures > 0 ? Math.min(200 * 2 ** failures, 10_000) : (this.options.idlePollMs ?? 1_000);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, backoff);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    }
-  }
-
-  /** Relays one batch; returns how many rows it published. */
-  async relayBatch(): Promise<number> {
+  /**
+   * Opens a transaction, takes the relay lock and reads the next unpublished rows in commit
+   * order; undefined (and nothing held) when another relay holds the lock or nothing is due.
+   */
+  private async lockNextBatch(): Promise<OutboxBatch | undefined> {
     const client = await this.pool.connect();
+    // The server may drop the connection while the batch is published; the failing query reports it.
+    const onConnectionError = () => undefined;
+    client.on('error', onConnectionError);
+    const release = (error?: Error) => {
+      client.off('error', onConnectionError);
+      client.release(error);
+    };
     try {
       await client.query('BEGIN');
       const lock = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1::bigint) AS locked', [relayLockKey()]);
-      if (!lock.rows[0].locked) {
-        await client.query('ROLLBACK');
-        return 0;
-      }
-      const { rows } = await client.query<{ id: string; topic: string; key: string; payload: unknown; headers: Record<string, string> }>(
-        `SELECT id, topic, key, payload, headers FROM ${OUTBOX_TABLE} WHERE published_at IS NULL ORDER BY seq LIMIT $1`,
-        [this.options.batchSize ?? 200],
-      );
+      const rows = lock.rows[0].locked
+        ? (await client.query<OutboxBatch['rows'][number]>(
+            `SELECT id, topic, key, payload, headers FROM ${OUTBOX_TABLE} WHERE published_at IS NULL ORDER BY seq LIMIT $1`,
+            [this.options.batchSize ?? 200],
+          )).rows
+        : [];
       if (rows.length === 0) {
-        await client.query('COMMIT');
-        return 0;
+        await client.query('ROLLBACK');
+        release();
+        return undefined;
       }
-      const messages: BusMessage[] = rows.map((row) => ({
-        topic: row.topic,
-        key: row.key,
-        value: JSON.stringify(row.payload),
-        headers: row.headers,
-      }));
-      await this.publishTraced(messages);
-      this.publishes += 1;
-      if (this.killAfterPublish > 0 && this.publishes >= this.killAfterPublish) process.kill(process.pid, 'SIGKILL');
-      await client.query(`UPDATE ${OUTBOX_TABLE} SET published_at = now() WHERE id = ANY($1::text[])`, [rows.map((row) => row.id)]);
-      await client.query('COMMIT');
-      for (const message of messages) eventsPublished.inc({ service: this.options.service, topic: message.topic });
-      return rows.length;
+      return { client, release, rows };
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
+      release(error as Error);
       throw error;
-    } finally {
-      client.release();
+    }
+  }
+
+  private async publishAndStamp({ client, release, rows }: OutboxBatch): Promise<void> {
+    try {
+      const messages: BusMessage[] = rows.map((row) => ({ topic: row.topic, key: row.key, value: JSON.stringify(row.payload), headers: row.headers }));
+      await this.publishTraced(messages);
+      this.publishedBatches += 1;
+      if (this.publishedBatches === this.killAfterPublishes) process.kill(process.pid, 'SIGKILL');
+      await client.query(`UPDATE ${OUTBOX_TABLE} SET published_at = $2 WHERE id = ANY($1::text[])`, [rows.map((row) => row.id), this.options.clock()]);
+      await client.query('COMMIT');
+      release();
+      for (const message of messages) eventsPublished.inc({ service: this.options.service, topic: message.topic });
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      release(error as Error);
+      throw error;
     }
   }
 

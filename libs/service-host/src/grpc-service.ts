@@ -5,6 +5,7 @@ import { type MicroserviceOptions, Transport } from '@nestjs/microservices';
 import type { DescService } from '@bufbuild/protobuf';
 import { grpcPackageDefinition } from '@recur/contracts';
 import { createEventBus, type EventBus, OutboxRelay } from '@recur/messaging';
+import { systemClock } from '@recur/kernel';
 import { applyMigrations } from '@recur/persistence';
 import { JsonLogger, startMetricsServer } from '@recur/telemetry';
 import { HealthImplementation } from 'grpc-health-check';
@@ -75,7 +76,7 @@ export async function startGrpcService(spec: GrpcServiceSpec, config: ServiceCon
   await app.listen();
 
   const relay = spec.relaysOutbox
-    ? new OutboxRelay({ service: spec.name, databaseUrl: config.databaseUrl, bus: eventBus, log: (message, fields) => logger.info(message, fields) })
+    ? new OutboxRelay({ service: spec.name, databaseUrl: config.databaseUrl, bus: eventBus, clock: systemClock, log: (message, fields) => logger.info(message, fields) })
     : undefined;
   await relay?.start();
 

@@ -1,7 +1,7 @@
 import { create } from '@bufbuild/protobuf';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { endpointV1 } from '@recur/contracts';
-import { failedPrecondition, newId, notFound, type Page, type TenantRef, unixSeconds } from '@recur/kernel';
+import { CLOCK, type Clock, failedPrecondition, newId, notFound, type Page, type TenantRef, unixSeconds } from '@recur/kernel';
 import type { PublicEventRoute } from '@recur/messaging';
 import type { Delivery as DeliveryRow, DeliveryAttempt as AttemptRow, Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
@@ -44,6 +44,7 @@ export class DeliveriesService {
   constructor(
     private readonly prisma: PrismaService,
     private readonly endpoints: EndpointsService,
+    @Inject(CLOCK) private readonly now: Clock,
   ) {}
 
   /** Queues the event for every enabled endpoint of its tenant that subscribes to its type. */
@@ -61,8 +62,10 @@ export class DeliveriesService {
     return endpoints.length;
   }
 
+  /** A delivery due now by the clock, which the dispatcher also claims by. */
   private newDelivery(accountId: string, livemode: boolean, endpointId: string, eventId: string, eventType: string) {
-    return { id: newId('whd'), accountId, livemode, endpointId, eventId, eventType, status: 'pending', nextAttemptAt: new Date() };
+    const now = this.now();
+    return { id: newId('whd'), accountId, livemode, endpointId, eventId, eventType, status: 'pending', nextAttemptAt: now, createdAt: now, updatedAt: now };
   }
 
   async list(tenant: TenantRef, endpointId: string, page: Page): Promise<{ deliveries: endpointV1.Delivery[]; total: number }> {
@@ -90,7 +93,8 @@ export class DeliveriesService {
     const row = await tx.delivery.findFirst({ where: { id: deliveryId, endpointId, accountId: tenant.accountId, livemode: tenant.livemode } });
     if (!row) throw notFound('delivery', deliveryId);
     if (row.status === 'pending') throw failedPrecondition('delivery_in_progress', `Delivery '${deliveryId}' still has an attempt pending.`);
-    await tx.delivery.update({ where: { id: deliveryId }, data: { status: 'pending', manual: true, nextAttemptAt: new Date(), leaseUntil: null, updatedAt: new Date() } });
+    const now = this.now();
+    await tx.delivery.update({ where: { id: deliveryId }, data: { status: 'pending', manual: true, nextAttemptAt: now, leaseUntil: null, updatedAt: now } });
     await tx.$executeRawUnsafe(`SELECT pg_notify('${DELIVERIES_CHANNEL}', '')`);
     return this.get(tenant, endpointId, deliveryId, tx);
   }
@@ -100,7 +104,6 @@ export class DeliveriesService {
     const endpoint = await this.endpoints.get(tenant, endpointId, tx);
     if (endpoint.status !== 'enabled') throw failedPrecondition('endpoint_disabled', `Webhook endpoint '${endpointId}' is disabled.`);
     const eventId = newId('evt');
-    const now = new Date();
     const delivery = this.newDelivery(tenant.accountId, tenant.livemode, endpointId, eventId, 'webhook.test');
     await tx.event.create({
       data: {
@@ -108,7 +111,7 @@ export class DeliveriesService {
         accountId: tenant.accountId,
         livemode: tenant.livemode,
         type: 'webhook.test',
-        created: BigInt(unixSeconds(now)),
+        created: BigInt(unixSeconds(delivery.createdAt)),
         data: { object: { id: endpoint.id, object: 'webhook_endpoint', url: endpoint.url }, message: 'A test event sent from Recur to this endpoint.' },
       },
     });
