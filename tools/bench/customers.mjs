@@ -1,26 +1,54 @@
 #!/usr/bin/env node
-// Customer create/retrieve throughput and latency through the gateway.
+// Customer create/retrieve through `/v1`, against the raw rate of the same SQL on the same
+// PostgreSQL cluster, in one run: the ratio says how much of the database's speed the spine keeps.
 //
-//   npm run bench                         # starts `npm start`'s stack in a temp dir, then measures it
-//   RECUR_URL=http://host:8080 RECUR_KEY=recur_test_sk_… npm run bench   # measures a running Recur
+//   npm run bench                                  # `npm start`'s single process (a fresh data dir)
+//   BENCH_MODE=processes npm run bench             # every app its own process, events through Kafka
+//   BENCH_MODE=processes BENCH_REPLICAS=2 npm run bench   # two gateways and two subscription services
 //
-// Options (environment): BENCH_SECONDS (10 per phase), BENCH_CONCURRENCY (16).
-// Prints requests/s and p50/p90/p99 latency per phase; for a stack it started itself, also
-// its time to ready and the resident memory of the whole process tree (Node + PostgreSQL).
-import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, chmodSync, readFileSync, readdirSync } from 'node:fs';
+// Options (environment): BENCH_SECONDS (10 per phase), BENCH_CONCURRENCY (16),
+// BENCH_PROFILE=<dir> (CPU profiles of the measured processes, summarised at the end:
+// `node tools/bench/profile-summary.mjs <dir>/*.cpuprofile`), KAFKA_BROKERS (processes mode:
+// an existing broker; otherwise one is started from Maven Central).
+//
+// Raw: a plain `pg` pool (as many connections as clients) on a database of the same cluster
+// migrated with the subscription service's own migrations (same tables, same indexes). A raw
+// create writes what one `/v1` create writes, copied from a real one: the customer row, its
+// outbox rows and its command_results row, in one transaction. A raw retrieve is the SELECT
+// by id and tenant that the service runs. Then `/v1` runs the same work, interleaved phase by
+// phase so a busy machine weighs on both alike; last, `/v1` at half its measured peak rate
+// (open loop: requests at fixed times, whatever the answers) gives the latency at that load.
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
+import { createRequire } from 'node:module';
+import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ROOT } from '../bootstrap.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const MODE = process.env.BENCH_MODE ?? 'single';
+const REPLICAS = Number(process.env.BENCH_REPLICAS ?? 1);
+const PROFILE_DIR = process.env.BENCH_PROFILE ? resolve(process.env.BENCH_PROFILE) : undefined;
+const SERVICES = ['catalog', 'subscription', 'invoicing', 'payments', 'usage-metering', 'webhook-dispatch'];
+const databaseName = (app) => `recur_${app.replace(/-/g, '_')}`;
+
+execFileSync('node', ['tools/bootstrap.mjs'], { cwd: ROOT, stdio: 'inherit' });
+const require = createRequire(import.meta.url);
+const { Pool } = require('pg');
+
+// ---------------------------------------------------------------------------------------------
+// Measuring
 
 function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-async function phase(name, request) {
+/** Closed loop: CONCURRENCY workers, each sending its next request when the last one answered. */
+async function closedLoop(request) {
   const latencies = [];
   let errors = 0;
   const deadline = Date.now() + SECONDS * 1000;
@@ -35,17 +63,47 @@ async function phase(name, request) {
       }
     }),
   );
-  const elapsed = (performance.now() - started) / 1000;
+  return summarise(latencies, errors, (performance.now() - started) / 1000);
+}
+
+/** Open loop: requests start at a fixed rate whatever the answers, so queueing shows in the latency. */
+async function openLoop(rate, request) {
+  const latencies = [];
+  let errors = 0;
+  const total = Math.max(1, Math.round(rate * SECONDS));
+  const started = performance.now();
+  const inFlight = [];
+  for (let i = 0; i < total; i++) {
+    const due = started + (i / rate) * 1000;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    inFlight.push(
+      (async () => {
+        const t0 = performance.now();
+        const ok = await request(i % CONCURRENCY, i).catch(() => false);
+        latencies.push(performance.now() - t0);
+        if (!ok) errors++;
+      })(),
+    );
+  }
+  await Promise.all(inFlight);
+  return summarise(latencies, errors, (performance.now() - started) / 1000);
+}
+
+function summarise(latencies, errors, elapsed) {
   latencies.sort((a, b) => a - b);
-  const ms = (v) => `${v.toFixed(1)} ms`;
+  return { count: latencies.length, rate: latencies.length / elapsed, p50: percentile(latencies, 50), p90: percentile(latencies, 90), p99: percentile(latencies, 99), errors };
+}
+
+const ms = (v) => `${v.toFixed(1)} ms`;
+function printPhase(name, r) {
   console.log(
-    `${name.padEnd(18)} ${String(latencies.length).padStart(7)} requests  ${(latencies.length / elapsed).toFixed(0).padStart(6)} req/s  ` +
-      `p50 ${ms(percentile(latencies, 50))}  p90 ${ms(percentile(latencies, 90))}  p99 ${ms(percentile(latencies, 99))}  errors ${errors}`,
+    `${name.padEnd(30)} ${String(r.count).padStart(7)}  ${r.rate.toFixed(0).padStart(6)} /s  p50 ${ms(r.p50).padStart(9)}  p90 ${ms(r.p90).padStart(9)}  p99 ${ms(r.p99).padStart(9)}  errors ${r.errors}`,
   );
 }
 
-/** Resident memory (MiB) of a process and all its descendants, from /proc. */
-function treeRssMiB(rootPid) {
+/** Resident memory (MiB) of processes and all their descendants, from /proc. */
+function treeRssMiB(rootPids) {
   const children = new Map();
   for (const entry of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
     try {
@@ -55,7 +113,7 @@ function treeRssMiB(rootPid) {
     } catch { /* exited */ }
   }
   let total = 0;
-  const stack = [rootPid];
+  const stack = [...rootPids];
   while (stack.length) {
     const pid = stack.pop();
     try {
@@ -67,15 +125,20 @@ function treeRssMiB(rootPid) {
   return total / 1024;
 }
 
-async function startStack() {
-  execFileSync('node', ['tools/bootstrap.mjs'], { cwd: ROOT, stdio: 'inherit' });
+// ---------------------------------------------------------------------------------------------
+// The stack under test
+
+const profileArgs = (name) => (PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${name}.cpuprofile`] : []);
+
+/** `npm start` in a fresh data directory: one Node.js process, an embedded durable PostgreSQL. */
+async function startSingleProcess() {
   const dataDir = mkdtempSync(join(tmpdir(), 'recur-bench-'));
   chmodSync(dataDir, 0o755);
   const port = 18080 + Math.floor(Math.random() * 1000);
-  const started = Date.now();
-  const child = spawn(process.execPath, ['tools/start.mjs'], {
+  const pgPort = port + 1000;
+  const child = spawn(process.execPath, [...profileArgs('single-process'), 'tools/start.mjs'], {
     cwd: ROOT,
-    env: { ...process.env, RECUR_SKIP_BUILD: '1', RECUR_DATA_DIR: dataDir, PORT: String(port), RECUR_PG_PORT: String(port + 1000), METRICS_PORT: String(port + 2000), RECUR_GRPC_BASE_PORT: String(port + 3000), LOG_LEVEL: 'warn', KAFKA_BROKERS: '' },
+    env: { ...process.env, RECUR_SKIP_BUILD: '1', RECUR_DATA_DIR: dataDir, PORT: String(port), RECUR_PG_PORT: String(pgPort), METRICS_PORT: String(port + 2000), RECUR_GRPC_BASE_PORT: String(port + 3000), LOG_LEVEL: 'warn', KAFKA_BROKERS: '' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let output = '';
@@ -87,31 +150,270 @@ async function startStack() {
     });
     child.once('exit', (code) => reject(new Error(`stack exited (${code}):\n${output}`)));
   });
-  return { url: `http://127.0.0.1:${port}`, key, readySeconds: (Date.now() - started) / 1000, child };
+  const urlFor = (database) => `postgresql://postgres:postgres@127.0.0.1:${pgPort}/${database}`;
+  return {
+    description: "`npm start`: all seven apps in one Node.js process, in-process event bus",
+    url: `http://127.0.0.1:${port}`,
+    key,
+    urlFor,
+    ensureDatabase: (name) => ensureDatabase(urlFor('postgres'), name),
+    pids: () => [child.pid],
+    async stop() {
+      child.kill('SIGINT');
+      await new Promise((resolve) => child.once('exit', resolve));
+    },
+  };
 }
 
-const stack = process.env.RECUR_URL ? undefined : await startStack();
-const url = process.env.RECUR_URL ?? stack.url;
-const key = process.env.RECUR_KEY ?? stack.key;
-const headers = { 'x-api-key': key, 'content-type': 'application/json' };
+async function ensureDatabase(adminUrl, name) {
+  const pool = new Pool({ connectionString: adminUrl, max: 1 });
+  const found = await pool.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+  if (found.rowCount === 0) await pool.query(`CREATE DATABASE "${name}"`);
+  await pool.end();
+}
 
-console.log(`\nRecur customer benchmark: ${url}, ${CONCURRENCY} concurrent clients, ${SECONDS} s per phase`);
-if (stack) console.log(`stack ready in ${stack.readySeconds.toFixed(1)} s (build already done); memory at rest ${treeRssMiB(stack.child.pid).toFixed(0)} MiB`);
+/**
+ * Accepts TCP connections and hands each to the next backend in turn, as a Kubernetes Service
+ * (kube-proxy) does: HTTP keep-alive connections and gRPC channels are balanced per connection.
+ */
+function startBalancer(backends) {
+  let next = 0;
+  const server = createServer((client) => {
+    const upstream = createConnection(backends[next++ % backends.length], '127.0.0.1');
+    client.pipe(upstream).pipe(client);
+    const close = () => { client.destroy(); upstream.destroy(); };
+    client.on('error', close);
+    upstream.on('error', close);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ port: server.address().port, close: () => server.close() })));
+}
 
-const ids = [];
-await phase('create customer', async (worker, i) => {
-  const response = await fetch(`${url}/v1/customers`, { method: 'POST', headers, body: JSON.stringify({ name: `Bench ${worker}-${i}`, email: `bench${worker}.${i}@example.com` }) });
-  const body = await response.json();
-  if (response.status === 201) ids.push(body.id);
-  return response.status === 201;
-});
-await phase('retrieve customer', async (worker, i) => {
-  const response = await fetch(`${url}/v1/customers/${ids[(worker * 7919 + i) % ids.length]}`, { headers });
-  await response.arrayBuffer();
-  return response.status === 200;
-});
-if (stack) {
-  console.log(`memory after load ${treeRssMiB(stack.child.pid).toFixed(0)} MiB (Node.js process with all seven apps + PostgreSQL)`);
-  stack.child.kill('SIGINT');
-  await new Promise((resolve) => stack.child.once('exit', resolve));
+/**
+ * Every app as its own process (as Kubernetes runs them) on one durable embedded PostgreSQL,
+ * events through Kafka; REPLICAS gateways and subscription services, each pair behind a balancer.
+ */
+async function startProcesses() {
+  const { startEmbeddedPostgres, startKafkaBroker } = require('@recur/local-infra');
+  const { freePort, startApp } = require('@recur/testing');
+  const dir = mkdtempSync(join(tmpdir(), 'recur-bench-'));
+  chmodSync(dir, 0o755);
+  const postgres = await startEmbeddedPostgres({ dataDir: join(dir, 'postgres'), persistent: true });
+  const kafka = process.env.KAFKA_BROKERS ? undefined : await startKafkaBroker({});
+  const brokers = process.env.KAFKA_BROKERS || kafka.brokers;
+  const common = { KAFKA_BROKERS: brokers, KAFKA_TOPIC_PREFIX: `bench-${randomBytes(3).toString('hex')}`, METRICS_PORT: '0', GRPC_HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
+  const apps = [];
+  const balancers = [];
+  const addresses = {};
+  for (const service of SERVICES) {
+    await postgres.ensureDatabase(databaseName(service));
+    const replicas = service === 'subscription' ? REPLICAS : 1;
+    const ports = [];
+    for (let replica = 0; replica < replicas; replica++) {
+      const grpcPort = await freePort();
+      apps.push(await startApp(service, {
+        env: { ...common, DATABASE_URL: postgres.urlFor(databaseName(service)), GRPC_PORT: String(grpcPort) },
+        ready: { grpcPort },
+        nodeArgs: service === 'subscription' ? profileArgs(`subscription-${replica + 1}`) : [],
+      }));
+      ports.push(grpcPort);
+    }
+    if (service === 'subscription') {
+      const balancer = await startBalancer(ports);
+      balancers.push(balancer);
+      addresses[service] = `127.0.0.1:${balancer.port}`;
+    } else {
+      addresses[service] = `127.0.0.1:${ports[0]}`;
+    }
+  }
+  await postgres.ensureDatabase(databaseName('gateway'));
+  const operatorToken = randomBytes(16).toString('hex');
+  const gatewayPorts = [];
+  for (let replica = 0; replica < REPLICAS; replica++) {
+    const httpPort = await freePort();
+    apps.push(await startApp('gateway', {
+      env: {
+        ...common,
+        DATABASE_URL: postgres.urlFor(databaseName('gateway')),
+        HTTP_HOST: '127.0.0.1',
+        HTTP_PORT: String(httpPort),
+        RECUR_OPERATOR_TOKEN: operatorToken,
+        ...Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase().replace(/-/g, '_')}_GRPC_ADDR`, addresses[service]])),
+      },
+      ready: { httpUrl: `http://127.0.0.1:${httpPort}/readyz` },
+      nodeArgs: profileArgs(`gateway-${replica + 1}`),
+    }));
+    gatewayPorts.push(httpPort);
+  }
+  const front = await startBalancer(gatewayPorts);
+  balancers.push(front);
+  const url = `http://127.0.0.1:${front.port}`;
+  const operator = async (path, body) => {
+    const response = await fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${operatorToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
+    return response.json();
+  };
+  const account = await operator('/operator/accounts', { name: 'Bench' });
+  const { secret: key } = await operator(`/operator/accounts/${account.id}/keys`, { app: 'sandbox', type: 'test' });
+  return {
+    description: `every app its own process, events through Kafka; ${REPLICAS} gateway and ${REPLICAS} subscription process(es), each set behind a per-connection TCP balancer`,
+    url,
+    key,
+    urlFor: postgres.urlFor,
+    ensureDatabase: (name) => postgres.ensureDatabase(name),
+    pids: () => apps.map((app) => app.pid),
+    async stop() {
+      for (const balancer of balancers) balancer.close();
+      await Promise.all(apps.map((app) => app.kill('SIGTERM')));
+      await kafka?.stop();
+      await postgres.stop();
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The raw SQL
+
+/**
+ * A database of the same cluster with the subscription service's tables and indexes, and the rows
+ * one `/v1` create wrote (read back from the service's database) as templates for raw creates.
+ */
+async function prepareRaw(stack, customerId) {
+  const { applyMigrations } = require('@recur/persistence');
+  const rawDb = `bench_raw_${randomBytes(3).toString('hex')}`;
+  await stack.ensureDatabase(rawDb);
+  await applyMigrations({ databaseUrl: stack.urlFor(rawDb), migrationsDir: join(ROOT, 'apps', 'subscription', 'prisma', 'migrations') });
+  const service = new Pool({ connectionString: stack.urlFor(databaseName('subscription')), max: 1 });
+  const [customer] = (await service.query('SELECT * FROM customers WHERE id = $1', [customerId])).rows;
+  const outbox = (await service.query("SELECT id, topic, key, type, payload, headers FROM outbox_events WHERE key = $1 ORDER BY seq", [customerId])).rows;
+  const [result] = (await service.query("SELECT * FROM command_results WHERE rpc LIKE '%CreateCustomer' ORDER BY created_at DESC LIMIT 1")).rows;
+  await service.end();
+  if (!customer || outbox.length === 0 || !result) throw new Error('could not read back the rows of a /v1 create');
+  return { pool: new Pool({ connectionString: stack.urlFor(rawDb), max: CONCURRENCY }), customer, outbox, result, ids: [] };
+}
+
+function rawCreate(raw) {
+  const { customer, outbox, result } = raw;
+  const rows = outbox.length;
+  const outboxSql = `INSERT INTO outbox_events (id, topic, key, type, payload, headers) VALUES ${outbox.map((_, i) => `($${i * 6 + 1}, $${i * 6 + 2}, $${i * 6 + 3}, $${i * 6 + 4}, $${i * 6 + 5}, $${i * 6 + 6})`).join(', ')}`;
+  return async (worker, i) => {
+    const id = `cus_${randomBytes(12).toString('hex')}`;
+    const client = await raw.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(
+        'INSERT INTO customers (id, account_id, livemode, name, email, metadata, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $7)',
+        [id, customer.account_id, customer.livemode, `Bench ${worker}-${i}`, `bench${worker}.${i}@example.com`, customer.metadata, new Date()],
+      );
+      const values = [];
+      for (let r = 0; r < rows; r++) {
+        const row = outbox[r];
+        values.push(`evt_${randomBytes(12).toString('hex')}`, row.topic, id, row.type, JSON.stringify(row.payload), JSON.stringify(row.headers));
+      }
+      await client.query(outboxSql, values);
+      await client.query(
+        'INSERT INTO command_results (account_id, livemode, rpc, request_id, response) VALUES ($1, $2, $3, $4, $5)',
+        [result.account_id, result.livemode, result.rpc, `req_${randomBytes(12).toString('hex')}`, result.response],
+      );
+      await client.query('COMMIT');
+      raw.ids.push(id);
+      return true;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  };
+}
+
+function rawRetrieve(raw) {
+  const { customer } = raw;
+  return async (worker, i) => {
+    const { rows } = await raw.pool.query(
+      'SELECT id, account_id, livemode, name, email, metadata, created_at, updated_at, deleted_at FROM customers WHERE id = $1 AND account_id = $2 AND livemode = $3 LIMIT 1',
+      [raw.ids[(worker * 7919 + i) % raw.ids.length], customer.account_id, customer.livemode],
+    );
+    return rows.length === 1;
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Through /v1
+
+function api(stack) {
+  const target = new URL(stack.url);
+  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY * 4 });
+  const call = (method, path, body) =>
+    new Promise((resolve, reject) => {
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const req = httpRequest(
+        { agent, host: target.hostname, port: target.port, method, path, headers: { 'x-api-key': stack.key, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}) } },
+        (res) => {
+          const chunks = [];
+          res.on('data', (chunk) => chunks.push(chunk));
+          res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString() }));
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(payload);
+    });
+  const ids = [];
+  return {
+    ids,
+    agent,
+    create: async (worker, i) => {
+      const { status, text } = await call('POST', '/v1/customers', { name: `Bench ${worker}-${i}`, email: `bench${worker}.${i}@example.com` });
+      if (status !== 201) return false;
+      ids.push(JSON.parse(text).id);
+      return true;
+    },
+    retrieve: async (worker, i) => (await call('GET', `/v1/customers/${ids[(worker * 7919 + i) % ids.length]}`)).status === 200,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
+const startedAt = Date.now();
+const stack = MODE === 'processes' ? await startProcesses() : await startSingleProcess();
+console.log(`\nRecur customer benchmark (${stack.description})`);
+console.log(`${CONCURRENCY} concurrent clients, ${SECONDS} s per phase; stack ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s; memory at rest ${treeRssMiB(stack.pids()).toFixed(0)} MiB`);
+console.log(`load average before: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} on ${require('node:os').availableParallelism()} cores\n`);
+
+const v1 = api(stack);
+// Warm-up (JIT, pools, channels) whose last create supplies the raw rows' templates.
+for (let i = 0; i < 50; i++) await v1.create(0, -i);
+const raw = await prepareRaw(stack, v1.ids.at(-1));
+for (let i = 0; i < 50; i++) await rawCreate(raw)(0, -i);
+
+const results = {};
+const run = async (name, label, work) => {
+  results[name] = await work();
+  printPhase(label, results[name]);
+};
+await run('rawCreate', 'raw SQL: create (tx)', () => closedLoop(rawCreate(raw)));
+await run('v1Create', '/v1: POST /v1/customers', () => closedLoop(v1.create));
+await run('rawRetrieve', 'raw SQL: retrieve by id', () => closedLoop(rawRetrieve(raw)));
+await run('v1Retrieve', '/v1: GET /v1/customers/:id', () => closedLoop(v1.retrieve));
+await run('v1CreateHalf', `/v1 create at ${(results.v1Create.rate / 2).toFixed(0)}/s (half peak)`, () => openLoop(results.v1Create.rate / 2, v1.create));
+await run('v1RetrieveHalf', `/v1 retrieve at ${(results.v1Retrieve.rate / 2).toFixed(0)}/s (half peak)`, () => openLoop(results.v1Retrieve.rate / 2, v1.retrieve));
+
+const pct = (a, b) => `${((100 * a.rate) / b.rate).toFixed(1)} %`;
+console.log('\n| work | raw PostgreSQL (pg, same cluster) | through /v1 | ratio | /v1 at half peak |');
+console.log('|---|---|---|---|---|');
+for (const [work, rawR, v1R, halfR] of [
+  ['create a customer', results.rawCreate, results.v1Create, results.v1CreateHalf],
+  ['retrieve a customer', results.rawRetrieve, results.v1Retrieve, results.v1RetrieveHalf],
+]) {
+  console.log(`| ${work} | ${rawR.rate.toFixed(0)} /s, p50 ${ms(rawR.p50)}, p99 ${ms(rawR.p99)} | ${v1R.rate.toFixed(0)} /s, p50 ${ms(v1R.p50)}, p99 ${ms(v1R.p99)} | ${pct(v1R, rawR)} | ${halfR.rate.toFixed(0)} /s, p50 ${ms(halfR.p50)}, p99 ${ms(halfR.p99)} |`);
+}
+console.log(`\nload average after: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}; memory after load ${treeRssMiB(stack.pids()).toFixed(0)} MiB`);
+
+v1.agent.destroy();
+await raw.pool.end();
+await stack.stop();
+if (PROFILE_DIR) {
+  console.log(`\nCPU profiles in ${PROFILE_DIR}:`);
+  execFileSync(process.execPath, [join(ROOT, 'tools', 'bench', 'profile-summary.mjs'), ...readdirSync(PROFILE_DIR).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(PROFILE_DIR, f))], { stdio: 'inherit' });
 }

@@ -25,6 +25,8 @@ export interface StartAppOptions {
   /** How to know it is ready: gRPC health on this port, or HTTP GET on this URL answering 200. */
   ready: { grpcPort: number } | { httpUrl: string };
   timeoutMs?: number;
+  /** Node.js options before the script, e.g. `--cpu-prof` (refused in NODE_OPTIONS). */
+  nodeArgs?: string[];
 }
 
 function checkGrpcHealth(port: number): Promise<boolean> {
@@ -55,7 +57,7 @@ export async function startApp(app: AppName, options: StartAppOptions): Promise<
 
   const env = { ...options.env };
   const launch = async () => {
-    child = spawn(process.execPath, [join(REPO_ROOT, 'apps', app, 'dist', 'main.js')], {
+    child = spawn(process.execPath, [...(options.nodeArgs ?? []), join(REPO_ROOT, 'apps', app, 'dist', 'main.js')], {
       env: { ...process.env, LOG_LEVEL: 'warn', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
