@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DomainError, invalidArgument, newId, notFound } from '@recur/kernel';
 import { PrismaService } from '../infrastructure/prisma.service';
+import { ApiKeysRepository } from '../auth/api-keys.repository';
 import { type AppMode, generateKey, hashKey, keyFitsApp, kindOf, type KeyType, redactKey } from '../auth/api-key';
 import type { KeyScope } from '../http/request-context';
 
@@ -59,7 +60,10 @@ export interface CreateKeyInput {
 /** Accounts, their two apps, and the keys of each app (the operator surface's use cases). */
 @Injectable()
 export class AccountsService {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly keys: ApiKeysRepository,
+  ) {}
 
   async createAccount(name: string): Promise<AccountView> {
     const accountId = newId('acct');
@@ -122,7 +126,7 @@ export class AccountsService {
     if (!Number.isInteger(expiresInSeconds) || expiresInSeconds < 0 || expiresInSeconds > 7 * 24 * 3600) {
       throw invalidArgument('expires_in_seconds', 'expires_in_seconds must be an integer from 0 to 604800');
     }
-    return this.prisma.$transaction(async (tx) => {
+    const replacement = await this.prisma.$transaction(async (tx) => {
       const old = await tx.apiKey.findUnique({ where: { id: keyId }, include: { app: true } });
       if (!old || (old.expiresAt && old.expiresAt <= new Date())) throw notFound('api key', keyId);
       const type: KeyType = old.kind === 'publishable' ? 'publishable' : old.livemode ? 'live' : 'test';
@@ -144,12 +148,16 @@ export class AccountsService {
       await tx.apiKey.update({ where: { id: old.id }, data: { rolledTo: replacement.id, expiresAt: new Date(Date.now() + expiresInSeconds * 1000) } });
       return keyView(replacement, secret);
     });
+    // Committed: this gateway stops serving the old key from memory now (others within KEY_CACHE_TTL_MS).
+    this.keys.forget(keyId);
+    return replacement;
   }
 
   async revokeKey(keyId: string): Promise<ApiKeyView> {
     const row = await this.prisma.apiKey.findUnique({ where: { id: keyId } });
     if (!row) throw notFound('api key', keyId);
     const revoked = await this.prisma.apiKey.update({ where: { id: keyId }, data: { expiresAt: new Date() }, include: { app: true } });
+    this.keys.forget(keyId);
     return keyView(revoked);
   }
 }

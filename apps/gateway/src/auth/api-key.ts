@@ -19,6 +19,14 @@ export const KEY_PREFIXES = {
 export type KeyType = keyof typeof KEY_PREFIXES;
 export type AppMode = 'sandbox' | 'live';
 
+/**
+ * How long a gateway serves a resolved key from memory before reading its row again: the bound
+ * on how long a key revoked or rolled through another gateway replica keeps working on this one.
+ * Through this one it stops at once; an expiry in the row (a roll with a grace period) is
+ * honoured to the millisecond from memory.
+ */
+export const KEY_CACHE_TTL_MS = 5_000;
+
 const KEY_BODY_LENGTH = 32;
 const KEY_PATTERN = /^recur_(test|live|publishable)_sk_[0-9A-Za-z]{32}$/;
 
