@@ -102,28 +102,52 @@ function printPhase(name, r) {
   );
 }
 
-/** Resident memory (MiB) of processes and all their descendants, from /proc. */
-function treeRssMiB(rootPids) {
-  const children = new Map();
+/** Every process: parent, command name, CPU time (user + system, clock ticks), resident memory (kB). */
+function processTable() {
+  const table = new Map();
   for (const entry of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${entry}/status`, 'utf8'));
+      table.set(Number(entry), { ppid: Number(fields[1]), comm, ticks: Number(fields[11]) + Number(fields[12]), rssKiB: rss ? Number(rss[1]) : 0 });
     } catch { /* exited */ }
   }
-  let total = 0;
+  return table;
+}
+
+/** The processes and all their descendants. */
+function withDescendants(table, rootPids) {
+  const children = new Map();
+  for (const [pid, { ppid }] of table) children.set(ppid, [...(children.get(ppid) ?? []), pid]);
+  const found = [];
   const stack = [...rootPids];
   while (stack.length) {
     const pid = stack.pop();
-    try {
-      const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-      total += rss ? Number(rss[1]) : 0;
-    } catch { /* exited */ }
+    if (table.has(pid)) found.push(pid);
     stack.push(...(children.get(pid) ?? []));
   }
-  return total / 1024;
+  return found;
 }
+
+function treeRssMiB(rootPids) {
+  const table = processTable();
+  return withDescendants(table, rootPids).reduce((sum, pid) => sum + table.get(pid).rssKiB, 0) / 1024;
+}
+
+/** CPU milliseconds used so far by each group of the stack's processes, and by this client. */
+function cpuByGroup(stack) {
+  const table = processTable();
+  const groups = {};
+  for (const [name, pids] of Object.entries(stack.processGroups(table))) groups[name] = pids.reduce((sum, pid) => sum + (table.get(pid)?.ticks ?? 0) * 10, 0);
+  const own = process.cpuUsage();
+  groups['bench client'] = (own.user + own.system) / 1000;
+  return groups;
+}
+
+/** PostgreSQL's server and backends under a root process. */
+const postgresUnder = (table, rootPid) => withDescendants(table, [rootPid]).filter((pid) => table.get(pid).comm === 'postgres');
 
 // ---------------------------------------------------------------------------------------------
 // The stack under test
@@ -158,6 +182,7 @@ async function startSingleProcess() {
     urlFor,
     ensureDatabase: (name) => ensureDatabase(urlFor('postgres'), name),
     pids: () => [child.pid],
+    processGroups: (table) => ({ 'node (all 7 apps)': [child.pid], postgresql: postgresUnder(table, child.pid) }),
     async stop() {
       child.kill('SIGINT');
       await new Promise((resolve) => child.once('exit', resolve));
@@ -261,6 +286,13 @@ async function startProcesses() {
     urlFor: postgres.urlFor,
     ensureDatabase: (name) => postgres.ensureDatabase(name),
     pids: () => apps.map((app) => app.pid),
+    processGroups: (table) => ({
+      gateway: apps.filter((app) => app.app === 'gateway').map((app) => app.pid),
+      subscription: apps.filter((app) => app.app === 'subscription').map((app) => app.pid),
+      'other apps': apps.filter((app) => app.app !== 'gateway' && app.app !== 'subscription').map((app) => app.pid),
+      postgresql: postgresUnder(table, process.pid),
+      ...(kafka ? { kafka: withDescendants(table, [process.pid]).filter((pid) => table.get(pid).comm === 'java') } : {}),
+    }),
     async stop() {
       for (const balancer of balancers) balancer.close();
       await Promise.all(apps.map((app) => app.kill('SIGTERM')));
@@ -387,10 +419,20 @@ for (let i = 0; i < 50; i++) await v1.create(0, -i);
 const raw = await prepareRaw(stack, v1.ids.at(-1));
 for (let i = 0; i < 50; i++) await rawCreate(raw)(0, -i);
 
+// What the stack burns doing nothing (timers, polls, Kafka fetches): it weighs on every phase.
+const restBefore = cpuByGroup(stack);
+await new Promise((resolve) => setTimeout(resolve, 3_000));
+const restAfter = cpuByGroup(stack);
+console.log(`CPU at rest (ms per s): ${Object.keys(restAfter).filter((g) => g !== 'bench client').map((g) => `${g} ${((restAfter[g] - restBefore[g]) / 3).toFixed(0)}`).join(', ')}\n`);
+
 const results = {};
+const cpuPerRequest = {};
 const run = async (name, label, work) => {
+  const before = cpuByGroup(stack);
   results[name] = await work();
+  const after = cpuByGroup(stack);
   printPhase(label, results[name]);
+  cpuPerRequest[name] = Object.fromEntries(Object.keys(after).map((group) => [group, ((after[group] - (before[group] ?? 0)) * 1000) / results[name].count]));
 };
 await run('rawCreate', 'raw SQL: create (tx)', () => closedLoop(rawCreate(raw)));
 await run('v1Create', '/v1: POST /v1/customers', () => closedLoop(v1.create));
@@ -407,6 +449,13 @@ for (const [work, rawR, v1R, halfR] of [
   ['retrieve a customer', results.rawRetrieve, results.v1Retrieve, results.v1RetrieveHalf],
 ]) {
   console.log(`| ${work} | ${rawR.rate.toFixed(0)} /s, p50 ${ms(rawR.p50)}, p99 ${ms(rawR.p99)} | ${v1R.rate.toFixed(0)} /s, p50 ${ms(v1R.p50)}, p99 ${ms(v1R.p99)} | ${pct(v1R, rawR)} | ${halfR.rate.toFixed(0)} /s, p50 ${ms(halfR.p50)}, p99 ${ms(halfR.p99)} |`);
+}
+console.log('\nCPU time per request or transaction (µs), by process group, closed-loop phases:');
+const groups = Object.keys(cpuPerRequest.v1Create);
+console.log(`| phase | ${groups.join(' | ')} |`);
+console.log(`|---|${groups.map(() => '---').join('|')}|`);
+for (const [name, label] of [['rawCreate', 'raw create'], ['v1Create', '/v1 create'], ['rawRetrieve', 'raw retrieve'], ['v1Retrieve', '/v1 retrieve']]) {
+  console.log(`| ${label} | ${groups.map((group) => cpuPerRequest[name][group].toFixed(0)).join(' | ')} |`);
 }
 console.log(`\nload average after: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}; memory after load ${treeRssMiB(stack.pids()).toFixed(0)} MiB`);
 

@@ -68,6 +68,7 @@ function summarise(file) {
   const packages = new Map();
   const callers = new Map();
   const owners = new Map();
+  const inclusive = new Map();
   const functions = new Map();
   const add = (map, key, ms) => map.set(key, (map.get(key) ?? 0) + ms);
   for (const { node, ms } of times) {
@@ -75,6 +76,9 @@ function summarise(file) {
     const pkg = packageOf(node.callFrame);
     add(packages, pkg, ms);
     add(callers, isOpaque(pkg) ? nearest(node, parents, (p) => !isOpaque(p)) ?? pkg : pkg, ms);
+    const onStack = new Set();
+    for (let current = node; current; current = parents.get(current.id)) onStack.add(packageOf(current.callFrame));
+    for (const pkg of onStack) add(inclusive, pkg, ms);
     add(owners, nearest(node, parents, (p) => p.startsWith('@recur/') || p.startsWith('app:')) ?? '(no workspace frame on the stack)', ms);
     const where = node.callFrame.url ? `${basename(node.callFrame.url)}:${node.callFrame.lineNumber + 1}` : '';
     const name = `${node.callFrame.functionName || '(anonymous)'} ${where} [${pkg}]`;
@@ -89,6 +93,8 @@ function summarise(file) {
   for (const [pkg, ms] of rows(callers)) console.log(`    ${share(ms)}  ${(ms / 1000).toFixed(2).padStart(7)} s  ${pkg}`);
   console.log('  by the innermost workspace frame on the stack (whose code path it is):');
   for (const [pkg, ms] of rows(owners)) console.log(`    ${share(ms)}  ${(ms / 1000).toFixed(2).padStart(7)} s  ${pkg}`);
+  console.log('  by package anywhere on the stack (inclusive: overlaps, does not sum to 100 %):');
+  for (const [pkg, ms] of rows(inclusive)) console.log(`    ${share(ms)}  ${(ms / 1000).toFixed(2).padStart(7)} s  ${pkg}`);
   console.log('  by function:');
   for (const [name, ms] of rows(functions)) console.log(`    ${share(ms)}  ${name}`);
 }

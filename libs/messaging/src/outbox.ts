@@ -18,14 +18,25 @@ export interface OutboxRow {
   headers: Record<string, string>;
 }
 
-/**
- * What appendToOutbox needs of a Prisma transaction client; every service's generated
- * client satisfies it because each schema declares the same OutboxEvent model.
- */
+/** What appendToOutbox needs of a Prisma transaction client (or any other). */
 export interface OutboxTransaction {
-  outboxEvent: { createMany(args: { data: OutboxRow[] }): PromiseLike<unknown> };
   $executeRawUnsafe(query: string, ...values: unknown[]): PromiseLike<number>;
 }
+
+/**
+ * The rows (a JSON array of OutboxRow, kept in its order for `seq`) and the relay's wake-up in one
+ * statement: one round trip inside the caller's transaction instead of two, and no ORM query
+ * planning (Prisma's createMany cost more CPU than the rest of the insert, tools/bench).
+ */
+const INSERT_AND_NOTIFY = `
+  WITH inserted AS (
+    INSERT INTO ${OUTBOX_TABLE} (id, topic, key, type, payload, headers)
+    SELECT id, topic, key, type, payload, headers
+      FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (id text, topic text, key text, type text, payload jsonb, headers jsonb))
+           WITH ORDINALITY AS event (id, topic, key, type, payload, headers, position)
+     ORDER BY position
+    RETURNING seq)
+  SELECT pg_notify('${OUTBOX_CHANNEL}', '') FROM (SELECT count(*) FROM inserted) AS written`;
 
 /**
  * Records events in the same transaction as the change they describe, with the active
@@ -37,15 +48,13 @@ export interface OutboxTransaction {
 export async function appendToOutbox(tx: OutboxTransaction, producer: string, events: OutboxEvent[]): Promise<void> {
   if (events.length === 0) return;
   const headers = injectTraceHeaders();
-  await tx.outboxEvent.createMany({
-    data: events.map((event) => ({
-      id: event.id,
-      topic: isInternalEvent(event) ? internalEventsTopic(producer) : publicEventsTopic(producer),
-      key: event.aggregateId,
-      type: event.type,
-      payload: encodeEvent(event),
-      headers: { ...headers, 'event-id': event.id, 'event-type': event.type },
-    })),
-  });
-  await tx.$executeRawUnsafe(`SELECT pg_notify('${OUTBOX_CHANNEL}', '')`);
+  const rows: OutboxRow[] = events.map((event) => ({
+    id: event.id,
+    topic: isInternalEvent(event) ? internalEventsTopic(producer) : publicEventsTopic(producer),
+    key: event.aggregateId,
+    type: event.type,
+    payload: encodeEvent(event),
+    headers: { ...headers, 'event-id': event.id, 'event-type': event.type },
+  }));
+  await tx.$executeRawUnsafe(INSERT_AND_NOTIFY, JSON.stringify(rows));
 }

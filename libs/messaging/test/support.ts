@@ -1,6 +1,6 @@
 import type { PoolClient } from 'pg';
 import type { InboxTransaction } from '../src/inbox';
-import type { OutboxRow, OutboxTransaction } from '../src/outbox';
+import type { OutboxTransaction } from '../src/outbox';
 
 /** The outbox and inbox tables as every service's Prisma schema declares them, and a table of "changes". */
 export const MESSAGING_TABLES = `
@@ -23,14 +23,6 @@ export const MESSAGING_TABLES = `
  */
 export function pgTransaction(client: PoolClient): OutboxTransaction & InboxTransaction {
   return {
-    outboxEvent: {
-      async createMany({ data }: { data: OutboxRow[] }) {
-        for (const row of data) {
-          await client.query('INSERT INTO outbox_events (id, topic, key, type, payload, headers) VALUES ($1, $2, $3, $4, $5, $6)', [row.id, row.topic, row.key, row.type, row.payload, row.headers]);
-        }
-        return { count: data.length };
-      },
-    },
     inboxEvent: {
       async createMany({ data, skipDuplicates }) {
         let count = 0;

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { notFound, type Page, type TenantRef } from '@recur/kernel';
 import { appendToOutbox } from '@recur/messaging';
-import type { Prisma } from '../generated/prisma/client';
+import type { Customer as CustomerRow, Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 import type { Customer, CustomerChange } from './customer';
 import { translateCustomerEvent } from './customer-events.translator';
@@ -12,6 +12,11 @@ export const PRODUCER = 'subscription';
 
 type Tx = Prisma.TransactionClient;
 
+/** A `SELECT *` row of `customers` in the shape Prisma reads it: its snake_case columns in camelCase. */
+function customerRowFromSql(row: Record<string, unknown>): CustomerRow {
+  return Object.fromEntries(Object.entries(row).map(([column, value]) => [column.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase()), value])) as CustomerRow;
+}
+
 /**
  * Customers in the service's database; every query is scoped to one tenant. Saving a
  * change also writes the events it recorded to the outbox, in the caller's transaction.
@@ -20,8 +25,14 @@ type Tx = Prisma.TransactionClient;
 export class CustomersRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  async get(tenant: TenantRef, id: string, tx: Tx = this.prisma): Promise<Customer> {
-    const row = await tx.customer.findFirst({ where: { id, accountId: tenant.accountId, livemode: tenant.livemode } });
+  /**
+   * Outside a transaction (a retrieve: the hottest read) the row comes straight from Prisma's own
+   * pool: findFirst costs about five times the CPU of the same SELECT through `pg` (tools/bench).
+   */
+  async get(tenant: TenantRef, id: string, tx?: Tx): Promise<Customer> {
+    const row = tx
+      ? await tx.customer.findFirst({ where: { id, accountId: tenant.accountId, livemode: tenant.livemode } })
+      : (await this.prisma.pool.query('SELECT * FROM customers WHERE id = $1 AND account_id = $2 AND livemode = $3', [id, tenant.accountId, tenant.livemode])).rows.map(customerRowFromSql)[0];
     if (!row) throw notFound('customer', id);
     return fromCustomerRow(row);
   }
