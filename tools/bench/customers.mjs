@@ -6,7 +6,7 @@
 //   BENCH_MODE=processes npm run bench             # every app its own process, events through Kafka
 //   BENCH_MODE=processes BENCH_REPLICAS=2 npm run bench   # two gateways and two subscription services
 //
-// Options (environment): BENCH_SECONDS (10 per phase), BENCH_CONCURRENCY (16),
+// Options (environment): BENCH_SECONDS (10 per phase), BENCH_CONCURRENCY (16), BENCH_WORK (create,retrieve),
 // BENCH_PROFILE=<dir> (CPU profiles of the measured processes, summarised at the end:
 // `node tools/bench/profile-summary.mjs <dir>/*.cpuprofile`), KAFKA_BROKERS (processes mode:
 // an existing broker; otherwise one is started from Maven Central).
@@ -32,6 +32,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const MODE = process.env.BENCH_MODE ?? 'single';
 const REPLICAS = Number(process.env.BENCH_REPLICAS ?? 1);
+/** `create`, `retrieve` or both (default): one kind of work alone gives a profile of that work alone. */
+const WORK = new Set((process.env.BENCH_WORK ?? 'create,retrieve').split(','));
 const PROFILE_DIR = process.env.BENCH_PROFILE ? resolve(process.env.BENCH_PROFILE) : undefined;
 const SERVICES = ['catalog', 'subscription', 'invoicing', 'payments', 'usage-metering', 'webhook-dispatch'];
 const databaseName = (app) => `recur_${app.replace(/-/g, '_')}`;
@@ -434,12 +436,16 @@ const run = async (name, label, work) => {
   printPhase(label, results[name]);
   cpuPerRequest[name] = Object.fromEntries(Object.keys(after).map((group) => [group, ((after[group] - (before[group] ?? 0)) * 1000) / results[name].count]));
 };
-await run('rawCreate', 'raw SQL: create (tx)', () => closedLoop(rawCreate(raw)));
-await run('v1Create', '/v1: POST /v1/customers', () => closedLoop(v1.create));
-await run('rawRetrieve', 'raw SQL: retrieve by id', () => closedLoop(rawRetrieve(raw)));
-await run('v1Retrieve', '/v1: GET /v1/customers/:id', () => closedLoop(v1.retrieve));
-await run('v1CreateHalf', `/v1 create at ${(results.v1Create.rate / 2).toFixed(0)}/s (half peak)`, () => openLoop(results.v1Create.rate / 2, v1.create));
-await run('v1RetrieveHalf', `/v1 retrieve at ${(results.v1Retrieve.rate / 2).toFixed(0)}/s (half peak)`, () => openLoop(results.v1Retrieve.rate / 2, v1.retrieve));
+if (WORK.has('create')) {
+  await run('rawCreate', 'raw SQL: create (tx)', () => closedLoop(rawCreate(raw)));
+  await run('v1Create', '/v1: POST /v1/customers', () => closedLoop(v1.create));
+}
+if (WORK.has('retrieve')) {
+  await run('rawRetrieve', 'raw SQL: retrieve by id', () => closedLoop(rawRetrieve(raw)));
+  await run('v1Retrieve', '/v1: GET /v1/customers/:id', () => closedLoop(v1.retrieve));
+}
+if (WORK.has('create')) await run('v1CreateHalf', `/v1 create at ${(results.v1Create.rate / 2).toFixed(0)}/s (half peak)`, () => openLoop(results.v1Create.rate / 2, v1.create));
+if (WORK.has('retrieve')) await run('v1RetrieveHalf', `/v1 retrieve at ${(results.v1Retrieve.rate / 2).toFixed(0)}/s (half peak)`, () => openLoop(results.v1Retrieve.rate / 2, v1.retrieve));
 
 const pct = (a, b) => `${((100 * a.rate) / b.rate).toFixed(1)} %`;
 console.log('\n| work | raw PostgreSQL (pg, same cluster) | through /v1 | ratio | /v1 at half peak |');
@@ -447,14 +453,14 @@ console.log('|---|---|---|---|---|');
 for (const [work, rawR, v1R, halfR] of [
   ['create a customer', results.rawCreate, results.v1Create, results.v1CreateHalf],
   ['retrieve a customer', results.rawRetrieve, results.v1Retrieve, results.v1RetrieveHalf],
-]) {
+].filter(([, rawR]) => rawR)) {
   console.log(`| ${work} | ${rawR.rate.toFixed(0)} /s, p50 ${ms(rawR.p50)}, p99 ${ms(rawR.p99)} | ${v1R.rate.toFixed(0)} /s, p50 ${ms(v1R.p50)}, p99 ${ms(v1R.p99)} | ${pct(v1R, rawR)} | ${halfR.rate.toFixed(0)} /s, p50 ${ms(halfR.p50)}, p99 ${ms(halfR.p99)} |`);
 }
 console.log('\nCPU time per request or transaction (µs), by process group, closed-loop phases:');
-const groups = Object.keys(cpuPerRequest.v1Create);
+const groups = Object.keys(Object.values(cpuPerRequest)[0]);
 console.log(`| phase | ${groups.join(' | ')} |`);
 console.log(`|---|${groups.map(() => '---').join('|')}|`);
-for (const [name, label] of [['rawCreate', 'raw create'], ['v1Create', '/v1 create'], ['rawRetrieve', 'raw retrieve'], ['v1Retrieve', '/v1 retrieve']]) {
+for (const [name, label] of [['rawCreate', 'raw create'], ['v1Create', '/v1 create'], ['rawRetrieve', 'raw retrieve'], ['v1Retrieve', '/v1 retrieve']].filter(([name]) => cpuPerRequest[name])) {
   console.log(`| ${label} | ${groups.map((group) => cpuPerRequest[name][group].toFixed(0)).join(' | ')} |`);
 }
 console.log(`\nload average after: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}; memory after load ${treeRssMiB(stack.pids()).toFixed(0)} MiB`);

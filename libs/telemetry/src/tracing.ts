@@ -5,15 +5,7 @@ import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { GrpcInstrumentation } from '@opentelemetry/instrumentation-grpc';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  AlwaysOffSampler,
-  BatchSpanProcessor,
-  ParentBasedSampler,
-  type ReadableSpan,
-  type SpanExporter,
-  SimpleSpanProcessor,
-  type SpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
+import { BatchSpanProcessor, type ReadableSpan, type SpanExporter, SimpleSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
@@ -65,12 +57,6 @@ export interface TelemetryOptions {
  * Exporters come from the environment: OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set,
  * JSON lines when RECUR_TRACE_FILE is set, none otherwise (context still propagates).
  * Calling it again is a no-op: `npm start` hosts every app in one process.
- *
- * Without an exporter nothing would read a recorded span, so the traces this process starts are
- * not recorded: their ids still propagate (logs, gRPC metadata, Kafka headers) through
- * non-recording spans, which skip attributes, events and timing — about a fifth of the gateway's
- * CPU per request under the bench (tools/bench). A trace that arrives sampled is still recorded.
- * Configure the exporter on every app (the Helm chart does) to trace.
  */
 export function startTelemetry(options: TelemetryOptions): void {
   if (provider) return;
@@ -82,8 +68,6 @@ export function startTelemetry(options: TelemetryOptions): void {
   provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME ?? options.serviceName }),
     spanProcessors,
-    // With an exporter: the SDK's default, ParentBased(AlwaysOn).
-    ...(spanProcessors.length === 0 ? { sampler: new ParentBasedSampler({ root: new AlwaysOffSampler() }) } : {}),
   });
   provider.register({ propagator: new W3CTraceContextPropagator() });
   registerInstrumentations({
