@@ -138,14 +138,22 @@ function treeRssMiB(rootPids) {
   return withDescendants(table, rootPids).reduce((sum, pid) => sum + table.get(pid).rssKiB, 0) / 1024;
 }
 
-/** CPU milliseconds used so far by each group of the stack's processes, and by this client. */
+/** CPU milliseconds used so far by each process of each group of the stack, and by this client. */
 function cpuByGroup(stack) {
   const table = processTable();
   const groups = {};
-  for (const [name, pids] of Object.entries(stack.processGroups(table))) groups[name] = pids.reduce((sum, pid) => sum + (table.get(pid)?.ticks ?? 0) * 10, 0);
+  for (const [name, pids] of Object.entries(stack.processGroups(table))) groups[name] = new Map(pids.map((pid) => [pid, (table.get(pid)?.ticks ?? 0) * 10]));
   const own = process.cpuUsage();
-  groups['bench client'] = (own.user + own.system) / 1000;
+  groups['bench client'] = new Map([[process.pid, (own.user + own.system) / 1000]]);
   return groups;
+}
+
+/**
+ * CPU milliseconds each group used between two readings, process by process: a process started in
+ * between counts from zero; one that exited (a pooled connection closed) is left out.
+ */
+function cpuBetween(before, after) {
+  return Object.fromEntries(Object.entries(after).map(([group, pids]) => [group, [...pids].reduce((sum, [pid, ms]) => sum + ms - (before[group]?.get(pid) ?? 0), 0)]));
 }
 
 /** PostgreSQL's server and backends under a root process. */
@@ -424,17 +432,17 @@ for (let i = 0; i < 50; i++) await rawCreate(raw)(0, -i);
 // What the stack burns doing nothing (timers, polls, Kafka fetches): it weighs on every phase.
 const restBefore = cpuByGroup(stack);
 await new Promise((resolve) => setTimeout(resolve, 3_000));
-const restAfter = cpuByGroup(stack);
-console.log(`CPU at rest (ms per s): ${Object.keys(restAfter).filter((g) => g !== 'bench client').map((g) => `${g} ${((restAfter[g] - restBefore[g]) / 3).toFixed(0)}`).join(', ')}\n`);
+const atRest = cpuBetween(restBefore, cpuByGroup(stack));
+console.log(`CPU at rest (ms per s): ${Object.keys(atRest).filter((g) => g !== 'bench client').map((g) => `${g} ${(atRest[g] / 3).toFixed(0)}`).join(', ')}\n`);
 
 const results = {};
 const cpuPerRequest = {};
 const run = async (name, label, work) => {
   const before = cpuByGroup(stack);
   results[name] = await work();
-  const after = cpuByGroup(stack);
+  const used = cpuBetween(before, cpuByGroup(stack));
   printPhase(label, results[name]);
-  cpuPerRequest[name] = Object.fromEntries(Object.keys(after).map((group) => [group, ((after[group] - (before[group] ?? 0)) * 1000) / results[name].count]));
+  cpuPerRequest[name] = Object.fromEntries(Object.entries(used).map(([group, ms]) => [group, (ms * 1000) / results[name].count]));
 };
 if (WORK.has('create')) {
   await run('rawCreate', 'raw SQL: create (tx)', () => closedLoop(rawCreate(raw)));
