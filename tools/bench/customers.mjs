@@ -18,6 +18,9 @@
 // by id and tenant that the service runs. Then `/v1` runs the same work, interleaved phase by
 // phase so a busy machine weighs on both alike; last, `/v1` at half its measured peak rate
 // (open loop: requests at fixed times, whatever the answers) gives the latency at that load.
+// Each phase also reads the CPU time every process used (/proc), per request: the CPU ratio (raw
+// work's CPU over /v1's, all processes counted) is the ratio a machine with CPU to spare for no
+// one else would show, and it moves far less than rates do when neighbours load the machine.
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -456,13 +459,17 @@ if (WORK.has('create')) await run('v1CreateHalf', `/v1 create at ${(results.v1Cr
 if (WORK.has('retrieve')) await run('v1RetrieveHalf', `/v1 retrieve at ${(results.v1Retrieve.rate / 2).toFixed(0)}/s (half peak)`, () => openLoop(results.v1Retrieve.rate / 2, v1.retrieve));
 
 const pct = (a, b) => `${((100 * a.rate) / b.rate).toFixed(1)} %`;
-console.log('\n| work | raw PostgreSQL (pg, same cluster) | through /v1 | ratio | /v1 at half peak |');
-console.log('|---|---|---|---|---|');
-for (const [work, rawR, v1R, halfR] of [
-  ['create a customer', results.rawCreate, results.v1Create, results.v1CreateHalf],
-  ['retrieve a customer', results.rawRetrieve, results.v1Retrieve, results.v1RetrieveHalf],
-].filter(([, rawR]) => rawR)) {
-  console.log(`| ${work} | ${rawR.rate.toFixed(0)} /s, p50 ${ms(rawR.p50)}, p99 ${ms(rawR.p99)} | ${v1R.rate.toFixed(0)} /s, p50 ${ms(v1R.p50)}, p99 ${ms(v1R.p99)} | ${pct(v1R, rawR)} | ${halfR.rate.toFixed(0)} /s, p50 ${ms(halfR.p50)}, p99 ${ms(halfR.p99)} |`);
+/** CPU of all parties per unit of work; their ratio is what the machine would give were CPU its only limit. */
+const cpuCost = (name) => Object.values(cpuPerRequest[name]).reduce((sum, us) => sum + us, 0);
+const cpuPct = (v1Name, rawName) => `${((100 * cpuCost(rawName)) / cpuCost(v1Name)).toFixed(1)} %`;
+console.log('\n| work | raw PostgreSQL (pg, same cluster) | through /v1 | ratio | CPU ratio | /v1 at half peak |');
+console.log('|---|---|---|---|---|---|');
+for (const [work, rawName, v1Name, halfName] of [
+  ['create a customer', 'rawCreate', 'v1Create', 'v1CreateHalf'],
+  ['retrieve a customer', 'rawRetrieve', 'v1Retrieve', 'v1RetrieveHalf'],
+].filter(([, rawName]) => results[rawName])) {
+  const [rawR, v1R, halfR] = [results[rawName], results[v1Name], results[halfName]];
+  console.log(`| ${work} | ${rawR.rate.toFixed(0)} /s, p50 ${ms(rawR.p50)}, p99 ${ms(rawR.p99)} | ${v1R.rate.toFixed(0)} /s, p50 ${ms(v1R.p50)}, p99 ${ms(v1R.p99)} | ${pct(v1R, rawR)} | ${cpuPct(v1Name, rawName)} | ${halfR.rate.toFixed(0)} /s, p50 ${ms(halfR.p50)}, p99 ${ms(halfR.p99)} |`);
 }
 console.log('\nCPU time per request or transaction (µs), by process group, closed-loop phases:');
 const groups = Object.keys(Object.values(cpuPerRequest)[0]);
