@@ -8,6 +8,8 @@ import { freePort } from './ports';
 export interface ServiceUnderTest<S> {
   app: AppProcess;
   client: ServiceClient<S>;
+  /** `127.0.0.1:<port>` of its gRPC server, for peers that call it. */
+  address: string;
   databaseUrl: string;
   metricsPort: number;
   stop(): Promise<void>;
@@ -27,10 +29,12 @@ export async function startServiceUnderTest<S extends GenService<GenServiceMetho
     env: { DATABASE_URL: databaseUrl, GRPC_HOST: '127.0.0.1', GRPC_PORT: String(grpcPort), METRICS_PORT: String(metricsPort), KAFKA_BROKERS: '', ...env },
     ready: { grpcPort },
   });
-  const client = createServiceClient(service, `127.0.0.1:${grpcPort}`);
+  const address = `127.0.0.1:${grpcPort}`;
+  const client = createServiceClient(service, address);
   return {
     app: process,
     client,
+    address,
     databaseUrl,
     metricsPort,
     async stop() {
