@@ -56,6 +56,9 @@ const SERVICES = [
   { app: 'webhook-dispatch', start: 'startWebhookDispatchService' },
 ].map((service, index) => ({ ...service, port: GRPC_BASE_PORT + index }));
 const databaseName = (app) => `recur_${app.replace(/-/g, '_')}`;
+// Services that call peers (invoicing asks subscription for customers) read the peers'
+// addresses from the environment, as they do when deployed.
+for (const { app, port } of SERVICES) process.env[`${app.toUpperCase().replace(/-/g, '_')}_GRPC_ADDR`] ??= `127.0.0.1:${port}`;
 
 function operatorToken() {
   if (process.env.RECUR_OPERATOR_TOKEN) return process.env.RECUR_OPERATOR_TOKEN;

@@ -106,9 +106,10 @@ describe('route table', () => {
     ]);
   });
 
-  it('declares an answer schema for every route with a handler, and bodies only where writes take them', () => {
+  it('declares an answer schema (or, for a file, its media type) for every route with a handler, and bodies only where writes take them', () => {
     for (const route of ROUTES.filter((candidate) => candidate.handler)) {
-      expect({ route: keyOf(route), response: route.response?.name }).toEqual({ route: keyOf(route), response: expect.any(String) });
+      if (route.file) expect({ route: keyOf(route), response: route.response, file: route.file.contentType }).toEqual({ route: keyOf(route), response: undefined, file: expect.stringMatching(/^[a-z]+\/[a-z.+-]+$/) });
+      else expect({ route: keyOf(route), response: route.response?.name }).toEqual({ route: keyOf(route), response: expect.any(String) });
       if (route.read) expect({ route: keyOf(route), body: route.body }).toEqual({ route: keyOf(route), body: undefined });
     }
   });
@@ -132,7 +133,7 @@ describe('route table', () => {
 
 describe('OpenAPI document', () => {
   const document = buildOpenApiDocument() as {
-    paths: Record<string, Record<string, { 'x-recur-availability'?: string; responses: Record<string, { content?: { 'application/json': { schema: Record<string, unknown> } } }>; requestBody?: unknown }>>;
+    paths: Record<string, Record<string, { 'x-recur-availability'?: string; responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }>; requestBody?: unknown }>>;
     components: { schemas: Record<string, { required?: string[] }> };
   };
   const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
@@ -154,7 +155,11 @@ describe('OpenAPI document', () => {
   });
 
   it("documents each implemented route's success status with the schema its handler's type is declared with", () => {
-    for (const route of ROUTES.filter((candidate) => candidate.handler)) {
+    for (const route of ROUTES.filter((candidate) => candidate.handler && candidate.file)) {
+      const operation = operations.find(({ key }) => key === keyOf(route))!.operation;
+      expect({ route: keyOf(route), content: operation.responses[String(route.status)]?.content }).toEqual({ route: keyOf(route), content: { [route.file!.contentType]: { schema: { type: 'string', format: 'binary' } } } });
+    }
+    for (const route of ROUTES.filter((candidate) => candidate.handler && !candidate.file)) {
       const operation = operations.find(({ key }) => key === keyOf(route))!.operation;
       const success = operation.responses[String(route.status)]?.content?.['application/json'].schema;
       const ref = `#/components/schemas/${route.response!.name}`;

@@ -45,15 +45,18 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
   const traceDir = mkdtempSync(join(tmpdir(), 'recur-traces-'));
   const common = { KAFKA_BROKERS: brokers, KAFKA_TOPIC_PREFIX: namespace, METRICS_PORT: '0', GRPC_HOST: '127.0.0.1' };
 
-  const addresses = {} as Record<ServiceName, string>;
+  // Every port first: services that call peers (invoicing → subscription) get their addresses, as deployed.
+  const ports = Object.fromEntries(await Promise.all(SERVICES.map(async (service) => [service, await freePort()] as const))) as Record<ServiceName, number>;
+  const addresses = Object.fromEntries(SERVICES.map((service) => [service, `127.0.0.1:${ports[service]}`])) as Record<ServiceName, string>;
+  const peers = Object.fromEntries(SERVICES.map((service) => [peerVariable(service), addresses[service]]));
   const databaseUrls = {} as Record<AppName, string>;
   const started = await Promise.all(
     SERVICES.map(async (service) => {
-      const [databaseUrl, grpcPort] = await Promise.all([createTestDatabase(service.replace(/-/g, '_')), freePort()]);
-      addresses[service] = `127.0.0.1:${grpcPort}`;
+      const databaseUrl = await createTestDatabase(service.replace(/-/g, '_'));
+      const grpcPort = ports[service];
       databaseUrls[service] = databaseUrl;
       const app = await startApp(service, {
-        env: { ...common, DATABASE_URL: databaseUrl, GRPC_PORT: String(grpcPort), RECUR_TRACE_FILE: join(traceDir, `${service}.jsonl`), ...options.env?.[service] },
+        env: { ...common, ...peers, DATABASE_URL: databaseUrl, GRPC_PORT: String(grpcPort), RECUR_TRACE_FILE: join(traceDir, `${service}.jsonl`), ...options.env?.[service] },
         ready: { grpcPort },
       });
       return [service, app] as const;
@@ -70,7 +73,7 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
       HTTP_PORT: String(httpPort),
       RECUR_OPERATOR_TOKEN: operatorToken,
       RECUR_TRACE_FILE: join(traceDir, 'gateway.jsonl'),
-      ...Object.fromEntries(SERVICES.map((service) => [peerVariable(service), addresses[service]])),
+      ...peers,
     },
     ready: { httpUrl: `http://127.0.0.1:${httpPort}/readyz` },
   });

@@ -12,7 +12,7 @@ export class ApiKeysRepository {
   constructor(private readonly prisma: PrismaService) {}
 
   async resolve(key: string, now: Date): Promise<Caller | undefined> {
-    const row = await this.prisma.apiKey.findUnique({ where: { hash: hashKey(key) } });
+    const row = await this.prisma.apiKey.findUnique({ where: { hash: hashKey(key) }, include: { account: { select: { name: true } } } });
     if (!row || (row.expiresAt && row.expiresAt <= now)) return undefined;
     if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
       void this.prisma.apiKey.update({ where: { id: row.id }, data: { lastUsedAt: now } }).catch(() => undefined);
@@ -20,6 +20,7 @@ export class ApiKeysRepository {
     return {
       keyId: row.id,
       tenant: { accountId: row.accountId, livemode: row.livemode },
+      accountName: row.account.name,
       kind: row.kind as KeyKind,
       scope: row.scope as KeyScope,
     };

@@ -35,6 +35,7 @@ function queryParameters(query: ClassConstructor<object> | undefined, schemas: D
 }
 
 function successResponse(route: RouteDefinition) {
+  if (route.file) return { description: 'Success', content: { [route.file.contentType]: { schema: { type: 'string', format: 'binary' } } } };
   if (!route.response) return { description: 'Success' };
   const item = { $ref: `#/components/schemas/${route.response.name}` };
   const schema = route.list

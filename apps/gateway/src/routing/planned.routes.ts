@@ -27,12 +27,6 @@ export const PLANNED_ROUTES = [
     planned('DELETE', '/v1/subscriptions/:id/addons/:addonId', 'Remove a subscription add-on'),
   ]),
   ...defineRoutes('Invoices', [
-    planned('POST', '/v1/invoices', 'Create a one-off invoice'),
-    planned('GET', '/v1/invoices', 'List invoices'),
-    planned('GET', '/v1/invoices/:id', 'Retrieve an invoice'),
-    planned('GET', '/v1/invoices/:id/pdf', 'Download an invoice as PDF'),
-    planned('POST', '/v1/invoices/:id/finalize', 'Finalize a draft invoice'),
-    planned('POST', '/v1/invoices/:id/void', 'Void a draft, open or failed invoice'),
     planned('POST', '/v1/invoices/:id/resend', 'Resend an invoice by e-mail'),
   ]),
   ...defineRoutes('Payments', [

@@ -3,6 +3,7 @@ import 'reflect-metadata';
 import { ADDON_ROUTES } from '../addons/addons.routes';
 import { COUPON_ROUTES } from '../coupons/coupons.routes';
 import { CUSTOMER_ROUTES } from '../customers/customers.routes';
+import { INVOICE_ROUTES } from '../invoices/invoices.routes';
 import { PLAN_ROUTES } from '../plans/plans.routes';
 import { PROMOTION_CODE_ROUTES } from '../promotion-codes/promotion-codes.routes';
 import { WEBHOOK_ROUTES } from '../webhooks/webhooks.routes';
@@ -24,6 +25,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...ADDON_ROUTES,
   ...COUPON_ROUTES,
   ...PROMOTION_CODE_ROUTES,
+  ...INVOICE_ROUTES,
   ...PLANNED_ROUTES,
 ];
 
