@@ -73,10 +73,13 @@ describe('pending deliveries', () => {
     const endpoint = await createEndpoint(`${receiver.url}${path}?mode=hold`);
     await createCustomer();
     await eventually(async () => (await receiver.received(path)).length === 1, 30_000, 'the first attempt to arrive');
-    expect(await stop(endpoint.id)).toBe(200);
-    // Stopped in the same transaction as the endpoint change.
-    expect((await storedDeliveries(endpoint.id)).map((delivery) => delivery.status)).toEqual(['failed']);
-    expect(await receiver.release(path)).toBe(1);
+    try {
+      expect(await stop(endpoint.id)).toBe(200);
+      // Stopped in the same transaction as the endpoint change.
+      expect((await storedDeliveries(endpoint.id)).map((delivery) => delivery.status)).toEqual(['failed']);
+    } finally {
+      expect(await receiver.release(path)).toBe(1);
+    }
     await eventually(async () => (await storedDeliveries(endpoint.id))[0]?.attempts.length === 1, 10_000, 'the attempt recorded');
     // Past the slots of attempts 2 (1 s) and 3 (2 s later): nothing more arrives.
     await sleep(4_000);
