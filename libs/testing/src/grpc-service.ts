@@ -9,6 +9,7 @@ export interface ServiceUnderTest<S> {
   app: AppProcess;
   client: ServiceClient<S>;
   databaseUrl: string;
+  grpcPort: number;
   metricsPort: number;
   stop(): Promise<void>;
 }
@@ -32,6 +33,7 @@ export async function startServiceUnderTest<S extends GenService<GenServiceMetho
     app: process,
     client,
     databaseUrl,
+    grpcPort,
     metricsPort,
     async stop() {
       client.close();

@@ -1,9 +1,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createServiceClient, type ServiceClient, webhookDispatchV1 } from '@recur/contracts';
-import { type AppName, type AppProcess, createTestDatabase, freePort, startApp, testKafkaBrokers } from '@recur/testing';
+import { type AppName, type AppProcess, connectDatabase, createTestDatabase, freePort, startApp, testKafkaBrokers } from '@recur/testing';
 
 const SERVICES = ['catalog', 'subscription', 'invoicing', 'payments', 'usage-metering', 'webhook-dispatch'] as const;
 type ServiceName = (typeof SERVICES)[number];
@@ -145,4 +145,24 @@ export async function eventually<T>(check: () => Promise<T | undefined | false>,
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
+}
+
+/** The advisory lock the outbox relay takes so one relay per database publishes (libs/messaging relay.ts). */
+const RELAY_LOCK_KEY = BigInt.asIntN(64, BigInt(`0x${createHash('sha256').update('relay:outbox_events').digest('hex').slice(0, 16)}`)).toString();
+
+/**
+ * Pauses a service's outbox relay by holding its advisory lock, while the service keeps
+ * writing its outbox: the way to have unpublished rows at a chosen moment. A test using it
+ * should assert the pause held, so a changed lock key fails it rather than passing vacuously.
+ */
+export async function pauseRelay(mesh: Mesh, service: Exclude<AppName, 'gateway'>): Promise<{ resume(): Promise<void> }> {
+  const db = await connectDatabase(mesh.databaseUrls[service]);
+  await db.query('BEGIN');
+  await db.query('SELECT pg_advisory_xact_lock($1::bigint)', [RELAY_LOCK_KEY]);
+  return {
+    async resume() {
+      await db.query('COMMIT');
+      await db.end();
+    },
+  };
 }

@@ -25,8 +25,8 @@ function canonicalJson(value: unknown): string {
  * (header `Idempotent-Replayed: true`); a repeat with another body is 409
  * idempotency_key_reused; a repeat while the first still runs is 409
  * idempotency_key_in_progress. 5xx answers are not stored, so a retry runs again.
- * The record's id is forwarded to the service as the command's request id, which makes
- * a retry after a gateway crash land on the same resource.
+ * The record's id is forwarded to the service as the command's request id, and a retry
+ * (after a 5xx or a gateway crash) reuses the record, so it lands on the same resource.
  */
 @Injectable()
 export class IdempotencyMiddleware implements NestMiddleware {
