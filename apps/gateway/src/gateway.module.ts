@@ -1,3 +1,4 @@
+import { CLOCK, systemClock } from '@recur/kernel';
 import { type DynamicModule, type MiddlewareConsumer, Module, type NestModule, RequestMethod } from '@nestjs/common';
 import { AccountsService } from './accounts/accounts.service';
 import { OperatorController } from './accounts/operator.controller';
@@ -28,6 +29,7 @@ export class GatewayModule implements NestModule {
       controllers: [ApiController, OperatorController, HealthController, OpenApiController],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },
+        { provide: CLOCK, useValue: systemClock },
         { provide: PrismaService, useFactory: () => new PrismaService(config.databaseUrl) },
         ServiceClients,
         ApiKeysRepository,

@@ -1,7 +1,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { OUTBOX_RELAY_LOCK_KEY } from '@recur/messaging';
 import { createServiceClient, type ServiceClient, webhookDispatchV1 } from '@recur/contracts';
 import { type AppName, type AppProcess, connectDatabase, createTestDatabase, freePort, startApp, testKafkaBrokers } from '@recur/testing';
 
@@ -25,7 +26,7 @@ export interface Mesh {
   /** Each app's own database, for tests that inspect a service's tables (its outbox, say). */
   databaseUrls: Record<AppName, string>;
   kafkaBrokers: string;
-  /** The mesh's topic namespace: `<topicPrefix>.<service>.events`. */
+  /** The mesh's topic namespace: `<topicPrefix>.<service>.internal` and `.public`. */
   topicPrefix: string;
   traceDir: string;
   webhookDispatch: ServiceClient<typeof webhookDispatchV1.WebhookDispatchService>;
@@ -136,29 +137,18 @@ export function api(mesh: Mesh, key: string | undefined) {
   };
 }
 
-/** Polls until `check` returns a value, or fails with the last value seen. */
-export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 30_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-/** The advisory lock the outbox relay takes so one relay per database publishes (libs/messaging relay.ts). */
-const RELAY_LOCK_KEY = BigInt.asIntN(64, BigInt(`0x${createHash('sha256').update('relay:outbox_events').digest('hex').slice(0, 16)}`)).toString();
+/** Polls until `check` returns a value (one helper for every test: @recur/testing). */
+export { eventually } from '@recur/testing';
 
 /**
  * Pauses a service's outbox relay by holding its advisory lock, while the service keeps
  * writing its outbox: the way to have unpublished rows at a chosen moment. A test using it
- * should assert the pause held, so a changed lock key fails it rather than passing vacuously.
+ * should assert the pause held, so a relay that stopped taking the lock fails it rather than passing vacuously.
  */
 export async function pauseRelay(mesh: Mesh, service: Exclude<AppName, 'gateway'>): Promise<{ resume(): Promise<void> }> {
   const db = await connectDatabase(mesh.databaseUrls[service]);
   await db.query('BEGIN');
-  await db.query('SELECT pg_advisory_xact_lock($1::bigint)', [RELAY_LOCK_KEY]);
+  await db.query('SELECT pg_advisory_xact_lock($1::bigint)', [OUTBOX_RELAY_LOCK_KEY]);
   return {
     async resume() {
       await db.query('COMMIT');

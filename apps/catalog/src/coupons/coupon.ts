@@ -1,4 +1,4 @@
-import { AMOUNT_MAX, COUPON_DURATIONS, COUPON_PERIODS_MAX, type CouponDuration } from '@recur/contracts';
+import { AMOUNT_MAX, COUPON_DURATIONS, COUPON_PERIODS_MAX, type CouponDuration } from '@recur/vocabulary';
 import { checkMetadata, failedPrecondition, invalidArgument, mergeMetadata, type Metadata, newId, type TenantRef } from '@recur/kernel';
 import { COUPON_TYPES, type CouponType } from '@recur/pricing';
 import { checkCurrency, checkName, checkOneOf } from '../common/fields';

@@ -1,4 +1,4 @@
-import { PROMOTION_CODE_PATTERN } from '@recur/contracts';
+import { PROMOTION_CODE_PATTERN } from '@recur/vocabulary';
 import { invalidArgument, newId, type TenantRef } from '@recur/kernel';
 
 export const MAX_REDEMPTIONS_MAX = 1_000_000_000;

@@ -1,4 +1,4 @@
-import { ADDON_STATUSES } from '@recur/contracts';
+import { ADDON_STATUSES } from '@recur/vocabulary';
 import { IsOptional } from 'class-validator';
 import { ListQueryDto } from '../http/list';
 import { Amount, Currency, Description, Metadata, Name, OneOf } from '../plans/plans.dto';

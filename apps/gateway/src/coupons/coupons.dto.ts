@@ -1,4 +1,4 @@
-import { COUPON_DURATIONS, COUPON_PERIODS_MAX } from '@recur/contracts';
+import { COUPON_DURATIONS, COUPON_PERIODS_MAX } from '@recur/vocabulary';
 import { COUPON_TYPES } from '@recur/pricing';
 import { IsDefined, IsInt, IsNumber, IsOptional, Max, Min } from 'class-validator';
 import { ListQueryDto } from '../http/list';

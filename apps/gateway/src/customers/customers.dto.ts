@@ -1,4 +1,4 @@
-import { CUSTOMER_EMAIL_MAX, CUSTOMER_NAME_MAX, EMAIL_PATTERN } from '@recur/contracts';
+import { CUSTOMER_EMAIL_MAX, CUSTOMER_NAME_MAX, EMAIL_PATTERN } from '@recur/vocabulary';
 import { IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateBy } from 'class-validator';
 import { METADATA_KEY_MAX, METADATA_MAX_KEYS, METADATA_VALUE_MAX } from '@recur/kernel';
 import { ListQueryDto } from '../http/list';

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { Injectable, type NestMiddleware } from '@nestjs/common';
+import { Inject, Injectable, type NestMiddleware } from '@nestjs/common';
+import { CLOCK, type Clock } from '@recur/kernel';
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../http/api-error';
 import { sendApiError } from '../http/api-exception.filter';
@@ -30,7 +31,10 @@ function canonicalJson(value: unknown): string {
  */
 @Injectable()
 export class IdempotencyMiddleware implements NestMiddleware {
-  constructor(private readonly records: IdempotencyRepository) {}
+  constructor(
+    private readonly records: IdempotencyRepository,
+    @Inject(CLOCK) private readonly now: Clock,
+  ) {}
 
   async use(request: Request, response: Response, next: NextFunction): Promise<void> {
     const state = requestState(request);
@@ -44,7 +48,7 @@ export class IdempotencyMiddleware implements NestMiddleware {
     const caller = callerOf(request);
     let claim;
     try {
-      claim = await this.records.claim(caller.tenant, key, fingerprint, new Date());
+      claim = await this.records.claim(caller.tenant, key, fingerprint, this.now());
     } catch (error) {
       return next(error);
     }

@@ -1,4 +1,4 @@
-import { AMOUNT_MAX, CATALOG_DESCRIPTION_MAX, CATALOG_NAME_MAX, CURRENCY_PATTERN, METRIC_NAME_PATTERN, PACKAGE_SIZE_MAX, PLAN_STATUSES } from '@recur/contracts';
+import { AMOUNT_MAX, CATALOG_DESCRIPTION_MAX, CATALOG_NAME_MAX, CURRENCY_PATTERN, METRIC_NAME_PATTERN, PACKAGE_SIZE_MAX, PLAN_STATUSES } from '@recur/vocabulary';
 import { BILLING_INTERVALS, PRICE_COMPONENT_TYPES, PRICING_MODELS, TIERS_MAX } from '@recur/pricing';
 import { Type } from 'class-transformer';
 import { JSONSchema } from 'class-validator-jsonschema';

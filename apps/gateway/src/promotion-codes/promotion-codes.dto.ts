@@ -1,4 +1,4 @@
-import { PROMOTION_CODE_PATTERN } from '@recur/contracts';
+import { PROMOTION_CODE_PATTERN } from '@recur/vocabulary';
 import { IsBoolean, IsInt, IsNotEmpty, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { ListQueryDto } from '../http/list';
 

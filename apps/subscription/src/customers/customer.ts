@@ -7,7 +7,7 @@ import {
   newId,
   type TenantRef,
 } from '@recur/kernel';
-import { CUSTOMER_EMAIL_MAX, CUSTOMER_NAME_MAX, EMAIL_PATTERN } from '@recur/contracts';
+import { CUSTOMER_EMAIL_MAX, CUSTOMER_NAME_MAX, EMAIL_PATTERN } from '@recur/vocabulary';
 
 /** A customer as the domain sees it; persistence and transport map to and from this. */
 export interface Customer {

@@ -1,0 +1,3 @@
+export * from './catalog';
+export * from './customer';
+export * from './event-types';
