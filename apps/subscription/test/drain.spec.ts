@@ -82,14 +82,15 @@ it('drains on SIGTERM: NOT_SERVING first, the relay stops, the running call comp
     health.cancel();
     expect(await exited).toBe(0);
 
-    // The call's event was committed after the relay stopped: it waits, unpublished, in the outbox.
-    const outbox = () => queryDatabase<{ published_at: Date | null }>(service.databaseUrl, 'SELECT published_at FROM outbox_events WHERE key = $1', [customer!.id]);
-    expect(await outbox()).toEqual([{ published_at: null }]);
+    // The call's events (the internal and the public one) were committed after the relay
+    // stopped: they wait, unpublished, in the outbox.
+    const outbox = () => queryDatabase<{ published_at: Date | null }>(service.databaseUrl, 'SELECT published_at FROM outbox_events WHERE key = $1 ORDER BY seq', [customer!.id]);
+    expect(await outbox()).toEqual([{ published_at: null }, { published_at: null }]);
     expect(service.app.output()).not.toMatch(/"level":"error"/);
 
     // Nothing is lost: the next start publishes it.
     await service.app.restart();
-    await until(async () => (await outbox())[0]?.published_at !== null, 'the event published after the restart');
+    await until(async () => (await outbox()).every((row) => row.published_at !== null), 'the events published after the restart');
     expect((await service.client.getCustomer({ tenant, id: customer!.id })).customer?.id).toBe(customer!.id);
   } finally {
     health.cancel();
