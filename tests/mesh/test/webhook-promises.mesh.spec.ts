@@ -105,12 +105,12 @@ describe('event order', () => {
       customerId = (await createCustomer('v0')).id;
       for (const name of names) expect((await call('PATCH', `/v1/customers/${customerId}`, { name })).status).toBe(200);
       // The pause held: all seven wait in the outbox and go out in one batch.
-      const unpublished = await queryDatabase<{ count: string }>(mesh.databaseUrls.subscription, 'SELECT count(*) FROM outbox_events WHERE key = $1 AND published_at IS NULL', [customerId]);
+      const unpublished = await queryDatabase<{ count: string }>(mesh.databaseUrls.subscription, "SELECT count(*) FROM outbox_events WHERE key = $1 AND published_at IS NULL AND topic LIKE '%.public'", [customerId]);
       expect(Number(unpublished[0].count)).toBe(7);
     } finally {
       await relay.resume();
     }
-    const topic = `${mesh.topicPrefix}.subscription.events`;
+    const topic = `${mesh.topicPrefix}.subscription.public`;
     const messages = await eventually(async () => {
       const own = (await readTopic(mesh.kafkaBrokers, topic)).filter((message) => message.key === customerId);
       return own.length >= 7 ? own : undefined;
