@@ -38,14 +38,14 @@ export default tseslint.config(
     // Domain code must not reach for transports, the ORM or the generated contracts (STYLE.md,
     // "What these anchors never do"). In a service, every file that is not an adapter is domain:
     // adapters are named for their role (controller, service, repository, mapper, translator,
-    // consumer, dispatcher, sender, module) or live in infrastructure/. So a new file is guarded
+    // consumer, client, worker, dispatcher, sender, module) or live in infrastructure/. So a new file is guarded
     // by default. Value sets and bounds come from @recur/vocabulary; amounts from @recur/money.
     files: ['apps/*/src/**/*.ts'],
     ignores: [
       'apps/gateway/**',
       '**/generated/**',
       '**/infrastructure/**',
-      '**/*.{controller,service,repository,mapper,translator,consumer,module}.ts',
+      '**/*.{controller,service,repository,mapper,translator,consumer,client,worker,module}.ts',
       '**/*-{dispatcher,sender,config}.ts',
       '**/{app,main,instrument,tokens}.ts',
     ],

@@ -13,7 +13,8 @@ const tenant = { accountId: 'acct_drain', livemode: false };
 let service: ServiceUnderTest<typeof subscriptionV1.SubscriptionService>;
 
 beforeAll(async () => {
-  service = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService);
+  // Peers are not called here: nothing in this test reaches the catalog or invoicing.
+  service = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService, { CATALOG_GRPC_ADDR: '127.0.0.1:9', INVOICING_GRPC_ADDR: '127.0.0.1:9' });
 }, 90_000);
 
 afterAll(async () => {

@@ -1,6 +1,7 @@
 export * from './grpc/binding';
 export * from './grpc/errors';
 export * from './public/customer';
+export * from './public/subscription';
 export * from './public/webhook';
 export * from './public/plan';
 export * from './public/addon';
@@ -12,6 +13,7 @@ export * from './money';
 export * as commonV1 from './common-v1';
 export * as subscriptionV1 from './gen/recur/subscription/v1/subscription_service_pb';
 export * as customerV1 from './gen/recur/subscription/v1/customer_pb';
+export * as subscriptionMessagesV1 from './gen/recur/subscription/v1/subscription_pb';
 export * as subscriptionEventsV1 from './gen/recur/subscription/v1/events_pb';
 export * as eventsV1 from './gen/recur/events/v1/envelopes_pb';
 export * as catalogV1 from './gen/recur/catalog/v1/catalog_service_pb';

@@ -8,6 +8,8 @@ import { freePort } from './ports';
 export interface ServiceUnderTest<S> {
   app: AppProcess;
   client: ServiceClient<S>;
+  /** `127.0.0.1:<port>`, for a peer that calls this service. */
+  grpcAddress: string;
   databaseUrl: string;
   grpcPort: number;
   metricsPort: number;
@@ -32,6 +34,7 @@ export async function startServiceUnderTest<S extends GenService<GenServiceMetho
   return {
     app: process,
     client,
+    grpcAddress: `127.0.0.1:${grpcPort}`,
     databaseUrl,
     grpcPort,
     metricsPort,

@@ -48,13 +48,17 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
 
   const addresses = {} as Record<ServiceName, string>;
   const databaseUrls = {} as Record<AppName, string>;
+  // Ports first: services that call others (subscription → catalog, invoicing) get their addresses at boot.
+  const grpcPorts = await Promise.all(SERVICES.map(() => freePort()));
+  SERVICES.forEach((service, index) => (addresses[service] = `127.0.0.1:${grpcPorts[index]}`));
+  const peerEnv = Object.fromEntries(SERVICES.map((service) => [peerVariable(service), addresses[service]]));
   const started = await Promise.all(
-    SERVICES.map(async (service) => {
-      const [databaseUrl, grpcPort] = await Promise.all([createTestDatabase(service.replace(/-/g, '_')), freePort()]);
-      addresses[service] = `127.0.0.1:${grpcPort}`;
+    SERVICES.map(async (service, index) => {
+      const databaseUrl = await createTestDatabase(service.replace(/-/g, '_'));
+      const grpcPort = grpcPorts[index];
       databaseUrls[service] = databaseUrl;
       const app = await startApp(service, {
-        env: { ...common, DATABASE_URL: databaseUrl, GRPC_PORT: String(grpcPort), RECUR_TRACE_FILE: join(traceDir, `${service}.jsonl`), ...options.env?.[service] },
+        env: { ...common, ...peerEnv, DATABASE_URL: databaseUrl, GRPC_PORT: String(grpcPort), RECUR_TRACE_FILE: join(traceDir, `${service}.jsonl`), ...options.env?.[service] },
         ready: { grpcPort },
       });
       return [service, app] as const;
@@ -71,7 +75,7 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
       HTTP_PORT: String(httpPort),
       RECUR_OPERATOR_TOKEN: operatorToken,
       RECUR_TRACE_FILE: join(traceDir, 'gateway.jsonl'),
-      ...Object.fromEntries(SERVICES.map((service) => [peerVariable(service), addresses[service]])),
+      ...peerEnv,
     },
     ready: { httpUrl: `http://127.0.0.1:${httpPort}/readyz` },
   });

@@ -32,6 +32,12 @@ export class CreateCustomerDto {
   @IsObject()
   @IsMetadata()
   metadata?: Record<string, string>;
+
+  /** A sandbox test clock (`clock_…`) the customer lives on; its subscriptions follow the clock's time. */
+  @IsOptional()
+  @IsString({ message: 'test_clock must be a string' })
+  @MaxLength(100)
+  test_clock?: string;
 }
 
 export class UpdateCustomerDto {

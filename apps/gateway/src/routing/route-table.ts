@@ -5,6 +5,8 @@ import { COUPON_ROUTES } from '../coupons/coupons.routes';
 import { CUSTOMER_ROUTES } from '../customers/customers.routes';
 import { PLAN_ROUTES } from '../plans/plans.routes';
 import { PROMOTION_CODE_ROUTES } from '../promotion-codes/promotion-codes.routes';
+import { SUBSCRIPTION_ROUTES } from '../subscriptions/subscriptions.routes';
+import { TEST_CLOCK_ROUTES } from '../test-clocks/test-clocks.routes';
 import { WEBHOOK_ROUTES } from '../webhooks/webhooks.routes';
 import type { RouteDefinition } from './define-routes';
 import { PLANNED_ROUTES } from './planned.routes';
@@ -24,6 +26,8 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...ADDON_ROUTES,
   ...COUPON_ROUTES,
   ...PROMOTION_CODE_ROUTES,
+  ...SUBSCRIPTION_ROUTES,
+  ...TEST_CLOCK_ROUTES,
   ...PLANNED_ROUTES,
 ];
 
