@@ -133,8 +133,13 @@ describe('route table', () => {
   });
 
   it('tells an unknown path from a known path with another method', () => {
-    expect(matchRoute('GET', '/v1/nothing')).toEqual({ pathExists: false });
-    expect(matchRoute('PUT', '/v1/customers')).toEqual({ pathExists: true });
+    expect(matchRoute('GET', '/v1/nothing')).toEqual({ pathExists: false, allowed: [] });
+    expect(matchRoute('PUT', '/v1/customers')).toEqual({ pathExists: true, allowed: ['POST', 'GET'] });
+    expect(matchRoute('PUT', '/v1/plans/plan_1')).toEqual({ pathExists: true, allowed: ['GET', 'PATCH', 'DELETE'] });
+    // The most literal route answers: DELETE /v1/webhooks/events is not DELETE /v1/webhooks/:id.
+    expect(matchRoute('DELETE', '/v1/webhooks/events')).toEqual({ pathExists: true, allowed: ['GET'] });
+    // HEAD is GET without the body.
+    expect(matchRoute('HEAD', '/v1/customers/cus_1')).toMatchObject({ entry: { method: 'GET', path: '/v1/customers/:id' }, params: { id: 'cus_1' } });
     expect(matchRoute('GET', '/v1/customers/cus_1/extra').entry).toBeUndefined();
   });
 });

@@ -1,3 +1,4 @@
 export * from './catalog';
 export * from './customer';
 export * from './event-types';
+export * from './bounds';

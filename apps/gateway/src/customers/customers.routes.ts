@@ -11,7 +11,7 @@ export const CUSTOMER_SCHEMA = responseSchema<CustomerJson>('Customer', {
     object: { type: 'string', enum: ['customer'] },
     livemode: { type: 'boolean' },
     name: { type: 'string' },
-    email: { type: 'string', format: 'email' },
+    email: { type: 'string', description: 'An e-mail address: local@domain.tld, any script.' },
     metadata: { type: 'object', additionalProperties: { type: 'string' } },
     created: { type: 'integer', description: 'Unix seconds.' },
     updated: { type: 'integer', description: 'Unix seconds.' },

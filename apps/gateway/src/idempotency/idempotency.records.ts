@@ -68,6 +68,15 @@ export class IdempotencyRecords {
     await this.prisma.idempotencyRecord.updateMany({ where: { id: recordId, status: null }, data: { lockedAt: null } });
   }
 
+  /**
+   * A request refused as invalid (400) changed nothing, so nothing is kept under its key
+   * (as Stripe saves no result for requests that fail validation): the corrected request
+   * may reuse the key.
+   */
+  async forget(recordId: string): Promise<void> {
+    await this.prisma.idempotencyRecord.deleteMany({ where: { id: recordId, status: null } });
+  }
+
   async purgeExpired(now: Date): Promise<number> {
     const { count } = await this.prisma.idempotencyRecord.deleteMany({
       where: { createdAt: { lt: new Date(now.getTime() - IDEMPOTENCY_RETENTION_MS) } },
