@@ -35,7 +35,7 @@ export class CreateCustomerDto {
   metadata?: Record<string, string>;
 
   /** A sandbox test clock (`clock_…`) the customer lives on; its subscriptions follow the clock's time. */
-  @IsOptional()
+  @Optional()
   @IsString({ message: 'test_clock must be a string' })
   @MaxLength(100)
   test_clock?: string;

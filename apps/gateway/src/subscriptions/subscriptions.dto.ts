@@ -1,17 +1,17 @@
 import { SUBSCRIPTION_STATUS_VALUES } from '@recur/contracts';
 import { BILLING_INTERVALS } from '@recur/pricing';
+import { UNIX_SECONDS_MAX, UNIX_SECONDS_MIN } from '@recur/vocabulary';
 import { Type } from 'class-transformer';
-import { IsBoolean, IsDefined, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsBoolean, IsDefined, IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
 import { ListQueryDto } from '../http/list';
 import { Metadata, OneOf } from '../plans/plans.dto';
+import { Optional } from '../http/optional';
 
 const ID_MAX = 100;
-/** Unix seconds up to the year 2100. */
-const UNIX_SECONDS_MAX = 4_102_444_800;
 const UnixSeconds = (field: string) => (target: object, key: string | symbol) => {
   IsInt({ message: `${field} must be unix seconds (an integer)` })(target, key);
-  Min(1, { message: `${field} must be unix seconds` })(target, key);
-  Max(UNIX_SECONDS_MAX, { message: `${field} must be before the year 2100` })(target, key);
+  Min(UNIX_SECONDS_MIN, { message: `${field} must be unix seconds` })(target, key);
+  Max(UNIX_SECONDS_MAX, { message: `${field} must be at most ${UNIX_SECONDS_MAX} (9999-12-31)` })(target, key);
 };
 
 export class CreateSubscriptionDto {
@@ -28,19 +28,19 @@ export class CreateSubscriptionDto {
   billing_interval!: string;
 
   /** Default 1. */
-  @IsOptional() @IsInt({ message: 'quantity must be an integer' }) @Min(1, { message: 'quantity must be at least 1' }) @Max(1_000_000, { message: 'quantity must be at most 1000000' })
+  @Optional() @IsInt({ message: 'quantity must be an integer' }) @Min(1, { message: 'quantity must be at least 1' }) @Max(1_000_000, { message: 'quantity must be at most 1000000' })
   quantity?: number;
 
   /** A trial of this many days (1–730); not with trial_end. */
-  @IsOptional() @IsInt({ message: 'trial_days must be an integer' }) @Min(1, { message: 'trial_days must be at least 1' }) @Max(730, { message: 'trial_days must be at most 730' })
+  @Optional() @IsInt({ message: 'trial_days must be an integer' }) @Min(1, { message: 'trial_days must be at least 1' }) @Max(730, { message: 'trial_days must be at most 730' })
   trial_days?: number;
 
   /** A trial until then (unix seconds, in the future); not with trial_days. */
-  @IsOptional() @UnixSeconds('trial_end')
+  @Optional() @UnixSeconds('trial_end')
   trial_end?: number;
 
   /** Complete after this many billed periods (an instalment plan); default: until cancelled. */
-  @IsOptional() @IsInt({ message: 'billing_cycles must be an integer' }) @Min(1, { message: 'billing_cycles must be at least 1' }) @Max(1_000, { message: 'billing_cycles must be at most 1000' })
+  @Optional() @IsInt({ message: 'billing_cycles must be an integer' }) @Min(1, { message: 'billing_cycles must be at least 1' }) @Max(1_000, { message: 'billing_cycles must be at most 1000' })
   billing_cycles?: number;
 
   @Metadata()
@@ -48,22 +48,22 @@ export class CreateSubscriptionDto {
 }
 
 export class ListSubscriptionsQueryDto extends ListQueryDto {
-  @IsOptional() @IsString() @MaxLength(ID_MAX)
+  @Optional() @IsString() @MaxLength(ID_MAX)
   customer?: string;
 
-  @IsOptional() @OneOf('status', SUBSCRIPTION_STATUS_VALUES)
+  @Optional() @OneOf('status', SUBSCRIPTION_STATUS_VALUES)
   status?: string;
 }
 
 export class CancelSubscriptionDto {
   /** End at the current period's end (subscription.updated) instead of now (subscription.cancelled). */
-  @IsOptional() @IsBoolean({ message: 'at_period_end must be a boolean' })
+  @Optional() @IsBoolean({ message: 'at_period_end must be a boolean' })
   at_period_end?: boolean;
 }
 
 export class PauseSubscriptionDto {
   /** When the clock resumes it (unix seconds, in the subscription's future). */
-  @IsOptional() @UnixSeconds('resume_at')
+  @Optional() @UnixSeconds('resume_at')
   resume_at?: number;
 }
 

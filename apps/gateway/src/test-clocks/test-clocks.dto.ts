@@ -1,5 +1,6 @@
-import { IsDefined, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsDefined, IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
 import { ListQueryDto } from '../http/list';
+import { Optional } from '../http/optional';
 
 /** Unix seconds from 2000 to 2100. */
 const FROZEN_TIME_MIN = 946_684_800;
@@ -12,7 +13,7 @@ export class CreateTestClockDto {
   frozen_time!: number;
 
   /** A label; default empty. */
-  @IsOptional() @IsString({ message: 'name must be a string' }) @MaxLength(256, { message: 'name must be at most 256 characters' })
+  @Optional() @IsString({ message: 'name must be a string' }) @MaxLength(256, { message: 'name must be at most 256 characters' })
   name?: string;
 }
 
