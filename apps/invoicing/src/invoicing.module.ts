@@ -1,7 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { CLOCK, systemClock } from '@recur/kernel';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
-import { CustomerDirectory } from './customers/customer-directory';
+import { CustomerDirectory } from './customers/customer-directory.client';
 import { Commands } from './infrastructure/commands';
 import { PrismaService } from './infrastructure/prisma.service';
 import { InvoicesGrpcController } from './invoices/invoices.grpc.controller';

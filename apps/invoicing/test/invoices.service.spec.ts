@@ -29,8 +29,8 @@ const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOS
 const usd = (amount: number) => ({ amountMinor: BigInt(amount), currency: 'usd' });
 
 beforeAll(async () => {
-  subscription = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService);
-  invoicing = await startServiceUnderTest('invoicing', invoicingV1.InvoicingService, { SUBSCRIPTION_GRPC_ADDR: subscription.address, PAYMENT_PAGE_URL: 'https://pay.example.test/i/' });
+  subscription = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService, { CATALOG_GRPC_ADDR: '127.0.0.1:9', INVOICING_GRPC_ADDR: '127.0.0.1:9' });
+  invoicing = await startServiceUnderTest('invoicing', invoicingV1.InvoicingService, { SUBSCRIPTION_GRPC_ADDR: subscription.grpcAddress, PAYMENT_PAGE_URL: 'https://pay.example.test/i/' });
   customers = subscription.client;
   client = invoicing.client;
 }, 120_000);

@@ -8,9 +8,10 @@ import { freePort } from './ports';
 export interface ServiceUnderTest<S> {
   app: AppProcess;
   client: ServiceClient<S>;
-  /** `127.0.0.1:<port>` of its gRPC server, for peers that call it. */
-  address: string;
+  /** `127.0.0.1:<port>`, for a peer that calls this service. */
+  grpcAddress: string;
   databaseUrl: string;
+  grpcPort: number;
   metricsPort: number;
   stop(): Promise<void>;
 }
@@ -34,8 +35,9 @@ export async function startServiceUnderTest<S extends GenService<GenServiceMetho
   return {
     app: process,
     client,
-    address,
+    grpcAddress: `127.0.0.1:${grpcPort}`,
     databaseUrl,
+    grpcPort,
     metricsPort,
     async stop() {
       client.close();

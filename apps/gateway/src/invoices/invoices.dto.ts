@@ -1,4 +1,4 @@
-import { DATE_PATTERN, INVOICE_CREATE_STATUSES, INVOICE_DESCRIPTION_MAX, INVOICE_LINES_MAX, INVOICE_STATUSES, isCalendarDate, QUANTITY_MAX } from '@recur/contracts';
+import { DATE_PATTERN, INVOICE_CREATE_STATUSES, INVOICE_DESCRIPTION_MAX, INVOICE_LINES_MAX, INVOICE_STATUSES, isCalendarDate, QUANTITY_MAX } from '@recur/vocabulary';
 import { Type } from 'class-transformer';
 import { JSONSchema } from 'class-validator-jsonschema';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsInt, IsNotEmpty, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateBy, ValidateNested } from 'class-validator';

@@ -1,4 +1,5 @@
-import { INVOICE_STATUSES, type InvoiceJson, presentInvoice } from '@recur/contracts';
+import { type InvoiceJson, presentInvoice } from '@recur/contracts';
+import { INVOICE_STATUSES } from '@recur/vocabulary';
 import { toInt64 } from '@recur/money';
 import { listEnvelope } from '../http/list';
 import { defineRoutes, fileRoute, listRoute, responseSchema, route } from '../routing/define-routes';

@@ -1,5 +1,6 @@
 import { create } from '@bufbuild/protobuf';
-import { invoiceV1, type InvoiceJson, type InvoiceStatus, presentInvoice, toMoneyMessage } from '@recur/contracts';
+import { invoiceV1, type InvoiceJson, presentInvoice, toMoneyMessage } from '@recur/contracts';
+import { type InvoiceStatus } from '@recur/vocabulary';
 import { type Metadata, unixSeconds } from '@recur/kernel';
 import { fromInt64, money, toInt64 } from '@recur/money';
 import type { Invoice as InvoiceRow, InvoiceLine as InvoiceLineRow, Prisma } from '../generated/prisma/client';

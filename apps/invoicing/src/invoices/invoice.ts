@@ -1,12 +1,4 @@
-import {
-  INVOICE_CREATE_STATUSES,
-  INVOICE_DEFAULT_DUE_DAYS,
-  INVOICE_DESCRIPTION_MAX,
-  INVOICE_LINES_MAX,
-  type InvoiceStatus,
-  isCalendarDate,
-  QUANTITY_MAX,
-} from '@recur/contracts';
+import { INVOICE_CREATE_STATUSES, INVOICE_DEFAULT_DUE_DAYS, INVOICE_DESCRIPTION_MAX, INVOICE_LINES_MAX, type InvoiceStatus, isCalendarDate, QUANTITY_MAX } from '@recur/vocabulary';
 import { checkMetadata, DomainError, failedPrecondition, invalidArgument, type Metadata, newId, type TenantRef } from '@recur/kernel';
 import { AMOUNT_MAX, checkCurrencyCode, compare, type Money, money, subtract, sum, zero } from '@recur/money';
 

@@ -4,7 +4,7 @@ import { GrpcMethod } from '@nestjs/microservices';
 import { invoicingV1, moneyFromMessage, requireTenant } from '@recur/contracts';
 import { checkPage, invalidArgument, pageInfo } from '@recur/kernel';
 import { fromInt64 } from '@recur/money';
-import { CustomerDirectory } from '../customers/customer-directory';
+import { CustomerDirectory } from '../customers/customer-directory.client';
 import { Commands } from '../infrastructure/commands';
 import { toInvoiceMessage } from './invoice.mapper';
 import { renderInvoicePdf } from './invoice-pdf';
