@@ -56,6 +56,9 @@ const SERVICES = [
   { app: 'webhook-dispatch', start: 'startWebhookDispatchService' },
 ].map((service, index) => ({ ...service, port: GRPC_BASE_PORT + index }));
 const databaseName = (app) => `recur_${app.replace(/-/g, '_')}`;
+// Services that call peers (invoicing asks subscription for customers) read the peers'
+// addresses from the environment, as they do when deployed.
+for (const { app, port } of SERVICES) process.env[`${app.toUpperCase().replace(/-/g, '_')}_GRPC_ADDR`] ??= `127.0.0.1:${port}`;
 
 function operatorToken() {
   if (process.env.RECUR_OPERATOR_TOKEN) return process.env.RECUR_OPERATOR_TOKEN;
@@ -119,6 +122,10 @@ async function main() {
   const { inProcessEventBus } = require('@recur/messaging');
   const bus = process.env.KAFKA_BROKERS ? undefined : inProcessEventBus;
   const peers = {};
+  // The subscription service calls the catalog and invoicing; in one process its config is this environment.
+  const portOf = (name) => SERVICES.find(({ app }) => app === name).port;
+  process.env.CATALOG_GRPC_ADDR = `127.0.0.1:${portOf('catalog')}`;
+  process.env.INVOICING_GRPC_ADDR = `127.0.0.1:${portOf('invoicing')}`;
   await step(`Starting ${SERVICES.map(({ app }) => app).join(', ')} (migrations included)…`, async () => {
     for (const { app, start, port } of SERVICES) {
       await postgres.ensureDatabase(databaseName(app));

@@ -6,7 +6,7 @@
 //   4. every Jest project: unit, service (each app as its own process) and mesh tests
 //   5. the Helm chart and deploy files (helm lint/template, manifests up to date)
 // Set RECUR_TEST_SKIP_HELM=1 to skip step 5 on a machine without Go.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -39,6 +39,13 @@ try {
     ensureInstalled();
     buildAll();
   });
+  // The invoice PDF tests read PDFs back with poppler's pdftotext (Debian: poppler-utils).
+  if (spawnSync('pdftotext', ['-v']).error) {
+    await step('install pdftotext (poppler-utils)', async () => {
+      await run('apt-get', ['update', '-qq']);
+      await run('apt-get', ['install', '-y', '-qq', 'poppler-utils']);
+    });
+  }
   await step('typecheck', () => run('npx', ['nx', 'run-many', '-t', 'typecheck', '--output-style=stream-without-prefixes']));
   await step('lint', () => run('npx', ['eslint', '.']));
   await step('buf lint', () => run('npx', ['buf', 'lint', 'proto']));

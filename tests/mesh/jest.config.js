@@ -1,1 +1,3 @@
-module.exports = { ...require('../../jest.preset.js'), displayName: 'mesh', rootDir: __dirname, testTimeout: 120_000 };
+const preset = require('../../jest.preset.js');
+
+module.exports = { ...preset, displayName: 'mesh', rootDir: __dirname, setupFilesAfterEnv: [...preset.setupFilesAfterEnv, '<rootDir>/test/jest-timeout.ts'] };

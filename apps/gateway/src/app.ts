@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { applyMigrations } from '@recur/persistence';
+import { CLOCK, type Clock } from '@recur/kernel';
 import { JsonLogger } from '@recur/telemetry';
 import type { GatewayConfig } from './config';
 import { GatewayModule } from './gateway.module';
@@ -39,8 +40,9 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
 
   // Idempotency records older than their 24 h retention are purged hourly.
   const idempotency = app.get(IdempotencyRepository);
+  const clock = app.get<Clock>(CLOCK);
   const purge = setInterval(() => {
-    idempotency.purgeExpired(new Date()).catch((error: Error) => logger.warn(`idempotency purge failed: ${error.message}`));
+    idempotency.purgeExpired(clock()).catch((error: Error) => logger.warn(`idempotency purge failed: ${error.message}`));
   }, 3_600_000).unref();
 
   logger.info('gateway started', { http_port: port });

@@ -1,4 +1,5 @@
 import { type DynamicModule, type MiddlewareConsumer, Module, type NestModule, RequestMethod } from '@nestjs/common';
+import { CLOCK, systemClock } from '@recur/kernel';
 import { AccountsService } from './accounts/accounts.service';
 import { OperatorController } from './accounts/operator.controller';
 import { OperatorTokenGuard } from './accounts/operator-token.guard';
@@ -7,6 +8,7 @@ import { AuthenticateMiddleware } from './auth/authenticate.middleware';
 import { GATEWAY_CONFIG, type GatewayConfig } from './config';
 import { HealthController } from './health/health.controller';
 import { HttpMetricsMiddleware } from './http/http-metrics.middleware';
+import { InputRulesMiddleware } from './http/input-rules.middleware';
 import { IdempotencyMiddleware } from './idempotency/idempotency.middleware';
 import { IdempotencyRepository } from './idempotency/idempotency.repository';
 import { PrismaService } from './infrastructure/prisma.service';
@@ -28,6 +30,7 @@ export class GatewayModule implements NestModule {
       controllers: [ApiController, OperatorController, HealthController, OpenApiController],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },
+        { provide: CLOCK, useValue: systemClock },
         { provide: PrismaService, useFactory: () => new PrismaService(config.databaseUrl) },
         ServiceClients,
         ApiKeysRepository,
@@ -41,7 +44,7 @@ export class GatewayModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
     consumer.apply(HttpMetricsMiddleware).forRoutes({ path: '{*path}', method: RequestMethod.ALL });
     consumer
-      .apply(AuthenticateMiddleware, RoutePolicyMiddleware, IdempotencyMiddleware)
+      .apply(AuthenticateMiddleware, RoutePolicyMiddleware, InputRulesMiddleware, IdempotencyMiddleware)
       .forRoutes({ path: 'v1/{*path}', method: RequestMethod.ALL }, { path: 'v1', method: RequestMethod.ALL });
   }
 }

@@ -1,6 +1,13 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { CLOCK, systemClock } from '@recur/kernel';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
+import { CustomerDirectory } from './customers/customer-directory.client';
+import { Commands } from './infrastructure/commands';
 import { PrismaService } from './infrastructure/prisma.service';
+import { InvoicesGrpcController } from './invoices/invoices.grpc.controller';
+import { InvoicesRepository } from './invoices/invoices.repository';
+import { InvoicesService } from './invoices/invoices.service';
+import { INVOICING_CONFIG, invoicingConfigFromEnv } from './invoicing-config';
 
 /** Owns invoices and lines, numbering, draft/open/finalize/void, PDFs, e-mail resend, credit notes and dunning. */
 @Module({})
@@ -8,10 +15,16 @@ export class InvoicingModule {
   static forRuntime(runtime: ServiceRuntime): DynamicModule {
     return {
       module: InvoicingModule,
-      controllers: [],
+      controllers: [InvoicesGrpcController],
       providers: [
         { provide: SERVICE_RUNTIME, useValue: runtime },
         { provide: PrismaService, useFactory: () => new PrismaService(runtime.config.databaseUrl) },
+        { provide: INVOICING_CONFIG, useFactory: () => invoicingConfigFromEnv() },
+        { provide: CLOCK, useValue: systemClock },
+        Commands,
+        CustomerDirectory,
+        InvoicesRepository,
+        InvoicesService,
       ],
     };
   }

@@ -1,25 +1,50 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { CLOCK, type Clock, systemClock } from '@recur/kernel';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
+import { BillingClock } from './billing-clock/billing-clock.worker';
+import { BillingJobs } from './billing-clock/billing-jobs.repository';
+import { InvoicingClient } from './billing-clock/invoicing.client';
 import { CustomersGrpcController } from './customers/customers.grpc.controller';
 import { CustomersRepository } from './customers/customers.repository';
-import { CLOCK, systemClock } from '@recur/kernel';
 import { CustomersService } from './customers/customers.service';
 import { Commands } from './infrastructure/commands';
 import { PrismaService } from './infrastructure/prisma.service';
+import { SUBSCRIPTION_CONFIG, subscriptionConfigFromEnv } from './subscription-config';
+import { CatalogPlans } from './subscriptions/catalog-plans.client';
+import { SubscriptionsGrpcController } from './subscriptions/subscriptions.grpc.controller';
+import { SubscriptionsRepository } from './subscriptions/subscriptions.repository';
+import { SubscriptionsService } from './subscriptions/subscriptions.service';
+import { TestClocksGrpcController } from './test-clocks/test-clocks.grpc.controller';
+import { TestClocksRepository } from './test-clocks/test-clocks.repository';
+import { TestClocksService } from './test-clocks/test-clocks.service';
 
 @Module({})
 export class SubscriptionModule {
   static forRuntime(runtime: ServiceRuntime): DynamicModule {
     return {
       module: SubscriptionModule,
-      controllers: [CustomersGrpcController],
+      controllers: [CustomersGrpcController, SubscriptionsGrpcController, TestClocksGrpcController],
       providers: [
         { provide: SERVICE_RUNTIME, useValue: runtime },
+        { provide: SUBSCRIPTION_CONFIG, useFactory: () => subscriptionConfigFromEnv() },
         { provide: PrismaService, useFactory: () => new PrismaService(runtime.config.databaseUrl) },
         Commands,
         { provide: CLOCK, useValue: systemClock },
         CustomersRepository,
         CustomersService,
+        TestClocksRepository,
+        TestClocksService,
+        CatalogPlans,
+        BillingJobs,
+        SubscriptionsRepository,
+        SubscriptionsService,
+        InvoicingClient,
+        {
+          provide: BillingClock,
+          inject: [PrismaService, SubscriptionsRepository, InvoicingClient, CLOCK],
+          useFactory: (prisma: PrismaService, subscriptions: SubscriptionsRepository, invoicing: InvoicingClient, clock: Clock) =>
+            new BillingClock(prisma, subscriptions, invoicing, clock, { databaseUrl: runtime.config.databaseUrl, log: (message, fields) => runtime.logger.warn(message, fields) }),
+        },
       ],
     };
   }

@@ -1,5 +1,6 @@
 import { anyUnpack, timestampDate } from '@bufbuild/protobuf/wkt';
-import { eventsV1, INTEGRATION_EVENTS, isSubscribableEventType, subscriptionEventsV1 } from '@recur/contracts';
+import { eventsV1, INTEGRATION_EVENTS, subscriptionEventsV1 } from '@recur/contracts';
+import { isSubscribableEventType } from '@recur/vocabulary';
 import { decodeInternalEvent, decodePublicEvent, encodeEvent, type InternalEvent, isInternalEvent, type OutboxEvent, type PublicEvent } from '@recur/messaging';
 import { createCustomer, deleteCustomer, updateCustomer } from '../src/customers/customer';
 import { translateCustomerEvent } from '../src/customers/customer-events.translator';

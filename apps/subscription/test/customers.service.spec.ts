@@ -19,7 +19,8 @@ let databaseUrl: string;
 let metricsPort: number;
 
 beforeAll(async () => {
-  const service = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService);
+  // Customers need no peer; the addresses are required configuration, so unreachable ones are given.
+  const service = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService, { CATALOG_GRPC_ADDR: '127.0.0.1:9', INVOICING_GRPC_ADDR: '127.0.0.1:9' });
   ({ app, client, databaseUrl, metricsPort } = service);
 }, 90_000);
 

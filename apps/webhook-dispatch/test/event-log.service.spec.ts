@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { create } from '@bufbuild/protobuf';
-import { eventsV1, INTEGRATION_EVENTS, SUBSCRIBABLE_EVENT_TYPES, subscriptionEventsV1, webhookDispatchV1 } from '@recur/contracts';
+import { eventsV1, INTEGRATION_EVENTS, subscriptionEventsV1, webhookDispatchV1 } from '@recur/contracts';
+import { SUBSCRIBABLE_EVENT_TYPES } from '@recur/vocabulary';
 import {
   type BusMessage,
   consumerGroup,

@@ -6,7 +6,9 @@ import { ERROR_CODE_TRAILER, fromGrpcError, grpcPackageDefinition, grpcServiceDe
 describe('grpcServiceDefinition', () => {
   it('binds every RPC at its canonical path and round-trips messages through protobuf binary', () => {
     const definition = grpcServiceDefinition(subscriptionV1.SubscriptionService);
-    expect(Object.keys(definition).sort()).toEqual(['CreateCustomer', 'DeleteCustomer', 'GetCustomer', 'ListCustomers', 'UpdateCustomer']);
+    // Every RPC the service declares, each bound once.
+    expect(Object.keys(definition).sort()).toEqual(subscriptionV1.SubscriptionService.methods.map((rpc) => rpc.name).sort());
+    expect(Object.keys(definition)).toEqual(expect.arrayContaining(['CreateCustomer', 'DeleteCustomer', 'GetCustomer', 'ListCustomers', 'UpdateCustomer', 'CreateSubscription']));
     const method = definition.CreateCustomer;
     expect(method.path).toBe('/recur.subscription.v1.SubscriptionService/CreateCustomer');
     const bytes = method.requestSerialize({ tenant: { accountId: 'acct_1', livemode: true }, name: 'Ada', email: 'ada@example.com', metadata: { a: 'b' }, requestId: 'req_1' });
@@ -47,7 +49,7 @@ describe('presentCustomer', () => {
     const customer = create(customerV1.CustomerSchema, { id: 'cus_1', livemode: false, name: 'Ada', email: 'a@b.co', created: 1700000000n, updated: 1700000001n });
     expect(presentCustomer(customer)).toEqual({
       id: 'cus_1', object: 'customer', livemode: false, name: 'Ada', email: 'a@b.co', metadata: {},
-      created: 1700000000, updated: 1700000001, deleted: false, deleted_at: null,
+      created: 1700000000, updated: 1700000001, deleted: false, deleted_at: null, test_clock: null,
     });
     expect(presentCustomer({ ...customer, deletedAt: 1700000002n })).toMatchObject({ deleted: true, deleted_at: 1700000002 });
   });

@@ -1,6 +1,7 @@
 import { create, type DescMessage, fromJsonString, type JsonObject, type MessageInitShape, type Registry, toJson } from '@bufbuild/protobuf';
 import { anyPack, timestampFromDate } from '@bufbuild/protobuf/wkt';
-import { eventsV1, INTEGRATION_EVENTS, type SubscribableEventType } from '@recur/contracts';
+import { eventsV1, INTEGRATION_EVENTS } from '@recur/contracts';
+import { type SubscribableEventType } from '@recur/vocabulary';
 import { newId, type TenantRef, unixSeconds } from '@recur/kernel';
 
 /** An integration event: what one service tells the others (recur.events.v1.InternalEvent). */

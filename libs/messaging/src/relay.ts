@@ -41,8 +41,11 @@ interface OutboxBatch {
 
 const tracer = trace.getTracer('@recur/messaging');
 
-/** A stable 63-bit advisory lock key per table, so only one relay per database publishes. */
-const relayLockKey = (): string => BigInt.asIntN(64, BigInt(`0x${createHash('sha256').update(`relay:${OUTBOX_TABLE}`).digest('hex').slice(0, 16)}`)).toString();
+/**
+ * The advisory lock a relay holds while it publishes: a stable 63-bit key per table, so only one
+ * relay per database publishes. Tests hold it to keep outbox rows unpublished.
+ */
+export const OUTBOX_RELAY_LOCK_KEY = BigInt.asIntN(64, BigInt(`0x${createHash('sha256').update(`relay:${OUTBOX_TABLE}`).digest('hex').slice(0, 16)}`)).toString();
 
 /**
  * Publishes unpublished outbox rows in commit order and stamps them, inside one
@@ -101,7 +104,7 @@ export class OutboxRelay {
     };
     try {
       await client.query('BEGIN');
-      const lock = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1::bigint) AS locked', [relayLockKey()]);
+      const lock = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1::bigint) AS locked', [OUTBOX_RELAY_LOCK_KEY]);
       const rows = lock.rows[0].locked
         ? (await client.query<OutboxBatch['rows'][number]>(
             `SELECT id, topic, key, payload, headers FROM ${OUTBOX_TABLE} WHERE published_at IS NULL ORDER BY seq LIMIT $1`,

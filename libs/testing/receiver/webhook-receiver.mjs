@@ -5,6 +5,9 @@
 //   /hooks/<name>                answer 200
 //   /hooks/<name>?fail=N         answer 500 to the first N deliveries of each event id, then 200
 //   /hooks/<name>?mode=hang      never answer
+//   /hooks/<name>?mode=hold      keep each delivery unanswered until POST /_release?path=/hooks/<name>,
+//                                which answers every held one 500 (a failed attempt that lasts
+//                                exactly as long as the test wants)
 // GET /_received?path=/hooks/<name> returns what arrived there: arrival time (ms), headers
 // and the raw body, exactly as received. It knows nothing of Recur's code.
 import { createServer } from 'node:http';
@@ -12,6 +15,8 @@ import { createServer } from 'node:http';
 const port = Number(process.argv[2] ?? 0);
 const received = [];
 const seenPerEvent = new Map();
+/** Held answers by path. */
+const held = new Map();
 
 const server = createServer((req, res) => {
   const url = new URL(req.url, 'http://receiver');
@@ -21,6 +26,18 @@ const server = createServer((req, res) => {
     res.end(JSON.stringify(received.filter((entry) => !path || entry.path === path)));
     return;
   }
+  if (req.method === 'POST' && url.pathname === '/_release') {
+    const path = url.searchParams.get('path');
+    const released = held.get(path) ?? [];
+    held.delete(path);
+    for (const answer of released) {
+      answer.writeHead(500, { 'content-type': 'text/plain' });
+      answer.end('released by the test');
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ released: released.length }));
+    return;
+  }
   const chunks = [];
   req.on('data', (chunk) => chunks.push(chunk));
   req.on('end', () => {
@@ -28,6 +45,10 @@ const server = createServer((req, res) => {
     const arrivedAt = Date.now();
     received.push({ path: url.pathname, query: url.search, arrivedAt, headers: req.headers, body: raw });
     if (url.searchParams.get('mode') === 'hang') return; // never answer
+    if (url.searchParams.get('mode') === 'hold') {
+      held.set(url.pathname, [...(held.get(url.pathname) ?? []), res]);
+      return;
+    }
     let eventId = 'unknown';
     try { eventId = JSON.parse(raw).id; } catch { /* not JSON */ }
     const key = `${url.pathname}|${eventId}`;

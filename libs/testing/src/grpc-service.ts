@@ -8,7 +8,10 @@ import { freePort } from './ports';
 export interface ServiceUnderTest<S> {
   app: AppProcess;
   client: ServiceClient<S>;
+  /** `127.0.0.1:<port>`, for a peer that calls this service. */
+  grpcAddress: string;
   databaseUrl: string;
+  grpcPort: number;
   metricsPort: number;
   stop(): Promise<void>;
 }
@@ -27,11 +30,14 @@ export async function startServiceUnderTest<S extends GenService<GenServiceMetho
     env: { DATABASE_URL: databaseUrl, GRPC_HOST: '127.0.0.1', GRPC_PORT: String(grpcPort), METRICS_PORT: String(metricsPort), KAFKA_BROKERS: '', ...env },
     ready: { grpcPort },
   });
-  const client = createServiceClient(service, `127.0.0.1:${grpcPort}`);
+  const address = `127.0.0.1:${grpcPort}`;
+  const client = createServiceClient(service, address);
   return {
     app: process,
     client,
+    grpcAddress: `127.0.0.1:${grpcPort}`,
     databaseUrl,
+    grpcPort,
     metricsPort,
     async stop() {
       client.close();

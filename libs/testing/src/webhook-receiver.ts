@@ -13,6 +13,8 @@ export interface WebhookReceiver {
   /** Base URL, e.g. http://127.0.0.1:43210 */
   url: string;
   received(path?: string): Promise<ReceivedRequest[]>;
+  /** Answers 500 to every delivery held at `path` (an endpoint URL with `?mode=hold`); resolves to how many. */
+  release(path: string): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -29,6 +31,10 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     async received(path?: string) {
       const response = await fetch(`${url}/_received${path ? `?path=${encodeURIComponent(path)}` : ''}`);
       return (await response.json()) as ReceivedRequest[];
+    },
+    async release(path: string) {
+      const response = await fetch(`${url}/_release?path=${encodeURIComponent(path)}`, { method: 'POST' });
+      return ((await response.json()) as { released: number }).released;
     },
     async stop() {
       if (child.exitCode !== null) return;

@@ -1,7 +1,5 @@
-import { createHash } from 'node:crypto';
-import type { Client } from 'pg';
-import { connectDatabase, queryDatabase, readTopic, startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
-import { api, eventually, type Mesh, startMesh } from './mesh';
+import { queryDatabase, readTopic, startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
+import { api, eventually, type Mesh, pauseRelay, startMesh } from './mesh';
 
 /**
  * No event is lost or doubled when a process dies. With a webhook endpoint on a real
@@ -22,26 +20,6 @@ afterAll(async () => {
   mesh?.webhookDispatch.close();
   await Promise.all([mesh?.stop(), receiver?.stop()]);
 }, 60_000);
-
-/**
- * The advisory lock the relay takes so one relay per database publishes (relay.ts). A test
- * that holds it pauses the relay while the service keeps writing its outbox: the way to have
- * unpublished rows at a chosen moment. Tests below assert the pause holds, so a changed key
- * fails them rather than letting them pass vacuously.
- */
-const RELAY_LOCK_KEY = BigInt.asIntN(64, BigInt(`0x${createHash('sha256').update('relay:outbox_events').digest('hex').slice(0, 16)}`)).toString();
-
-async function pauseRelay(): Promise<{ resume(): Promise<void> }> {
-  const db: Client = await connectDatabase(mesh.databaseUrls.subscription);
-  await db.query('BEGIN');
-  await db.query('SELECT pg_advisory_xact_lock($1::bigint)', [RELAY_LOCK_KEY]);
-  return {
-    async resume() {
-      await db.query('COMMIT');
-      await db.end();
-    },
-  };
-}
 
 interface OutboxState {
   id: string;
@@ -143,7 +121,7 @@ async function deliveredEvents(path: string): Promise<Map<string, { arrivals: nu
 /** How many times each event id was published to the subscription service's topic. */
 async function publishedAtBroker(): Promise<Map<string, number>> {
   const counts = new Map<string, number>();
-  for (const message of await readTopic(mesh.kafkaBrokers, `${mesh.topicPrefix}.subscription.events`)) {
+  for (const message of await readTopic(mesh.kafkaBrokers, `${mesh.topicPrefix}.subscription.public`)) {
     counts.set(message.headers['event-id'], (counts.get(message.headers['event-id']) ?? 0) + 1);
   }
   return counts;
@@ -177,7 +155,7 @@ async function expectExactlyOnce(tenant: Tenant, confirmed: string[]): Promise<s
 
 it('delivers exactly one customer.created per customer across kill -9 of the producer (outbox rows unpublished) and of the consumer', async () => {
   const tenant = await tenantWithEndpoint('crash-service');
-  const relay = await pauseRelay();
+  const relay = await pauseRelay(mesh, 'subscription');
   const burst: Burst = { confirmed: [], failures: [] };
   const started = Date.now();
   const running = createCustomers(tenant, 0, 60, burst);
@@ -223,7 +201,7 @@ it('delivers exactly one customer.created per customer across kill -9 of the pro
 
 it('publishes again, yet records and delivers once, when the relay dies between publish and stamp', async () => {
   const tenant = await tenantWithEndpoint('crash-relay');
-  const relay = await pauseRelay();
+  const relay = await pauseRelay(mesh, 'subscription');
   await mesh.apps.subscription.kill('SIGTERM');
   await mesh.apps.subscription.restart({ RECUR_FAULT_RELAY_KILL_AFTER_PUBLISH: '1' });
   const { confirmed, failures } = await createCustomers(tenant, 0, 20);

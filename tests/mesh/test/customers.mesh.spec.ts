@@ -117,6 +117,25 @@ describe('customers through the gateway', () => {
     expect((await api(mesh, rolled.secret)('GET', '/v1/customers')).body.error.code).toBe('api_key_invalid');
   });
 
+  it('keeps a rolled key working through its grace period, then answers 401 api_key_invalid; the new key works throughout', async () => {
+    const { body: key } = await mesh.operator('POST', `/operator/accounts/${accountId}/keys`, { app: 'sandbox', type: 'test' });
+    const rolledAt = Date.now();
+    const rolled = await mesh.operator('POST', `/operator/keys/${key.id}/roll`, { expires_in_seconds: 2 });
+    expect(rolled.status).toBe(201);
+    expect((await api(mesh, key.secret)('GET', '/v1/customers')).status).toBe(200);
+    expect((await api(mesh, rolled.body.secret)('GET', '/v1/customers')).status).toBe(200);
+    expect(rolled.body.secret).not.toBe(key.secret);
+    const listed = await mesh.operator('GET', `/operator/accounts/${accountId}/keys`);
+    const expiresAt = listed.body.data.find((listedKey: { id: string }) => listedKey.id === key.id).expires_at;
+    expect(Math.abs(expiresAt - (rolledAt / 1000 + 2))).toBeLessThanOrEqual(2);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, rolledAt + 3_000 - Date.now())));
+    const expired = await api(mesh, key.secret)('GET', '/v1/customers');
+    expect({ status: expired.status, code: expired.body.error.code }).toEqual({ status: 401, code: 'api_key_invalid' });
+    expect((await api(mesh, rolled.body.secret)('GET', '/v1/customers')).status).toBe(200);
+    // The grace period is at most 7 days.
+    expect((await mesh.operator('POST', `/operator/keys/${rolled.body.id}/roll`, { expires_in_seconds: 604_801 })).status).toBe(400);
+  });
+
   it('creates keys only on their own side (key_mode_mismatch), publishable on either', async () => {
     const live = await mesh.operator('POST', `/operator/accounts/${accountId}/keys`, { app: 'sandbox', type: 'live' });
     expect(live.status).toBe(400);
@@ -251,7 +270,8 @@ describe('customers through the gateway', () => {
     const document = (await response.json()) as any;
     expect(document.openapi).toBe('3.1.0');
     const operations = Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`));
-    expect(operations).toHaveLength(77);
+    // The specification's 77 routes and the five test-clock routes of issue 10.
+    expect(operations).toHaveLength(82);
     expect(operations).toContain('POST /v1/customers');
     expect(operations).toContain('POST /v1/webhooks/{id}/deliveries/{deliveryId}/retry');
     expect(document.components.schemas.CreateCustomerDto.required).toEqual(expect.arrayContaining(['name', 'email']));

@@ -2,8 +2,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { OUTBOX_RELAY_LOCK_KEY } from '@recur/messaging';
 import { createServiceClient, type ServiceClient, webhookDispatchV1 } from '@recur/contracts';
-import { type AppName, type AppProcess, createTestDatabase, freePort, startApp, testKafkaBrokers } from '@recur/testing';
+import { type AppName, type AppProcess, connectDatabase, createTestDatabase, freePort, startApp, testKafkaBrokers } from '@recur/testing';
 
 const SERVICES = ['catalog', 'subscription', 'invoicing', 'payments', 'usage-metering', 'webhook-dispatch'] as const;
 type ServiceName = (typeof SERVICES)[number];
@@ -25,7 +26,7 @@ export interface Mesh {
   /** Each app's own database, for tests that inspect a service's tables (its outbox, say). */
   databaseUrls: Record<AppName, string>;
   kafkaBrokers: string;
-  /** The mesh's topic namespace: `<topicPrefix>.<service>.events`. */
+  /** The mesh's topic namespace: `<topicPrefix>.<service>.internal` and `.public`. */
   topicPrefix: string;
   traceDir: string;
   webhookDispatch: ServiceClient<typeof webhookDispatchV1.WebhookDispatchService>;
@@ -47,13 +48,17 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
 
   const addresses = {} as Record<ServiceName, string>;
   const databaseUrls = {} as Record<AppName, string>;
+  // Ports first: services that call others (subscription → catalog, invoicing) get their addresses at boot.
+  const grpcPorts = await Promise.all(SERVICES.map(() => freePort()));
+  SERVICES.forEach((service, index) => (addresses[service] = `127.0.0.1:${grpcPorts[index]}`));
+  const peerEnv = Object.fromEntries(SERVICES.map((service) => [peerVariable(service), addresses[service]]));
   const started = await Promise.all(
-    SERVICES.map(async (service) => {
-      const [databaseUrl, grpcPort] = await Promise.all([createTestDatabase(service.replace(/-/g, '_')), freePort()]);
-      addresses[service] = `127.0.0.1:${grpcPort}`;
+    SERVICES.map(async (service, index) => {
+      const databaseUrl = await createTestDatabase(service.replace(/-/g, '_'));
+      const grpcPort = grpcPorts[index];
       databaseUrls[service] = databaseUrl;
       const app = await startApp(service, {
-        env: { ...common, DATABASE_URL: databaseUrl, GRPC_PORT: String(grpcPort), RECUR_TRACE_FILE: join(traceDir, `${service}.jsonl`), ...options.env?.[service] },
+        env: { ...common, ...peerEnv, DATABASE_URL: databaseUrl, GRPC_PORT: String(grpcPort), RECUR_TRACE_FILE: join(traceDir, `${service}.jsonl`), ...options.env?.[service] },
         ready: { grpcPort },
       });
       return [service, app] as const;
@@ -70,7 +75,7 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
       HTTP_PORT: String(httpPort),
       RECUR_OPERATOR_TOKEN: operatorToken,
       RECUR_TRACE_FILE: join(traceDir, 'gateway.jsonl'),
-      ...Object.fromEntries(SERVICES.map((service) => [peerVariable(service), addresses[service]])),
+      ...peerEnv,
     },
     ready: { httpUrl: `http://127.0.0.1:${httpPort}/readyz` },
   });
@@ -136,13 +141,22 @@ export function api(mesh: Mesh, key: string | undefined) {
   };
 }
 
-/** Polls until `check` returns a value, or fails with the last value seen. */
-export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 30_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+/** Polls until `check` returns a value (one helper for every test: @recur/testing). */
+export { eventually } from '@recur/testing';
+
+/**
+ * Pauses a service's outbox relay by holding its advisory lock, while the service keeps
+ * writing its outbox: the way to have unpublished rows at a chosen moment. A test using it
+ * should assert the pause held, so a relay that stopped taking the lock fails it rather than passing vacuously.
+ */
+export async function pauseRelay(mesh: Mesh, service: Exclude<AppName, 'gateway'>): Promise<{ resume(): Promise<void> }> {
+  const db = await connectDatabase(mesh.databaseUrls[service]);
+  await db.query('BEGIN');
+  await db.query('SELECT pg_advisory_xact_lock($1::bigint)', [OUTBOX_RELAY_LOCK_KEY]);
+  return {
+    async resume() {
+      await db.query('COMMIT');
+      await db.end();
+    },
+  };
 }

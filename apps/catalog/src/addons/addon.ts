@@ -1,4 +1,4 @@
-import { ADDON_STATUSES } from '@recur/contracts';
+import { ADDON_STATUSES } from '@recur/vocabulary';
 import { checkMetadata, failedPrecondition, mergeMetadata, type Metadata, newId, type TenantRef } from '@recur/kernel';
 import { checkAmount, checkCurrency, checkDescription, checkName } from '../common/fields';
 

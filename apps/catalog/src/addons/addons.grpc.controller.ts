@@ -1,7 +1,8 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
-import { ADDON_STATUSES, catalogV1, requireTenant } from '@recur/contracts';
+import { catalogV1, requireTenant } from '@recur/contracts';
+import { ADDON_STATUSES } from '@recur/vocabulary';
 import { checkPage, pageInfo } from '@recur/kernel';
 import { fromInt64 } from '@recur/money';
 import { checkOneOf } from '../common/fields';

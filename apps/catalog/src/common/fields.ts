@@ -1,4 +1,4 @@
-import { AMOUNT_MAX, CATALOG_DESCRIPTION_MAX, CATALOG_NAME_MAX, DEFAULT_CURRENCY } from '@recur/contracts';
+import { AMOUNT_MAX, CATALOG_DESCRIPTION_MAX, CATALOG_NAME_MAX, DEFAULT_CURRENCY } from '@recur/vocabulary';
 import { invalidArgument } from '@recur/kernel';
 import { checkCurrencyCode } from '@recur/money';
 

@@ -1,5 +1,6 @@
 import { create } from '@bufbuild/protobuf';
-import { type CouponDuration, couponV1, toMoneyMessage } from '@recur/contracts';
+import { couponV1, toMoneyMessage } from '@recur/contracts';
+import { type CouponDuration } from '@recur/vocabulary';
 import { money } from '@recur/money';
 import { type Metadata, unixSeconds } from '@recur/kernel';
 import type { CouponType } from '@recur/pricing';

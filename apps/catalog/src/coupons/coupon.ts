@@ -1,4 +1,4 @@
-import { AMOUNT_MAX, COUPON_DURATIONS, COUPON_PERIODS_MAX, type CouponDuration } from '@recur/contracts';
+import { AMOUNT_MAX, COUPON_DURATIONS, COUPON_PERIODS_MAX, type CouponDuration, isPercent, PERCENT_MAX, PERCENT_MIN } from '@recur/vocabulary';
 import { checkMetadata, failedPrecondition, invalidArgument, mergeMetadata, type Metadata, newId, type TenantRef } from '@recur/kernel';
 import { COUPON_TYPES, type CouponType } from '@recur/pricing';
 import { checkCurrency, checkName, checkOneOf } from '../common/fields';
@@ -41,8 +41,8 @@ const TERMS = ['type', 'value', 'currency', 'duration', 'durationInPeriods'] as 
 
 function checkTerms(coupon: Coupon): Coupon {
   if (coupon.type === 'percentage') {
-    if (!Number.isFinite(coupon.value) || coupon.value <= 0 || coupon.value > 100 || Math.abs(Math.round(coupon.value * 100) - coupon.value * 100) > 1e-6) {
-      throw invalidArgument('value', 'a percentage value must be greater than 0 and at most 100, with at most two decimals');
+    if (!isPercent(coupon.value)) {
+      throw invalidArgument('value', `a percentage value must be between ${PERCENT_MIN} and ${PERCENT_MAX}, with at most two decimals`);
     }
     if (coupon.currency !== null) throw invalidArgument('currency', 'a percentage coupon has no currency');
   } else {

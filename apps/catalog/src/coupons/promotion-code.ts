@@ -1,4 +1,4 @@
-import { PROMOTION_CODE_PATTERN } from '@recur/contracts';
+import { isUnixSeconds, PROMOTION_CODE_PATTERN, UNIX_SECONDS_MAX } from '@recur/vocabulary';
 import { invalidArgument, newId, type TenantRef } from '@recur/kernel';
 
 export const MAX_REDEMPTIONS_MAX = 1_000_000_000;
@@ -45,7 +45,7 @@ function checkMaxRedemptions(max: number | null, timesRedeemed: number): number 
 
 function checkExpiresAt(expiresAt: number | null, now: Date): Date | null {
   if (expiresAt === null) return null;
-  if (!Number.isSafeInteger(expiresAt) || expiresAt * 1000 <= now.getTime()) throw invalidArgument('expires_at', 'expires_at must be a unix time in the future');
+  if (!isUnixSeconds(expiresAt) || expiresAt * 1000 <= now.getTime()) throw invalidArgument('expires_at', `expires_at must be a future unix time in seconds, at most ${UNIX_SECONDS_MAX}`);
   return new Date(expiresAt * 1000);
 }
 

@@ -1,4 +1,4 @@
-import { PACKAGE_SIZE_MAX, PLAN_STATUSES } from '@recur/contracts';
+import { PACKAGE_SIZE_MAX, PLAN_STATUSES } from '@recur/vocabulary';
 import { checkMetadata, failedPrecondition, invalidArgument, mergeMetadata, type Metadata, newId, type TenantRef } from '@recur/kernel';
 import {
   BILLING_INTERVALS,

@@ -1,7 +1,8 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
-import { catalogV1, PLAN_STATUSES, requireTenant } from '@recur/contracts';
+import { catalogV1, requireTenant } from '@recur/contracts';
+import { PLAN_STATUSES } from '@recur/vocabulary';
 import { checkPage, pageInfo } from '@recur/kernel';
 import { fromInt64 } from '@recur/money';
 import { checkOneOf } from '../common/fields';

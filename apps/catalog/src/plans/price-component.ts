@@ -1,4 +1,4 @@
-import { METRIC_NAME_PATTERN } from '@recur/contracts';
+import { METRIC_NAME_PATTERN } from '@recur/vocabulary';
 import { invalidArgument, newId, type TenantRef } from '@recur/kernel';
 import { PRICE_COMPONENT_TYPES, type PriceComponentType } from '@recur/pricing';
 import { checkAmount, checkName, checkOneOf } from '../common/fields';

@@ -1,5 +1,5 @@
-import { Injectable } from '@nestjs/common';
-import { DomainError, invalidArgument, newId, notFound } from '@recur/kernel';
+import { Inject, Injectable } from '@nestjs/common';
+import { CLOCK, type Clock, DomainError, invalidArgument, newId, notFound } from '@recur/kernel';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { ApiKeysRepository } from '../auth/api-keys.repository';
 import { type AppMode, generateKey, hashKey, keyFitsApp, kindOf, type KeyType, redactKey } from '../auth/api-key';
@@ -63,6 +63,7 @@ export class AccountsService {
   constructor(
     private readonly prisma: PrismaService,
     private readonly keys: ApiKeysRepository,
+    @Inject(CLOCK) private readonly now: Clock,
   ) {}
 
   async createAccount(name: string): Promise<AccountView> {
@@ -128,7 +129,7 @@ export class AccountsService {
     }
     const replacement = await this.prisma.$transaction(async (tx) => {
       const old = await tx.apiKey.findUnique({ where: { id: keyId }, include: { app: true } });
-      if (!old || (old.expiresAt && old.expiresAt <= new Date())) throw notFound('api key', keyId);
+      if (!old || (old.expiresAt && old.expiresAt <= this.now())) throw notFound('api key', keyId);
       const type: KeyType = old.kind === 'publishable' ? 'publishable' : old.livemode ? 'live' : 'test';
       const secret = generateKey(type);
       const replacement = await tx.apiKey.create({
@@ -145,7 +146,7 @@ export class AccountsService {
         },
         include: { app: true },
       });
-      await tx.apiKey.update({ where: { id: old.id }, data: { rolledTo: replacement.id, expiresAt: new Date(Date.now() + expiresInSeconds * 1000) } });
+      await tx.apiKey.update({ where: { id: old.id }, data: { rolledTo: replacement.id, expiresAt: new Date(this.now().getTime() + expiresInSeconds * 1000) } });
       return keyView(replacement, secret);
     });
     // Committed: this gateway stops serving the old key from memory now (others within KEY_CACHE_TTL_MS).
@@ -156,7 +157,7 @@ export class AccountsService {
   async revokeKey(keyId: string): Promise<ApiKeyView> {
     const row = await this.prisma.apiKey.findUnique({ where: { id: keyId } });
     if (!row) throw notFound('api key', keyId);
-    const revoked = await this.prisma.apiKey.update({ where: { id: keyId }, data: { expiresAt: new Date() }, include: { app: true } });
+    const revoked = await this.prisma.apiKey.update({ where: { id: keyId }, data: { expiresAt: this.now() }, include: { app: true } });
     this.keys.forget(keyId);
     return keyView(revoked);
   }

@@ -1,7 +1,7 @@
-import { ADDON_STATUSES } from '@recur/contracts';
-import { IsOptional } from 'class-validator';
+import { ADDON_STATUSES } from '@recur/vocabulary';
 import { ListQueryDto } from '../http/list';
 import { Amount, Currency, Description, Metadata, Name, OneOf } from '../plans/plans.dto';
+import { Optional } from '../http/optional';
 
 export class CreateAddonDto {
   @Name()
@@ -15,7 +15,7 @@ export class CreateAddonDto {
   price_monthly!: number;
 
   /** Lowercase ISO 4217; default usd. */
-  @IsOptional() @Currency()
+  @Optional() @Currency()
   currency?: string;
 
   @Metadata()
@@ -23,17 +23,17 @@ export class CreateAddonDto {
 }
 
 export class UpdateAddonDto {
-  @IsOptional() @Name()
+  @Optional() @Name()
   name?: string;
 
   /** null or "" removes it. */
   @Description()
   description?: string | null;
 
-  @IsOptional() @Amount('price_monthly')
+  @Optional() @Amount('price_monthly')
   price_monthly?: number;
 
-  @IsOptional() @Currency()
+  @Optional() @Currency()
   currency?: string;
 
   /** Merged into the existing pairs; a key set to "" is removed. */
@@ -42,6 +42,6 @@ export class UpdateAddonDto {
 }
 
 export class ListAddonsQueryDto extends ListQueryDto {
-  @IsOptional() @OneOf('status', ADDON_STATUSES)
+  @Optional() @OneOf('status', ADDON_STATUSES)
   status?: string;
 }

@@ -1,4 +1,5 @@
-import { ADDON_STATUSES, type AddonJson, presentAddon } from '@recur/contracts';
+import { type AddonJson, presentAddon } from '@recur/contracts';
+import { ADDON_STATUSES } from '@recur/vocabulary';
 import { toInt64 } from '@recur/money';
 import { listEnvelope } from '../http/list';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';

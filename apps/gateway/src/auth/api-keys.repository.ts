@@ -35,7 +35,7 @@ export class ApiKeysRepository {
     }
     this.cache.delete(hash);
     const generation = this.generation;
-    const row = await this.prisma.apiKey.findUnique({ where: { hash } });
+    const row = await this.prisma.apiKey.findUnique({ where: { hash }, include: { account: { select: { name: true } } } });
     if (!row || (row.expiresAt && row.expiresAt <= now)) return undefined;
     if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
       void this.prisma.apiKey.update({ where: { id: row.id }, data: { lastUsedAt: now } }).catch(() => undefined);
@@ -43,6 +43,7 @@ export class ApiKeysRepository {
     const caller: Caller = {
       keyId: row.id,
       tenant: { accountId: row.accountId, livemode: row.livemode },
+      accountName: row.account.name,
       kind: row.kind as KeyKind,
       scope: row.scope as KeyScope,
     };

@@ -1,4 +1,5 @@
-import { Injectable, type NestMiddleware } from '@nestjs/common';
+import { Inject, Injectable, type NestMiddleware } from '@nestjs/common';
+import { CLOCK, type Clock } from '@recur/kernel';
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../http/api-error';
 import { sendApiError } from '../http/api-exception.filter';
@@ -7,7 +8,6 @@ import { isWellFormedKey } from './api-key';
 import { API_KEY_HEADER } from './api-key-header';
 import { ApiKeysRepository } from './api-keys.repository';
 
-
 /**
  * Resolves `x-api-key` to the calling account, app, kind and scope. The key alone
  * selects the app: there is no app header. Missing, malformed, unknown, revoked or
@@ -15,7 +15,10 @@ import { ApiKeysRepository } from './api-keys.repository';
  */
 @Injectable()
 export class AuthenticateMiddleware implements NestMiddleware {
-  constructor(private readonly keys: ApiKeysRepository) {}
+  constructor(
+    private readonly keys: ApiKeysRepository,
+    @Inject(CLOCK) private readonly now: Clock,
+  ) {}
 
   async use(request: Request, response: Response, next: NextFunction): Promise<void> {
     const state = requestState(request);
@@ -25,7 +28,7 @@ export class AuthenticateMiddleware implements NestMiddleware {
     }
     let caller;
     try {
-      caller = isWellFormedKey(key) ? await this.keys.resolve(key, new Date()) : undefined;
+      caller = isWellFormedKey(key) ? await this.keys.resolve(key, this.now()) : undefined;
     } catch (error) {
       return next(error);
     }

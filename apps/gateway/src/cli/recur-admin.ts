@@ -80,11 +80,14 @@ export async function runAdmin(argv: string[]): Promise<unknown> {
   }
 }
 
-if (require.main === module) {
-  runAdmin(process.argv.slice(2))
+/** Runs one command and prints its JSON answer (apps/gateway/bin/recur-admin.js calls this). */
+export function main(argv: string[]): void {
+  runAdmin(argv)
     .then((result) => process.stdout.write(`${JSON.stringify(result, null, 2)}\n`))
     .catch((error: Error) => {
       process.stderr.write(`${error.message}\n`);
       process.exit(1);
     });
 }
+
+if (require.main === module) main(process.argv.slice(2));

@@ -1,8 +1,9 @@
-import { COUPON_DURATIONS, COUPON_PERIODS_MAX } from '@recur/contracts';
+import { COUPON_DURATIONS, COUPON_PERIODS_MAX } from '@recur/vocabulary';
 import { COUPON_TYPES } from '@recur/pricing';
-import { IsDefined, IsInt, IsNumber, IsOptional, Max, Min } from 'class-validator';
+import { IsDefined, IsInt, IsNumber, Max, Min } from 'class-validator';
 import { ListQueryDto } from '../http/list';
 import { Currency, Metadata, Name, OneOf } from '../plans/plans.dto';
+import { Nullable, Optional } from '../http/optional';
 
 const Periods = () => (target: object, key: string | symbol) => {
   IsInt({ message: 'duration_in_periods must be an integer' })(target, key);
@@ -23,7 +24,7 @@ export class CreateCouponDto {
   value!: number;
 
   /** Required for fixed_amount, not allowed for percentage. */
-  @IsOptional() @Currency()
+  @Optional() @Currency()
   currency?: string;
 
   /** once, repeating or forever. */
@@ -31,7 +32,7 @@ export class CreateCouponDto {
   duration!: string;
 
   /** Required for repeating (1 to 120 billing periods), not allowed otherwise. */
-  @IsOptional() @Periods()
+  @Optional() @Periods()
   duration_in_periods?: number;
 
   @Metadata()
@@ -40,24 +41,24 @@ export class CreateCouponDto {
 
 /** Before the first redemption every field may change; afterwards only name and metadata. */
 export class UpdateCouponDto {
-  @IsOptional() @Name()
+  @Optional() @Name()
   name?: string;
 
-  @IsOptional() @OneOf('type', COUPON_TYPES)
+  @Optional() @OneOf('type', COUPON_TYPES)
   type?: string;
 
-  @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'value must be a number' })
+  @Optional() @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'value must be a number' })
   value?: number;
 
   /** null removes it. */
-  @IsOptional() @Currency()
+  @Nullable('string') @Currency()
   currency?: string | null;
 
-  @IsOptional() @OneOf('duration', COUPON_DURATIONS)
+  @Optional() @OneOf('duration', COUPON_DURATIONS)
   duration?: string;
 
   /** null removes it. */
-  @IsOptional() @Periods()
+  @Nullable('integer') @Periods()
   duration_in_periods?: number | null;
 
   @Metadata()

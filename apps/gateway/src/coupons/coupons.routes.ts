@@ -1,4 +1,5 @@
-import { COUPON_DURATIONS, type CouponJson, presentCoupon } from '@recur/contracts';
+import { type CouponJson, presentCoupon } from '@recur/contracts';
+import { COUPON_DURATIONS } from '@recur/vocabulary';
 import { COUPON_TYPES } from '@recur/pricing';
 import { listEnvelope } from '../http/list';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';

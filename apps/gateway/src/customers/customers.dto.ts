@@ -1,7 +1,8 @@
-import { CUSTOMER_EMAIL_MAX, CUSTOMER_NAME_MAX, EMAIL_PATTERN } from '@recur/contracts';
-import { IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateBy } from 'class-validator';
+import { CUSTOMER_EMAIL_MAX, CUSTOMER_NAME_MAX, EMAIL_PATTERN } from '@recur/vocabulary';
+import { IsNotEmpty, IsObject, IsString, Matches, MaxLength, ValidateBy } from 'class-validator';
 import { METADATA_KEY_MAX, METADATA_MAX_KEYS, METADATA_VALUE_MAX } from '@recur/kernel';
 import { ListQueryDto } from '../http/list';
+import { Optional } from '../http/optional';
 
 /** Metadata: at most 50 string values; keys up to 40 characters, values up to 500. */
 export const IsMetadata = () =>
@@ -28,34 +29,40 @@ export class CreateCustomerDto {
   @Matches(EMAIL_PATTERN, { message: 'email must be a valid e-mail address' })
   email!: string;
 
-  @IsOptional()
+  @Optional()
   @IsObject()
   @IsMetadata()
   metadata?: Record<string, string>;
+
+  /** A sandbox test clock (`clock_…`) the customer lives on; its subscriptions follow the clock's time. */
+  @Optional()
+  @IsString({ message: 'test_clock must be a string' })
+  @MaxLength(100)
+  test_clock?: string;
 }
 
 export class UpdateCustomerDto {
-  @IsOptional()
+  @Optional()
   @IsString({ message: 'name must be a string' })
   @IsNotEmpty({ message: 'name must not be empty' })
   @MaxLength(CUSTOMER_NAME_MAX)
   name?: string;
 
-  @IsOptional()
+  @Optional()
   @IsString({ message: 'email must be a string' })
   @MaxLength(CUSTOMER_EMAIL_MAX)
   @Matches(EMAIL_PATTERN, { message: 'email must be a valid e-mail address' })
   email?: string;
 
   /** Merged into the existing pairs; a key set to "" is removed. */
-  @IsOptional()
+  @Optional()
   @IsObject()
   @IsMetadata()
   metadata?: Record<string, string>;
 }
 
 export class ListCustomersQueryDto extends ListQueryDto {
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(CUSTOMER_EMAIL_MAX)
   email?: string;

@@ -5,18 +5,19 @@ import { CreateCustomerDto, ListCustomersQueryDto, UpdateCustomerDto } from './c
 
 export const CUSTOMER_SCHEMA = responseSchema<CustomerJson>('Customer', {
   type: 'object',
-  required: ['id', 'object', 'livemode', 'name', 'email', 'metadata', 'created', 'updated', 'deleted', 'deleted_at'],
+  required: ['id', 'object', 'livemode', 'name', 'email', 'metadata', 'created', 'updated', 'deleted', 'deleted_at', 'test_clock'],
   properties: {
     id: { type: 'string', example: 'cus_4f9XkQ2mZ8aBcD1eF3gH5jKl' },
     object: { type: 'string', enum: ['customer'] },
     livemode: { type: 'boolean' },
     name: { type: 'string' },
-    email: { type: 'string', format: 'email' },
+    email: { type: 'string', description: 'An e-mail address: local@domain.tld, any script.' },
     metadata: { type: 'object', additionalProperties: { type: 'string' } },
     created: { type: 'integer', description: 'Unix seconds.' },
     updated: { type: 'integer', description: 'Unix seconds.' },
     deleted: { type: 'boolean', description: 'True once the customer was (soft) deleted.' },
     deleted_at: { type: ['integer', 'null'], description: 'Unix seconds of the deletion, or null.' },
+    test_clock: { type: ['string', 'null'], description: 'The sandbox test clock the customer lives on, or null.' },
   },
 });
 
@@ -25,7 +26,7 @@ export const CUSTOMER_ROUTES = defineRoutes('Customers', [
   route({
     method: 'POST', path: '/v1/customers', summary: 'Create a customer', body: CreateCustomerDto, response: CUSTOMER_SCHEMA, status: 201,
     handler: async ({ services, tenant, commandId, body }) => {
-      const { customer } = await services.subscription.createCustomer({ tenant, name: body.name, email: body.email, metadata: body.metadata ?? {}, requestId: commandId });
+      const { customer } = await services.subscription.createCustomer({ tenant, name: body.name, email: body.email, metadata: body.metadata ?? {}, testClockId: body.test_clock, requestId: commandId });
       return presentCustomer(customer!);
     },
   }),

@@ -9,6 +9,8 @@ export type KeyScope = 'full' | 'read_only';
 export interface Caller {
   keyId: string;
   tenant: TenantRef;
+  /** The account's name: the seller on the documents it issues (invoice PDFs). */
+  accountName: string;
   kind: KeyKind;
   scope: KeyScope;
 }

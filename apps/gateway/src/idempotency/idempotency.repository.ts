@@ -1,69 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { newId, type TenantRef } from '@recur/kernel';
-import { isUniqueViolation } from '@recur/persistence';
 import { PrismaService } from '../infrastructure/prisma.service';
+import { IdempotencyRecords } from './idempotency.records';
 
-export type Claim =
-  | { outcome: 'claimed'; recordId: string }
-  | { outcome: 'replay'; status: number; body: string }
-  | { outcome: 'mismatch' }
-  | { outcome: 'in_progress' };
+export { type Claim, IDEMPOTENCY_LOCK_TTL_MS, IDEMPOTENCY_RETENTION_MS } from './idempotency.records';
 
-/** A request that has held its key this long without answering is presumed dead. */
-export const IDEMPOTENCY_LOCK_TTL_MS = 60_000;
-/** Records are kept for 24 hours, as Stripe does; after that a key may be used afresh. */
-export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
-
+/** The records as a Nest provider on the gateway's database (kept apart so the rules load without Nest). */
 @Injectable()
-export class IdempotencyRepository {
-  constructor(private readonly prisma: PrismaService) {}
-
-  /**
-   * Claims a key for a request, or tells why not. The unique (account, app, key)
-   * constraint decides races between concurrent first requests.
-   */
-  async claim(tenant: TenantRef, key: string, fingerprint: string, now: Date): Promise<Claim> {
-    const id = newId('req');
-    try {
-      await this.prisma.idempotencyRecord.create({
-        data: { id, accountId: tenant.accountId, livemode: tenant.livemode, key, fingerprint, lockedAt: now },
-      });
-      return { outcome: 'claimed', recordId: id };
-    } catch (error) {
-      if (!isUniqueViolation(error)) throw error;
-    }
-    const record = await this.prisma.idempotencyRecord.findUnique({
-      where: { accountId_livemode_key: { accountId: tenant.accountId, livemode: tenant.livemode, key } },
-    });
-    if (!record) return this.claim(tenant, key, fingerprint, now); // expired and purged meanwhile
-    if (record.createdAt.getTime() < now.getTime() - IDEMPOTENCY_RETENTION_MS) {
-      await this.prisma.idempotencyRecord.deleteMany({ where: { id: record.id } });
-      return this.claim(tenant, key, fingerprint, now);
-    }
-    if (record.fingerprint !== fingerprint) return { outcome: 'mismatch' };
-    if (record.status !== null && record.responseBody !== null) return { outcome: 'replay', status: record.status, body: record.responseBody };
-    // Still running, or its process died: take over a lock older than the TTL.
-    const stale = new Date(now.getTime() - IDEMPOTENCY_LOCK_TTL_MS);
-    const takeover = await this.prisma.idempotencyRecord.updateMany({
-      where: { id: record.id, status: null, OR: [{ lockedAt: null }, { lockedAt: { lt: stale } }] },
-      data: { lockedAt: now },
-    });
-    return takeover.count === 1 ? { outcome: 'claimed', recordId: record.id } : { outcome: 'in_progress' };
-  }
-
-  async complete(recordId: string, status: number, body: string): Promise<void> {
-    await this.prisma.idempotencyRecord.update({ where: { id: recordId }, data: { status, responseBody: body, lockedAt: null } });
-  }
-
-  /** Server-side failures are not remembered: the client's retry runs the request again. */
-  async release(recordId: string): Promise<void> {
-    await this.prisma.idempotencyRecord.deleteMany({ where: { id: recordId, status: null } });
-  }
-
-  async purgeExpired(now: Date): Promise<number> {
-    const { count } = await this.prisma.idempotencyRecord.deleteMany({
-      where: { createdAt: { lt: new Date(now.getTime() - IDEMPOTENCY_RETENTION_MS) } },
-    });
-    return count;
+export class IdempotencyRepository extends IdempotencyRecords {
+  constructor(prisma: PrismaService) {
+    super(prisma);
   }
 }

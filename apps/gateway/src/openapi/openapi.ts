@@ -1,7 +1,10 @@
 import type { ClassConstructor } from 'class-transformer';
 import { getMetadataStorage } from 'class-validator';
 import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
+import { METADATA_KEY_MAX, METADATA_MAX_KEYS, METADATA_VALUE_MAX } from '@recur/kernel';
 import { API_KEY_HEADER } from '../auth/api-key-header';
+import { PATH_ID_PATTERN } from '../http/input-rules';
+import { IDEMPOTENCY_KEY_PATTERN } from '../idempotency/idempotency-key';
 import type { RouteDefinition } from '../routing/define-routes';
 import { ROUTES } from '../routing/route-table';
 
@@ -26,7 +29,37 @@ const ERROR_SCHEMA = {
 
 const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
 
-type DtoSchemas = Record<string, { properties?: Record<string, object>; required?: string[] }>;
+type DtoSchemas = Record<string, { properties?: Record<string, object>; required?: string[]; additionalProperties?: boolean }>;
+
+/** Any string without U+0000. */
+const NO_NUL_PATTERN = '^[^\\u0000]*$';
+
+const METADATA_SCHEMA = {
+  type: 'object',
+  description: 'Your key-value data: string values; an update merges, and a key set to "" is removed.',
+  maxProperties: METADATA_MAX_KEYS,
+  propertyNames: { minLength: 1, maxLength: METADATA_KEY_MAX },
+  additionalProperties: { type: 'string', maxLength: METADATA_VALUE_MAX },
+};
+
+/**
+ * What class-validator-jsonschema cannot say on its own: unknown fields are refused (the
+ * validation pipe forbids them), and `metadata` (a Record, which it would reference as an
+ * undefined `Object` schema) is the metadata shape.
+ */
+function tightenRequestSchemas(schemas: DtoSchemas): DtoSchemas {
+  for (const schema of Object.values(schemas)) {
+    schema.additionalProperties = false;
+    for (const [name, property] of Object.entries(schema.properties ?? {}) as [string, { $ref?: string; type?: string; pattern?: string; items?: { type?: string; pattern?: string } }][]) {
+      if (name === 'metadata') schema.properties![name] = METADATA_SCHEMA;
+      else if (property.$ref === '#/components/schemas/Object') schema.properties![name] = { type: 'object' };
+      // The door refuses U+0000 in every string (input-rules.ts); say so where no pattern says more.
+      else if (property.type === 'string' && !property.pattern) property.pattern = NO_NUL_PATTERN;
+      else if (property.items?.type === 'string' && !property.items.pattern) property.items.pattern = NO_NUL_PATTERN;
+    }
+  }
+  return schemas;
+}
 
 function queryParameters(query: ClassConstructor<object> | undefined, schemas: DtoSchemas) {
   if (!query) return [];
@@ -35,6 +68,7 @@ function queryParameters(query: ClassConstructor<object> | undefined, schemas: D
 }
 
 function successResponse(route: RouteDefinition) {
+  if (route.file) return { description: 'Success', content: { [route.file.contentType]: { schema: { type: 'string', format: 'binary' } } } };
   if (!route.response) return { description: 'Success' };
   const item = { $ref: `#/components/schemas/${route.response.name}` };
   const schema = route.list
@@ -49,14 +83,15 @@ function successResponse(route: RouteDefinition) {
 
 function operation(route: RouteDefinition, schemas: DtoSchemas) {
   const implemented = route.handler !== undefined;
-  const pathParameters = [...route.path.matchAll(/:([A-Za-z]+)/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
+  const pathParameters = [...route.path.matchAll(/:([A-Za-z]+)/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string', pattern: PATH_ID_PATTERN.source } }));
   return {
     operationId: `${route.method.toLowerCase()}${route.path.replace(/\/v1|:/g, '').replace(/[/-](\w)/g, (_m, c: string) => c.toUpperCase())}`,
     summary: route.summary,
     tags: [route.tag],
     ...(implemented ? {} : { 'x-recur-availability': 'planned', description: 'Part of the interface; answers 501 not_implemented until its capability lands. Key rules already apply.' }),
-    parameters: [...pathParameters, ...queryParameters(route.query, schemas), ...(route.method === 'POST' ? [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } }] : [])],
-    ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${route.body.name}` } } } } } : {}),
+    parameters: [...pathParameters, ...queryParameters(route.query, schemas), ...(route.method === 'POST' ? [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY_PATTERN.source } }] : [])],
+    // A PATCH changes what it names: an empty body is a valid no-op.
+    ...(route.body ? { requestBody: { required: route.method !== 'PATCH', content: { 'application/json': { schema: { $ref: `#/components/schemas/${route.body.name}` } } } } } : {}),
     responses: {
       [String(route.status)]: successResponse(route),
       '400': errorResponse('Invalid request (validation, unknown parameter, bad JSON).'),
@@ -64,14 +99,15 @@ function operation(route: RouteDefinition, schemas: DtoSchemas) {
       '403': errorResponse(route.publishable ? 'A read_only key attempted a write.' : 'publishable_key_forbidden or api_key_read_only.'),
       ...(pathParameters.length > 0 ? { '404': errorResponse('No such resource in this app.') } : {}),
       ...(route.read ? {} : { '409': errorResponse('State conflict, or Idempotency-Key reused or in progress.') }),
-      ...(implemented ? {} : { '501': errorResponse('Not available yet.') }),
+      ...(route.body ? { '413': errorResponse('The body is larger than 256 KB.') } : {}),
+      ...(implemented ? { '503': errorResponse('A service behind the gateway is unavailable; retry (with the same Idempotency-Key for a POST).') } : { '501': errorResponse('Not available yet.') }),
     },
   };
 }
 
 /** The OpenAPI 3.1 document of `/v1`, built from the route table: its DTOs and its answer schemas. */
 export function buildOpenApiDocument(serverUrl = '/', routes: readonly RouteDefinition[] = ROUTES): Record<string, unknown> {
-  const dtoSchemas = validationMetadatasToSchemas({ classValidatorMetadataStorage: getMetadataStorage(), refPointerPrefix: '#/components/schemas/' }) as DtoSchemas;
+  const dtoSchemas = tightenRequestSchemas(validationMetadatasToSchemas({ classValidatorMetadataStorage: getMetadataStorage(), refPointerPrefix: '#/components/schemas/' }) as DtoSchemas);
   const paths: Record<string, Record<string, unknown>> = {};
   const responseSchemas: Record<string, object> = {};
   for (const route of routes) {

@@ -1,12 +1,14 @@
-import { AMOUNT_MAX, CATALOG_DESCRIPTION_MAX, CATALOG_NAME_MAX, CURRENCY_PATTERN, METRIC_NAME_PATTERN, PACKAGE_SIZE_MAX, PLAN_STATUSES } from '@recur/contracts';
+import { CURRENCY_CODES } from '@recur/money';
+import { AMOUNT_MAX, CATALOG_DESCRIPTION_MAX, CATALOG_NAME_MAX, METRIC_NAME_PATTERN, PACKAGE_SIZE_MAX, PLAN_STATUSES } from '@recur/vocabulary';
 import { BILLING_INTERVALS, PRICE_COMPONENT_TYPES, PRICING_MODELS, TIERS_MAX } from '@recur/pricing';
 import { Type } from 'class-transformer';
 import { JSONSchema } from 'class-validator-jsonschema';
 import {
-  ArrayMaxSize, ArrayMinSize, IsArray, IsDefined, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateIf, ValidateNested,
+  ArrayMaxSize, ArrayMinSize, IsArray, IsDefined, IsIn, IsInt, IsNotEmpty, IsObject, IsString, Matches, Max, MaxLength, Min, ValidateIf, ValidateNested,
 } from 'class-validator';
 import { IsMetadata } from '../customers/customers.dto';
 import { ListQueryDto } from '../http/list';
+import { Nullable, Optional } from '../http/optional';
 
 /** Shared field decorators of the catalog's request bodies. */
 export const amount = (field: string) => [
@@ -17,10 +19,10 @@ export const amount = (field: string) => [
 /** Applies decorators as if stacked in this order (stacked decorators run bottom-up). */
 export const apply = (...decorators: PropertyDecorator[]): PropertyDecorator => (target, key) => [...decorators].reverse().forEach((decorator) => decorator(target, key));
 export const Name = () => apply(IsString({ message: 'name must be a string' }), IsNotEmpty({ message: 'name must not be empty' }), MaxLength(CATALOG_NAME_MAX, { message: `name must be at most ${CATALOG_NAME_MAX} characters` }));
-export const Description = () => apply(IsOptional(), IsString({ message: 'description must be a string' }), MaxLength(CATALOG_DESCRIPTION_MAX, { message: `description must be at most ${CATALOG_DESCRIPTION_MAX} characters` }));
-export const Currency = () => apply(IsString({ message: 'currency must be a string' }), Matches(CURRENCY_PATTERN, { message: 'currency must be a lowercase three-letter ISO 4217 code such as usd' }));
+export const Description = () => apply(Nullable('string'), IsString({ message: 'description must be a string' }), MaxLength(CATALOG_DESCRIPTION_MAX, { message: `description must be at most ${CATALOG_DESCRIPTION_MAX} characters` }));
+export const Currency = () => apply(IsString({ message: 'currency must be a string' }), IsIn(CURRENCY_CODES, { message: 'currency must be a lowercase ISO 4217 code such as usd' }));
 export const Amount = (field: string) => apply(...amount(field));
-export const Metadata = () => apply(IsOptional(), IsObject(), IsMetadata());
+export const Metadata = () => apply(Optional(), IsObject(), IsMetadata());
 export const OneOf = (field: string, values: readonly string[]) => IsIn([...values], { message: `${field} must be one of ${values.join(', ')}` });
 
 export class CreatePlanDto {
@@ -39,15 +41,15 @@ export class CreatePlanDto {
   amount_monthly!: number;
 
   /** Lowercase ISO 4217; default usd. */
-  @IsOptional() @Currency()
+  @Optional() @Currency()
   currency?: string;
 
   /** Units per package (package model only); default 1. */
-  @IsOptional() @IsInt({ message: 'package_size must be an integer' }) @Min(1, { message: 'package_size must be at least 1' }) @Max(PACKAGE_SIZE_MAX, { message: `package_size must be at most ${PACKAGE_SIZE_MAX}` })
+  @Optional() @IsInt({ message: 'package_size must be an integer' }) @Min(1, { message: 'package_size must be at least 1' }) @Max(PACKAGE_SIZE_MAX, { message: `package_size must be at most ${PACKAGE_SIZE_MAX}` })
   package_size?: number;
 
   /** The intervals the plan may be sold on; default all (monthly, quarterly, yearly). */
-  @IsOptional() @IsArray({ message: 'billing_intervals must be an array' }) @ArrayMinSize(1, { message: 'billing_intervals must not be empty' })
+  @Optional() @IsArray({ message: 'billing_intervals must be an array' }) @ArrayMinSize(1, { message: 'billing_intervals must not be empty' })
   @IsIn([...BILLING_INTERVALS], { each: true, message: `billing_intervals must hold only ${BILLING_INTERVALS.join(', ')}` })
   billing_intervals?: string[];
 
@@ -56,26 +58,26 @@ export class CreatePlanDto {
 }
 
 export class UpdatePlanDto {
-  @IsOptional() @Name()
+  @Optional() @Name()
   name?: string;
 
   /** null or "" removes it. */
   @Description()
   description?: string | null;
 
-  @IsOptional() @OneOf('pricing_model', PRICING_MODELS)
+  @Optional() @OneOf('pricing_model', PRICING_MODELS)
   pricing_model?: string;
 
-  @IsOptional() @Amount('amount_monthly')
+  @Optional() @Amount('amount_monthly')
   amount_monthly?: number;
 
-  @IsOptional() @Currency()
+  @Optional() @Currency()
   currency?: string;
 
-  @IsOptional() @IsInt({ message: 'package_size must be an integer' }) @Min(1, { message: 'package_size must be at least 1' }) @Max(PACKAGE_SIZE_MAX, { message: `package_size must be at most ${PACKAGE_SIZE_MAX}` })
+  @Optional() @IsInt({ message: 'package_size must be an integer' }) @Min(1, { message: 'package_size must be at least 1' }) @Max(PACKAGE_SIZE_MAX, { message: `package_size must be at most ${PACKAGE_SIZE_MAX}` })
   package_size?: number;
 
-  @IsOptional() @IsArray({ message: 'billing_intervals must be an array' }) @ArrayMinSize(1, { message: 'billing_intervals must not be empty' })
+  @Optional() @IsArray({ message: 'billing_intervals must be an array' }) @ArrayMinSize(1, { message: 'billing_intervals must not be empty' })
   @IsIn([...BILLING_INTERVALS], { each: true, message: `billing_intervals must hold only ${BILLING_INTERVALS.join(', ')}` })
   billing_intervals?: string[];
 
@@ -85,13 +87,13 @@ export class UpdatePlanDto {
 }
 
 export class ListPlansQueryDto extends ListQueryDto {
-  @IsOptional() @OneOf('status', PLAN_STATUSES)
+  @Optional() @OneOf('status', PLAN_STATUSES)
   status?: string;
 }
 
 export class ClonePlanDto {
   /** The copy's name; default the original's name with " (copy)". */
-  @IsOptional() @Name()
+  @Optional() @Name()
   name?: string;
 }
 
@@ -106,7 +108,7 @@ export class PlanTierDto {
   unit_amount!: number;
 
   /** Charged once when the quantity reaches the tier; default 0. */
-  @IsOptional() @Amount('flat_amount')
+  @Optional() @Amount('flat_amount')
   flat_amount?: number;
 }
 
@@ -131,7 +133,7 @@ export class CreatePriceComponentDto {
   name!: string;
 
   /** Required for metered, not allowed for fixed. */
-  @IsOptional() @MetricName()
+  @Optional() @MetricName()
   metric_name?: string;
 
   /** Price per unit of usage (metered) or the monthly fee (fixed), minor units of the plan's currency. */
@@ -139,21 +141,21 @@ export class CreatePriceComponentDto {
   unit_amount!: number;
 
   /** Usage per month that is free (metered only); default 0. */
-  @IsOptional() @IsInt({ message: 'included_quantity must be an integer' }) @Min(0, { message: 'included_quantity must not be negative' }) @Max(AMOUNT_MAX)
+  @Optional() @IsInt({ message: 'included_quantity must be an integer' }) @Min(0, { message: 'included_quantity must not be negative' }) @Max(AMOUNT_MAX)
   included_quantity?: number;
 }
 
 export class UpdatePriceComponentDto {
-  @IsOptional() @Name()
+  @Optional() @Name()
   name?: string;
 
-  @IsOptional() @MetricName()
+  @Optional() @MetricName()
   metric_name?: string;
 
-  @IsOptional() @Amount('unit_amount')
+  @Optional() @Amount('unit_amount')
   unit_amount?: number;
 
-  @IsOptional() @IsInt({ message: 'included_quantity must be an integer' }) @Min(0, { message: 'included_quantity must not be negative' }) @Max(AMOUNT_MAX)
+  @Optional() @IsInt({ message: 'included_quantity must be an integer' }) @Min(0, { message: 'included_quantity must not be negative' }) @Max(AMOUNT_MAX)
   included_quantity?: number;
 }
 

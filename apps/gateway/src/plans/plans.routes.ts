@@ -1,6 +1,5 @@
-import {
-  PLAN_STATUSES, type PlanJson, type PlanTiersJson, type PriceComponentJson, presentPlan, presentPlanTiers, presentPriceComponent,
-} from '@recur/contracts';
+import { type PlanJson, type PlanTiersJson, type PriceComponentJson, presentPlan, presentPlanTiers, presentPriceComponent } from '@recur/contracts';
+import { PLAN_STATUSES } from '@recur/vocabulary';
 import { BILLING_INTERVALS, PRICE_COMPONENT_TYPES, PRICING_MODELS } from '@recur/pricing';
 import { toInt64 } from '@recur/money';
 import { listEnvelope } from '../http/list';

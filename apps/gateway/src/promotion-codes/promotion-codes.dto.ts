@@ -1,6 +1,7 @@
-import { PROMOTION_CODE_PATTERN } from '@recur/contracts';
-import { IsBoolean, IsInt, IsNotEmpty, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { PROMOTION_CODE_PATTERN, UNIX_SECONDS_MAX, UNIX_SECONDS_MIN } from '@recur/vocabulary';
+import { IsBoolean, IsInt, IsNotEmpty, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { ListQueryDto } from '../http/list';
+import { Nullable, Optional } from '../http/optional';
 
 const REDEMPTIONS_MAX = 1_000_000_000;
 
@@ -17,36 +18,36 @@ export class CreatePromotionCodeDto {
   coupon!: string;
 
   /** Default true. */
-  @IsOptional() @IsBoolean({ message: 'active must be a boolean' })
+  @Optional() @IsBoolean({ message: 'active must be a boolean' })
   active?: boolean;
 
-  @IsOptional() @IsInt({ message: 'max_redemptions must be an integer' }) @Min(1, { message: 'max_redemptions must be at least 1' }) @Max(REDEMPTIONS_MAX)
+  @Optional() @IsInt({ message: 'max_redemptions must be an integer' }) @Min(1, { message: 'max_redemptions must be at least 1' }) @Max(REDEMPTIONS_MAX)
   max_redemptions?: number;
 
   /** Unix seconds, in the future. */
-  @IsOptional() @IsInt({ message: 'expires_at must be a unix time in seconds' }) @Min(1, { message: 'expires_at must be a unix time in seconds' })
+  @Optional() @IsInt({ message: 'expires_at must be a unix time in seconds' }) @Min(UNIX_SECONDS_MIN, { message: 'expires_at must be a unix time in seconds' }) @Max(UNIX_SECONDS_MAX, { message: `expires_at must be at most ${UNIX_SECONDS_MAX}` })
   expires_at?: number;
 }
 
 export class UpdatePromotionCodeDto {
-  @IsOptional() @IsBoolean({ message: 'active must be a boolean' })
+  @Optional() @IsBoolean({ message: 'active must be a boolean' })
   active?: boolean;
 
   /** null removes the cap. */
-  @IsOptional() @IsInt({ message: 'max_redemptions must be an integer' }) @Min(1, { message: 'max_redemptions must be at least 1' }) @Max(REDEMPTIONS_MAX)
+  @Nullable('integer') @IsInt({ message: 'max_redemptions must be an integer' }) @Min(1, { message: 'max_redemptions must be at least 1' }) @Max(REDEMPTIONS_MAX)
   max_redemptions?: number | null;
 
   /** null removes the expiry. */
-  @IsOptional() @IsInt({ message: 'expires_at must be a unix time in seconds' }) @Min(1, { message: 'expires_at must be a unix time in seconds' })
+  @Nullable('integer') @IsInt({ message: 'expires_at must be a unix time in seconds' }) @Min(UNIX_SECONDS_MIN, { message: 'expires_at must be a unix time in seconds' }) @Max(UNIX_SECONDS_MAX, { message: `expires_at must be at most ${UNIX_SECONDS_MAX}` })
   expires_at?: number | null;
 }
 
 export class ListPromotionCodesQueryDto extends ListQueryDto {
   /** Only the codes of this coupon. */
-  @IsOptional() @IsString() @MaxLength(100)
+  @Optional() @IsString() @MaxLength(100)
   coupon?: string;
 
   /** Only the code with this text, ignoring case. */
-  @IsOptional() @IsString() @MaxLength(50)
+  @Optional() @IsString() @MaxLength(50)
   code?: string;
 }

@@ -1,10 +1,11 @@
-import { All, Controller, Req, Res } from '@nestjs/common';
+import { All, Controller, Req, Res, StreamableFile } from '@nestjs/common';
 import { toTenantMessage } from '@recur/contracts';
 import type { Request, Response } from 'express';
 import { ApiError } from '../http/api-error';
 import { callerOf, requestState } from '../http/request-context';
 import { createValidationPipe } from '../http/validation';
 import { ServiceClients } from '../infrastructure/service-clients';
+import type { FileAnswer } from './define-routes';
 
 /**
  * Runs every `/v1` route from the route table. By the time a request gets here the middleware
@@ -26,15 +27,21 @@ export class ApiController {
     if (!route.handler) throw new ApiError(501, 'not_implemented', `${request.method} ${request.path} is part of the API but not available yet.`);
     const body = route.body ? await this.validation.transform(request.body ?? {}, { type: 'body', metatype: route.body }) : undefined;
     const query = route.query ? await this.validation.transform({ ...request.query }, { type: 'query', metatype: route.query }) : undefined;
+    const caller = callerOf(request);
     const result = await route.handler({
       services: this.services,
-      tenant: toTenantMessage(callerOf(request).tenant),
+      tenant: toTenantMessage(caller.tenant),
+      accountName: caller.accountName,
       commandId: state.commandId ?? state.requestId,
       params: state.params ?? {},
       body,
       query,
     });
     response.status(route.status);
+    if (route.file) {
+      const { content, filename } = result as FileAnswer;
+      return new StreamableFile(Buffer.from(content), { type: route.file.contentType, disposition: `attachment; filename="${filename}"`, length: content.byteLength });
+    }
     return result;
   }
 }

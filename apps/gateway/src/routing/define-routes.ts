@@ -44,6 +44,8 @@ export type PathParams<P extends string> = P extends `${string}:${infer Name}/${
 export interface HandlerContext<P extends string, B, Q> {
   services: ServiceClients;
   tenant: commonV1.Tenant;
+  /** The caller's account name (the seller printed on documents). */
+  accountName: string;
   /** Forwarded to the service as the command's `request_id`: a retry of it answers the first answer. */
   commandId: string;
   params: PathParams<P>;
@@ -67,6 +69,8 @@ export interface RouteDefinition {
   response?: { name: string; schema: JsonSchema };
   /** The answer is a list envelope of `response`. */
   list: boolean;
+  /** The answer is a file of this media type (the handler answers a `FileAnswer`), not JSON. */
+  file?: { contentType: string };
   status: number;
   /** Absent while the capability has not landed: the route answers 501 not_implemented. */
   handler?: (context: HandlerContext<string, unknown, unknown>) => Promise<unknown>;
@@ -85,7 +89,13 @@ interface RouteSpec<P extends string, B, Q> {
 
 type Declared = Omit<RouteDefinition, 'tag'>;
 
-function declare<P extends string, B, Q>(spec: RouteSpec<P, B, Q>, response: RouteDefinition['response'], list: boolean, handler?: (context: HandlerContext<P, B, Q>) => Promise<unknown>): Declared {
+function declare<P extends string, B, Q>(
+  spec: RouteSpec<P, B, Q>,
+  response: RouteDefinition['response'],
+  list: boolean,
+  handler?: (context: HandlerContext<P, B, Q>) => Promise<unknown>,
+  file?: RouteDefinition['file'],
+): Declared {
   return {
     method: spec.method,
     path: spec.path,
@@ -96,6 +106,7 @@ function declare<P extends string, B, Q>(spec: RouteSpec<P, B, Q>, response: Rou
     query: spec.query as ClassConstructor<object> | undefined,
     response,
     list,
+    ...(file ? { file } : {}),
     status: spec.status ?? 200,
     handler: handler as RouteDefinition['handler'],
   };
@@ -113,6 +124,19 @@ export function listRoute<P extends string, R, B = undefined, Q = undefined>(
   spec: RouteSpec<P, B, Q> & { response: ResponseSchema<R>; handler: (context: HandlerContext<P, B, Q>) => Promise<ListEnvelope<R>> },
 ): Declared {
   return declare(spec, spec.response, true, spec.handler);
+}
+
+/** A file a route answers: its bytes and the name offered for saving it (`Content-Disposition`). */
+export interface FileAnswer {
+  content: Uint8Array;
+  filename: string;
+}
+
+/** A route that answers a file of `contentType` (a PDF, say) rather than JSON. */
+export function fileRoute<P extends string, B = undefined, Q = undefined>(
+  spec: RouteSpec<P, B, Q> & { contentType: string; handler: (context: HandlerContext<P, B, Q>) => Promise<FileAnswer> },
+): Declared {
+  return declare(spec, undefined, false, spec.handler, { contentType: spec.contentType });
 }
 
 /** A route of the interface whose capability has not landed: policed, documented as planned, 501. */

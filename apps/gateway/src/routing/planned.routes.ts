@@ -6,33 +6,7 @@ import { defineRoutes, planned } from './define-routes';
  * moves its rows into its own `<resource>.routes.ts` with handlers when it lands.
  */
 export const PLANNED_ROUTES = [
-  ...defineRoutes('Subscriptions', [
-    planned('POST', '/v1/subscriptions', 'Create a subscription'),
-    planned('GET', '/v1/subscriptions', 'List subscriptions'),
-    planned('GET', '/v1/subscriptions/:id', 'Retrieve a subscription'),
-    planned('POST', '/v1/subscriptions/:id/cancel', 'Cancel a subscription immediately'),
-    planned('POST', '/v1/subscriptions/:id/pause', 'Pause a subscription'),
-    planned('POST', '/v1/subscriptions/:id/resume', 'Resume a paused subscription'),
-    planned('POST', '/v1/subscriptions/:id/change-plan', 'Change plan or quantity'),
-    planned('DELETE', '/v1/subscriptions/:id/pending-change', 'Cancel a deferred plan change'),
-    planned('POST', '/v1/subscriptions/:id/reactivate', 'Reactivate a cancelled subscription'),
-    planned('POST', '/v1/subscriptions/:id/extend-trial', 'Extend the trial'),
-    planned('POST', '/v1/subscriptions/:id/billing-interval', 'Change the billing interval'),
-    planned('POST', '/v1/subscriptions/:id/promotion-code', 'Apply a promotion code'),
-    planned('DELETE', '/v1/subscriptions/:id/promotion-code', 'Remove the promotion code'),
-    planned('GET', '/v1/subscriptions/:id/upcoming-invoice', 'Preview the upcoming invoice'),
-    planned('GET', '/v1/subscriptions/:id/addons', "List a subscription's add-ons"),
-    planned('POST', '/v1/subscriptions/:id/addons', 'Add an add-on to a subscription'),
-    planned('PATCH', '/v1/subscriptions/:id/addons/:addonId', 'Update a subscription add-on'),
-    planned('DELETE', '/v1/subscriptions/:id/addons/:addonId', 'Remove a subscription add-on'),
-  ]),
   ...defineRoutes('Invoices', [
-    planned('POST', '/v1/invoices', 'Create a one-off invoice'),
-    planned('GET', '/v1/invoices', 'List invoices'),
-    planned('GET', '/v1/invoices/:id', 'Retrieve an invoice'),
-    planned('GET', '/v1/invoices/:id/pdf', 'Download an invoice as PDF'),
-    planned('POST', '/v1/invoices/:id/finalize', 'Finalize a draft invoice'),
-    planned('POST', '/v1/invoices/:id/void', 'Void a draft, open or failed invoice'),
     planned('POST', '/v1/invoices/:id/resend', 'Resend an invoice by e-mail'),
   ]),
   ...defineRoutes('Payments', [

@@ -6,7 +6,8 @@ import { callerOf, requestState } from '../http/request-context';
 import { matchRoute } from './route-table';
 
 /**
- * Matches the request against the route table (404 route_not_found, 405 method_not_allowed)
+ * Matches the request against the route table (404 route_not_found, 405 method_not_allowed
+ * with the path's `Allow` header)
  * and applies the key rules of the specification to every route in it:
  * a publishable key may call only the four plan reads (else 403 publishable_key_forbidden);
  * a read_only key may call only reads (else 403 api_key_read_only).
@@ -18,6 +19,7 @@ export class RoutePolicyMiddleware implements NestMiddleware {
     const caller = callerOf(request);
     const match = matchRoute(request.method, request.path);
     if (!match.entry) {
+      if (match.pathExists) response.setHeader('Allow', match.allowed.join(', '));
       const error = match.pathExists
         ? new ApiError(405, 'method_not_allowed', `${request.method} is not allowed on ${request.path}.`)
         : new ApiError(404, 'route_not_found', `Unrecognized request URL (${request.method} ${request.path}).`);

@@ -3,8 +3,11 @@ import 'reflect-metadata';
 import { ADDON_ROUTES } from '../addons/addons.routes';
 import { COUPON_ROUTES } from '../coupons/coupons.routes';
 import { CUSTOMER_ROUTES } from '../customers/customers.routes';
+import { INVOICE_ROUTES } from '../invoices/invoices.routes';
 import { PLAN_ROUTES } from '../plans/plans.routes';
 import { PROMOTION_CODE_ROUTES } from '../promotion-codes/promotion-codes.routes';
+import { SUBSCRIPTION_ROUTES } from '../subscriptions/subscriptions.routes';
+import { TEST_CLOCK_ROUTES } from '../test-clocks/test-clocks.routes';
 import { WEBHOOK_ROUTES } from '../webhooks/webhooks.routes';
 import type { RouteDefinition } from './define-routes';
 import { PLANNED_ROUTES } from './planned.routes';
@@ -24,6 +27,9 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...ADDON_ROUTES,
   ...COUPON_ROUTES,
   ...PROMOTION_CODE_ROUTES,
+  ...INVOICE_ROUTES,
+  ...SUBSCRIPTION_ROUTES,
+  ...TEST_CLOCK_ROUTES,
   ...PLANNED_ROUTES,
 ];
 
@@ -48,20 +54,29 @@ export interface RouteMatch {
   params?: Record<string, string>;
   /** True when the path exists under another method (405, not 404). */
   pathExists: boolean;
+  /** The methods the path advertises, for a 405's `Allow` header (the documented ones; HEAD is served too). */
+  allowed: string[];
 }
 
+/** HEAD is GET without the body (RFC 9110): Node drops the body, the route is the GET's. */
 export function matchRoute(method: string, path: string): RouteMatch {
-  let pathExists = false;
+  const wanted = method === 'HEAD' ? 'GET' : method;
+  const allowed: string[] = [];
+  // Routes are tried most literal first; a path answers as its most literal match
+  // (`/v1/webhooks/events` is that route, not `/v1/webhooks/:id` with id "events").
+  let literalSegments: number | undefined;
   for (const route of COMPILED) {
     const match = route.pattern.exec(path);
     if (!match) continue;
-    if (route.entry.method === method) {
+    if (literalSegments !== undefined && route.literalSegments < literalSegments) break;
+    literalSegments = route.literalSegments;
+    if (route.entry.method === wanted) {
       const params = Object.fromEntries(route.paramNames.map((name, index) => [name, decodeSegment(match[index + 1])]));
-      return { entry: route.entry, params, pathExists: true };
+      return { entry: route.entry, params, pathExists: true, allowed: [] };
     }
-    pathExists = true;
+    allowed.push(route.entry.method);
   }
-  return { pathExists };
+  return { pathExists: allowed.length > 0, allowed };
 }
 
 /** A malformed escape (`%zz`) is kept as it came: the service answers it as an unknown id. */

@@ -1,4 +1,10 @@
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { SUBSCRIBABLE_EVENT_TYPES } from '@recur/vocabulary';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsString, MaxLength } from 'class-validator';
+import { JSONSchema } from 'class-validator-jsonschema';
+import { Optional } from '../http/optional';
+
+/** The service checks each type and names the offending item (`events[1]`); the document lists them. */
+const EventTypesSchema = () => JSONSchema({ items: { type: 'string', enum: Object.keys(SUBSCRIBABLE_EVENT_TYPES) } });
 
 export class CreateWebhookEndpointDto {
   /** Where deliveries go; see the URL policy in the README. */
@@ -11,32 +17,34 @@ export class CreateWebhookEndpointDto {
   @ArrayMinSize(1)
   @ArrayMaxSize(22)
   @IsString({ each: true })
+  @EventTypesSchema()
   events!: string[];
 
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(500)
   description?: string;
 }
 
 export class UpdateWebhookEndpointDto {
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(2048)
   url?: string;
 
-  @IsOptional()
+  @Optional()
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(22)
   @IsString({ each: true })
+  @EventTypesSchema()
   events?: string[];
 
-  @IsOptional()
+  @Optional()
   @IsIn(['enabled', 'disabled'])
   status?: 'enabled' | 'disabled';
 
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(500)
   description?: string;

@@ -1,6 +1,5 @@
-import {
-  type DeliveryAttemptJson, presentDelivery, presentWebhookEndpoint, SUBSCRIBABLE_EVENT_TYPES, type WebhookDeliveryJson, type WebhookEndpointJson,
-} from '@recur/contracts';
+import { type DeliveryAttemptJson, presentDelivery, presentWebhookEndpoint, type WebhookDeliveryJson, type WebhookEndpointJson } from '@recur/contracts';
+import { SUBSCRIBABLE_EVENT_TYPES } from '@recur/vocabulary';
 import { listEnvelope, ListQueryDto } from '../http/list';
 import { defineRoutes, listRoute, type ObjectSchema, responseSchema, route } from '../routing/define-routes';
 import { CreateWebhookEndpointDto, UpdateWebhookEndpointDto } from './webhooks.dto';

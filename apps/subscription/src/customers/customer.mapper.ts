@@ -14,6 +14,7 @@ export function fromCustomerRow(row: CustomerRow): Customer {
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
     deletedAt: row.deletedAt,
+    testClockId: row.testClockId,
   };
 }
 
@@ -28,6 +29,7 @@ export function toCustomerRow(customer: Customer): Prisma.CustomerCreateInput {
     createdAt: customer.createdAt,
     updatedAt: customer.updatedAt,
     deletedAt: customer.deletedAt,
+    testClockId: customer.testClockId,
   };
 }
 
@@ -41,6 +43,7 @@ export function toCustomerMessage(customer: Customer): customerV1.Customer {
     created: BigInt(unixSeconds(customer.createdAt)),
     updated: BigInt(unixSeconds(customer.updatedAt)),
     deletedAt: customer.deletedAt ? BigInt(unixSeconds(customer.deletedAt)) : undefined,
+    testClockId: customer.testClockId ?? undefined,
   });
 }
 

@@ -7,7 +7,7 @@ import {
   newId,
   type TenantRef,
 } from '@recur/kernel';
-import { CUSTOMER_EMAIL_MAX, CUSTOMER_NAME_MAX, EMAIL_PATTERN } from '@recur/contracts';
+import { CUSTOMER_EMAIL_MAX, CUSTOMER_NAME_MAX, EMAIL_PATTERN } from '@recur/vocabulary';
 
 /** A customer as the domain sees it; persistence and transport map to and from this. */
 export interface Customer {
@@ -19,6 +19,8 @@ export interface Customer {
   createdAt: Date;
   updatedAt: Date;
   deletedAt: Date | null;
+  /** The sandbox test clock the customer lives on (set at creation only); null: real time. */
+  testClockId: string | null;
 }
 
 export interface CustomerFields {
@@ -61,7 +63,11 @@ function checkEmail(email: string): string {
   return trimmed;
 }
 
-export function createCustomer(tenant: TenantRef, fields: Required<Pick<CustomerFields, 'name' | 'email'>> & CustomerFields, now: Date): CustomerChange {
+export function createCustomer(
+  tenant: TenantRef,
+  fields: Required<Pick<CustomerFields, 'name' | 'email'>> & CustomerFields & { testClockId?: string | null },
+  now: Date,
+): CustomerChange {
   const customer: Customer = {
     id: newId('cus'),
     tenant,
@@ -71,6 +77,7 @@ export function createCustomer(tenant: TenantRef, fields: Required<Pick<Customer
     createdAt: now,
     updatedAt: now,
     deletedAt: null,
+    testClockId: fields.testClockId ?? null,
   };
   return { customer, events: [{ kind: 'created', customer }] };
 }

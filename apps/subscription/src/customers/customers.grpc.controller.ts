@@ -19,7 +19,7 @@ export class CustomersGrpcController {
   async createCustomer(request: subscriptionV1.CreateCustomerRequest): Promise<subscriptionV1.CreateCustomerResponse> {
     const tenant = requireTenant(request.tenant);
     return this.commands.run(tenant, request, subscriptionV1.CreateCustomerResponseSchema, async (tx) => ({
-      customer: toCustomerMessage(await this.customers.create(tx, tenant, { name: request.name, email: request.email, metadata: request.metadata })),
+      customer: toCustomerMessage(await this.customers.create(tx, tenant, { name: request.name, email: request.email, metadata: request.metadata, testClockId: request.testClockId })),
     }));
   }
 

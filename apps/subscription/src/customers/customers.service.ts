@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, type Clock, type Page, type TenantRef } from '@recur/kernel';
 import type { Prisma } from '../generated/prisma/client';
 import { createCustomer, type Customer, type CustomerFields, deleteCustomer, updateCustomer } from './customer';
+import { TestClocksRepository } from '../test-clocks/test-clocks.repository';
 import { CustomersRepository } from './customers.repository';
 
 type Tx = Prisma.TransactionClient;
@@ -15,11 +16,14 @@ type Tx = Prisma.TransactionClient;
 export class CustomersService {
   constructor(
     private readonly customers: CustomersRepository,
+    private readonly clocks: TestClocksRepository,
     @Inject(CLOCK) private readonly now: Clock,
   ) {}
 
-  async create(tx: Tx, tenant: TenantRef, fields: { name: string; email: string; metadata?: Record<string, string> }): Promise<Customer> {
-    const change = createCustomer(tenant, fields, this.now());
+  async create(tx: Tx, tenant: TenantRef, fields: { name: string; email: string; metadata?: Record<string, string>; testClockId?: string }): Promise<Customer> {
+    // A customer on a test clock lives in the clock's time; the clock must exist in this (sandbox) app.
+    const testClockId = fields.testClockId ? (await this.clocks.forNewCustomer(tx, tenant, fields.testClockId)).id : null;
+    const change = createCustomer(tenant, { ...fields, testClockId }, this.now());
     await this.customers.insert(tx, change);
     return change.customer;
   }

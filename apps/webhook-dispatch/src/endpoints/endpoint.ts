@@ -1,5 +1,5 @@
 import { failedPrecondition, invalidArgument, newId, randomBase62, type TenantRef } from '@recur/kernel';
-import { isSubscribableEventType } from '@recur/contracts';
+import { isSubscribableEventType } from '@recur/vocabulary';
 import { checkEndpointUrl } from './url-policy';
 
 export type EndpointStatus = 'enabled' | 'disabled';

@@ -1,7 +1,7 @@
 import { create } from '@bufbuild/protobuf';
 import { Inject, Injectable } from '@nestjs/common';
 import { endpointV1 } from '@recur/contracts';
-import { notFound, type Page, type TenantRef, unixSeconds } from '@recur/kernel';
+import { CLOCK, type Clock, notFound, type Page, type TenantRef, unixSeconds } from '@recur/kernel';
 import type { Prisma, WebhookEndpoint as EndpointRow } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { WEBHOOK_CONFIG } from '../tokens';
@@ -44,6 +44,7 @@ export class EndpointsService {
   constructor(
     private readonly prisma: PrismaService,
     @Inject(WEBHOOK_CONFIG) private readonly config: WebhookConfig,
+    @Inject(CLOCK) private readonly now: Clock,
   ) {}
 
   private scope(tenant: TenantRef) {
@@ -58,7 +59,7 @@ export class EndpointsService {
 
   async create(tx: Tx, tenant: TenantRef, fields: { url: string; events: string[]; description?: string }): Promise<Endpoint> {
     const existing = await tx.webhookEndpoint.count({ where: this.scope(tenant) });
-    const endpoint = createEndpoint(tenant, fields, this.config.allowPrivateUrls, new Date(), existing);
+    const endpoint = createEndpoint(tenant, fields, this.config.allowPrivateUrls, this.now(), existing);
     await tx.webhookEndpoint.create({
       data: {
         id: endpoint.id, accountId: tenant.accountId, livemode: tenant.livemode, url: endpoint.url, events: endpoint.events,
@@ -79,7 +80,7 @@ export class EndpointsService {
   }
 
   async update(tx: Tx, tenant: TenantRef, id: string, changes: EndpointChanges): Promise<Endpoint> {
-    const updated = updateEndpoint(await this.get(tenant, id, tx), changes, this.config.allowPrivateUrls, new Date());
+    const updated = updateEndpoint(await this.get(tenant, id, tx), changes, this.config.allowPrivateUrls, this.now());
     await tx.webhookEndpoint.update({
       where: { id },
       data: { url: updated.url, events: updated.events, status: updated.status, description: updated.description, updatedAt: updated.updatedAt },
@@ -91,12 +92,12 @@ export class EndpointsService {
 
   async delete(tx: Tx, tenant: TenantRef, id: string): Promise<Endpoint> {
     const endpoint = await this.get(tenant, id, tx);
-    await tx.webhookEndpoint.update({ where: { id }, data: { deletedAt: new Date() } });
+    await tx.webhookEndpoint.update({ where: { id }, data: { deletedAt: this.now() } });
     await this.stopPending(tx, id);
     return endpoint;
   }
 
   private async stopPending(tx: Tx, endpointId: string): Promise<void> {
-    await tx.delivery.updateMany({ where: { endpointId, status: 'pending' }, data: { status: 'failed', nextAttemptAt: null, updatedAt: new Date() } });
+    await tx.delivery.updateMany({ where: { endpointId, status: 'pending' }, data: { status: 'failed', nextAttemptAt: null, updatedAt: this.now() } });
   }
 }

@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import { isSubscribableEventType } from '@recur/contracts';
+import { isSubscribableEventType } from '@recur/vocabulary';
 import { claimInboxEvent, consumerGroup, type EventOutcome, type PublicEvent, publicEventHandler, publicEventsTopic } from '@recur/messaging';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
 import { DeliveriesService } from '../deliveries/deliveries.service';

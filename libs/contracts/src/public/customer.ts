@@ -16,6 +16,8 @@ export interface CustomerJson {
   updated: number;
   deleted: boolean;
   deleted_at: number | null;
+  /** The sandbox test clock the customer lives on, or null. */
+  test_clock: string | null;
 }
 
 export function presentCustomer(customer: Customer): CustomerJson {
@@ -30,11 +32,6 @@ export function presentCustomer(customer: Customer): CustomerJson {
     updated: Number(customer.updated),
     deleted: customer.deletedAt !== undefined,
     deleted_at: customer.deletedAt === undefined ? null : Number(customer.deletedAt),
+    test_clock: customer.testClockId ?? null,
   };
 }
-
-/** Field rules of a customer, shared by the gateway's request validation and the service. */
-export const CUSTOMER_NAME_MAX = 256;
-export const CUSTOMER_EMAIL_MAX = 320;
-/** A pragmatic address check (local@domain.tld), the same one the gateway applies. */
-export const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;

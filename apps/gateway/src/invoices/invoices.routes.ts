@@ -1,0 +1,119 @@
+import { type InvoiceJson, presentInvoice } from '@recur/contracts';
+import { INVOICE_STATUSES } from '@recur/vocabulary';
+import { toInt64 } from '@recur/money';
+import { listEnvelope } from '../http/list';
+import { defineRoutes, fileRoute, listRoute, responseSchema, route } from '../routing/define-routes';
+import { CreateInvoiceDto, ListInvoicesQueryDto } from './invoices.dto';
+
+const amount = { type: 'integer', description: "Minor units of the invoice's currency." };
+const period = { type: ['object', 'null'], required: ['start', 'end'], properties: { start: { type: 'integer' }, end: { type: 'integer' } }, description: 'Unix seconds; null when no period is billed.' };
+const optionalTime = { type: ['integer', 'null'], description: 'Unix seconds, or null.' };
+
+export const INVOICE_SCHEMA = responseSchema<InvoiceJson>('Invoice', {
+  type: 'object',
+  required: [
+    'id', 'object', 'livemode', 'number', 'status', 'customer', 'customer_name', 'customer_email', 'subscription', 'billing_reason', 'currency', 'description', 'lines',
+    'subtotal', 'discount', 'total', 'amount_due', 'amount_paid', 'due_date', 'period', 'payment_url', 'metadata', 'created', 'finalized_at', 'paid_at', 'voided_at',
+  ],
+  properties: {
+    id: { type: 'string', example: 'in_4f9XkQ2mZ8aBcD1eF3gH5jKl' },
+    object: { type: 'string', enum: ['invoice'] },
+    livemode: { type: 'boolean' },
+    number: { type: ['string', 'null'], example: 'INV-000001', description: 'Gapless per app, set at finalization; null for drafts.' },
+    status: { type: 'string', enum: [...INVOICE_STATUSES] },
+    customer: { type: 'string', description: 'The customer id.' },
+    customer_name: { type: 'string', description: "The customer's name, taken at creation and again at finalization." },
+    customer_email: { type: 'string', description: "The customer's e-mail, taken at creation and again at finalization." },
+    subscription: { type: ['string', 'null'], description: 'The billed subscription (renewals); null for one-off invoices.' },
+    billing_reason: { type: 'string', enum: ['manual', 'subscription_create', 'subscription_cycle', 'subscription_update', 'top_up', 'sales_link'] },
+    currency: { type: 'string', example: 'usd' },
+    description: { type: ['string', 'null'] },
+    lines: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'object', 'kind', 'description', 'quantity', 'amount', 'period'],
+        properties: {
+          id: { type: 'string', example: 'il_4f9XkQ2mZ8aBcD1eF3gH5jKl' },
+          object: { type: 'string', enum: ['line_item'] },
+          kind: { type: 'string', enum: ['plan', 'addon', 'usage', 'proration', 'manual'] },
+          description: { type: 'string' },
+          quantity: { type: 'integer' },
+          amount: { ...amount, description: "The line's total in minor units." },
+          period,
+        },
+      },
+    },
+    subtotal: amount,
+    discount: amount,
+    total: amount,
+    amount_due: amount,
+    amount_paid: amount,
+    due_date: { type: 'string', format: 'date' },
+    period,
+    payment_url: { type: ['string', 'null'], description: 'The hosted page where the customer pays; null for drafts.' },
+    metadata: { type: 'object', additionalProperties: { type: 'string' } },
+    created: { type: 'integer', description: 'Unix seconds.' },
+    finalized_at: optionalTime,
+    paid_at: optionalTime,
+    voided_at: optionalTime,
+  },
+});
+
+/** `/v1/invoices` → InvoicingService. Validation happened before; rules live in the service. */
+export const INVOICE_ROUTES = defineRoutes('Invoices', [
+  route({
+    method: 'POST', path: '/v1/invoices', summary: 'Create a one-off invoice', body: CreateInvoiceDto, response: INVOICE_SCHEMA, status: 201,
+    handler: async ({ services, tenant, commandId, body }) => {
+      const { invoice } = await services.invoicing.createInvoice({
+        tenant,
+        customerId: body.customer,
+        currency: body.currency ?? '',
+        description: body.description,
+        amount: toInt64(body.amount, 'amount'),
+        lines: (body.lines ?? []).map((line, index) => ({
+          description: line.description,
+          amount: toInt64(line.amount, `lines[${index}].amount`),
+          quantity: toInt64(line.quantity ?? 1, `lines[${index}].quantity`),
+        })),
+        dueDate: body.due_date ?? '',
+        status: body.status ?? '',
+        metadata: body.metadata ?? {},
+        requestId: commandId,
+      });
+      return presentInvoice(invoice!);
+    },
+  }),
+  listRoute({
+    method: 'GET', path: '/v1/invoices', summary: 'List invoices', query: ListInvoicesQueryDto, response: INVOICE_SCHEMA,
+    handler: async ({ services, tenant, query }) => {
+      const { invoices, page } = await services.invoicing.listInvoices({
+        tenant,
+        page: { limit: query.limit ?? 0, offset: query.offset ?? 0 },
+        customerId: query.customer,
+        status: query.status,
+        subscriptionId: query.subscription,
+      });
+      return listEnvelope('/v1/invoices', invoices.map(presentInvoice), query, page);
+    },
+  }),
+  route({
+    method: 'GET', path: '/v1/invoices/:id', summary: 'Retrieve an invoice', response: INVOICE_SCHEMA,
+    handler: async ({ services, tenant, params }) => presentInvoice((await services.invoicing.getInvoice({ tenant, id: params.id })).invoice!),
+  }),
+  fileRoute({
+    method: 'GET', path: '/v1/invoices/:id/pdf', summary: 'Download an invoice as PDF', contentType: 'application/pdf',
+    handler: async ({ services, tenant, accountName, params }) => {
+      const { pdf, filename } = await services.invoicing.renderInvoicePdf({ tenant, id: params.id, sellerName: accountName });
+      return { content: pdf, filename };
+    },
+  }),
+  route({
+    method: 'POST', path: '/v1/invoices/:id/finalize', summary: 'Finalize a draft invoice', response: INVOICE_SCHEMA,
+    handler: async ({ services, tenant, commandId, params }) => presentInvoice((await services.invoicing.finalizeInvoice({ tenant, id: params.id, requestId: commandId })).invoice!),
+  }),
+  route({
+    method: 'POST', path: '/v1/invoices/:id/void', summary: 'Void a draft, open or failed invoice', response: INVOICE_SCHEMA,
+    handler: async ({ services, tenant, commandId, params }) => presentInvoice((await services.invoicing.voidInvoice({ tenant, id: params.id, requestId: commandId })).invoice!),
+  }),
+]);

@@ -1,0 +1,40 @@
+import * as grpc from '@grpc/grpc-js';
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { createServiceClient, fromGrpcError, type ServiceClient, subscriptionV1, toTenantMessage } from '@recur/contracts';
+import type { TenantRef } from '@recur/kernel';
+import { INVOICING_CONFIG, type InvoicingConfig } from '../invoicing-config';
+import type { CustomerLookup } from '../invoices/invoice';
+
+/**
+ * Customers live in the subscription service; invoicing asks it (SubscriptionService.GetCustomer)
+ * whenever it needs one — at creation and at finalization — so what an invoice records is the
+ * customer as they are at that moment, never a stale copy. The lookup runs before the command's
+ * transaction: its answer (found, missing, deleted) is judged inside the command, so a refusal
+ * is recorded with it, while an unreachable subscription service fails the call UNAVAILABLE
+ * without recording anything (a retry asks again).
+ */
+@Injectable()
+export class CustomerDirectory implements OnModuleDestroy {
+  private readonly subscription: ServiceClient<typeof subscriptionV1.SubscriptionService>;
+
+  constructor(@Inject(INVOICING_CONFIG) config: InvoicingConfig) {
+    this.subscription = createServiceClient(subscriptionV1.SubscriptionService, config.subscriptionGrpcAddr);
+  }
+
+  async lookup(tenant: TenantRef, id: string): Promise<CustomerLookup> {
+    if (!id.startsWith('cus_')) return { missing: id };
+    try {
+      const { customer } = await this.subscription.getCustomer({ tenant: toTenantMessage(tenant), id });
+      if (!customer) return { missing: id };
+      if (customer.deletedAt !== undefined) return { deleted: id };
+      return { found: { id: customer.id, name: customer.name, email: customer.email } };
+    } catch (error) {
+      if ((error as grpc.ServiceError).code === grpc.status.NOT_FOUND) return { missing: id };
+      throw fromGrpcError(error);
+    }
+  }
+
+  onModuleDestroy(): void {
+    this.subscription.close();
+  }
+}

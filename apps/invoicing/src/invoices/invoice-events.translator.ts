@@ -1,0 +1,36 @@
+import { invoicingEventsV1 } from '@recur/contracts';
+import { newInternalEvent, newPublicEvent, type OutboxEvent, type PublicEventData } from '@recur/messaging';
+import type { InvoiceEvent } from './invoice';
+import { toInvoiceJson, toInvoiceMessage } from './invoice.mapper';
+
+/**
+ * The edge between the invoice aggregate's domain events and what the service publishes:
+ * each becomes its integration event for other services and, where the specification
+ * defines one, its public webhook event. Both are written to the outbox with the change.
+ *
+ * `invoice.created` means "raised to be paid" (the specification: it carries the payment
+ * link), so it is published when an invoice is finalized — at creation with status `open`,
+ * on finalize of a draft, or for a renewal — never for a draft. `data.source` says which
+ * path raised it (`manual`, `subscription_cycle`, …), the same as the invoice's billing_reason.
+ */
+export function translateInvoiceEvent(event: InvoiceEvent): OutboxEvent[] {
+  const { invoice } = event;
+  const { tenant, id } = invoice;
+  const message = toInvoiceMessage(invoice);
+  switch (event.kind) {
+    case 'created':
+      return [newInternalEvent(tenant, id, invoicingEventsV1.InvoiceCreatedSchema, { invoice: message }, invoice.createdAt)];
+    case 'finalized': {
+      const data: PublicEventData & { source: string } = { object: toInvoiceJson(invoice), source: invoice.billingReason };
+      return [
+        newInternalEvent(tenant, id, invoicingEventsV1.InvoiceFinalizedSchema, { invoice: message }, invoice.updatedAt),
+        newPublicEvent(tenant, 'invoice.created', id, data, invoice.updatedAt),
+      ];
+    }
+    case 'voided':
+      return [
+        newInternalEvent(tenant, id, invoicingEventsV1.InvoiceVoidedSchema, { invoice: message }, invoice.updatedAt),
+        newPublicEvent(tenant, 'invoice.voided', id, { object: toInvoiceJson(invoice) }, invoice.updatedAt),
+      ];
+  }
+}

@@ -1,0 +1,146 @@
+import { create } from '@bufbuild/protobuf';
+import { invoiceV1, type InvoiceJson, presentInvoice, toMoneyMessage } from '@recur/contracts';
+import { type InvoiceStatus } from '@recur/vocabulary';
+import { type Metadata, unixSeconds } from '@recur/kernel';
+import { fromInt64, money, toInt64 } from '@recur/money';
+import type { Invoice as InvoiceRow, InvoiceLine as InvoiceLineRow, Prisma } from '../generated/prisma/client';
+import type { Invoice, InvoiceLine } from './invoice';
+
+export type InvoiceRowWithLines = InvoiceRow & { lines: InvoiceLineRow[] };
+
+const seconds = (date: Date | null): bigint => (date ? BigInt(unixSeconds(date)) : 0n);
+
+export function fromInvoiceRow(row: InvoiceRowWithLines): Invoice {
+  const amount = (value: bigint) => money(fromInt64(value), row.currency);
+  return {
+    id: row.id,
+    tenant: { accountId: row.accountId, livemode: row.livemode },
+    number: row.number,
+    status: row.status as InvoiceStatus,
+    customer: { id: row.customerId, name: row.customerName, email: row.customerEmail },
+    subscriptionId: row.subscriptionId,
+    billingReason: row.billingReason,
+    currency: row.currency,
+    description: row.description,
+    lines: [...row.lines]
+      .sort((a, b) => a.position - b.position)
+      .map((line) => ({
+        id: line.id,
+        kind: line.kind,
+        description: line.description,
+        quantity: fromInt64(line.quantity, 'quantity'),
+        amount: amount(line.amount),
+        periodStart: line.periodStart,
+        periodEnd: line.periodEnd,
+      })),
+    subtotal: amount(row.subtotal),
+    discount: amount(row.discount),
+    total: amount(row.total),
+    amountDue: amount(row.amountDue),
+    amountPaid: amount(row.amountPaid),
+    dueDate: row.dueDate.toISOString().slice(0, 10),
+    periodStart: row.periodStart,
+    periodEnd: row.periodEnd,
+    paymentUrl: row.paymentUrl,
+    metadata: row.metadata as Metadata,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    finalizedAt: row.finalizedAt,
+    paidAt: row.paidAt,
+    voidedAt: row.voidedAt,
+  };
+}
+
+/** The columns a change may rewrite (lines never change after creation). */
+export function toInvoiceColumns(invoice: Invoice): Omit<Prisma.InvoiceUncheckedCreateInput, 'lines'> {
+  return {
+    id: invoice.id,
+    accountId: invoice.tenant.accountId,
+    livemode: invoice.tenant.livemode,
+    number: invoice.number,
+    status: invoice.status,
+    customerId: invoice.customer.id,
+    customerName: invoice.customer.name,
+    customerEmail: invoice.customer.email,
+    subscriptionId: invoice.subscriptionId,
+    billingReason: invoice.billingReason,
+    currency: invoice.currency,
+    description: invoice.description,
+    subtotal: toInt64(invoice.subtotal.amountMinor),
+    discount: toInt64(invoice.discount.amountMinor),
+    total: toInt64(invoice.total.amountMinor),
+    amountDue: toInt64(invoice.amountDue.amountMinor),
+    amountPaid: toInt64(invoice.amountPaid.amountMinor),
+    dueDate: new Date(`${invoice.dueDate}T00:00:00Z`),
+    periodStart: invoice.periodStart,
+    periodEnd: invoice.periodEnd,
+    paymentUrl: invoice.paymentUrl,
+    metadata: invoice.metadata,
+    createdAt: invoice.createdAt,
+    updatedAt: invoice.updatedAt,
+    finalizedAt: invoice.finalizedAt,
+    paidAt: invoice.paidAt,
+    voidedAt: invoice.voidedAt,
+  };
+}
+
+export function toInvoiceLineRows(invoice: Invoice): Prisma.InvoiceLineCreateManyInput[] {
+  return invoice.lines.map((line, position) => ({
+    id: line.id,
+    invoiceId: invoice.id,
+    accountId: invoice.tenant.accountId,
+    livemode: invoice.tenant.livemode,
+    position,
+    kind: line.kind,
+    description: line.description,
+    quantity: toInt64(line.quantity, 'quantity'),
+    amount: toInt64(line.amount.amountMinor),
+    periodStart: line.periodStart,
+    periodEnd: line.periodEnd,
+  }));
+}
+
+function toLineMessage(line: InvoiceLine): invoiceV1.InvoiceLine {
+  return create(invoiceV1.InvoiceLineSchema, {
+    id: line.id,
+    kind: line.kind,
+    description: line.description,
+    quantity: toInt64(line.quantity, 'quantity'),
+    amount: toMoneyMessage(line.amount),
+    periodStart: seconds(line.periodStart),
+    periodEnd: seconds(line.periodEnd),
+  });
+}
+
+export function toInvoiceMessage(invoice: Invoice): invoiceV1.Invoice {
+  return create(invoiceV1.InvoiceSchema, {
+    id: invoice.id,
+    livemode: invoice.tenant.livemode,
+    number: invoice.number ?? '',
+    status: invoice.status,
+    customerId: invoice.customer.id,
+    subscriptionId: invoice.subscriptionId ?? '',
+    billingReason: invoice.billingReason,
+    currency: invoice.currency,
+    lines: invoice.lines.map(toLineMessage),
+    subtotal: toMoneyMessage(invoice.subtotal),
+    discount: toMoneyMessage(invoice.discount),
+    total: toMoneyMessage(invoice.total),
+    amountDue: toMoneyMessage(invoice.amountDue),
+    amountPaid: toMoneyMessage(invoice.amountPaid),
+    dueDate: invoice.dueDate,
+    periodStart: seconds(invoice.periodStart),
+    periodEnd: seconds(invoice.periodEnd),
+    description: invoice.description ?? '',
+    customerName: invoice.customer.name,
+    customerEmail: invoice.customer.email,
+    paymentUrl: invoice.paymentUrl ?? '',
+    created: seconds(invoice.createdAt),
+    finalizedAt: seconds(invoice.finalizedAt),
+    paidAt: seconds(invoice.paidAt),
+    voidedAt: seconds(invoice.voidedAt),
+    metadata: invoice.metadata,
+  });
+}
+
+export const toInvoiceJson = (invoice: Invoice): InvoiceJson => presentInvoice(toInvoiceMessage(invoice));

@@ -1,0 +1,345 @@
+import { INVOICE_CREATE_STATUSES, INVOICE_DEFAULT_DUE_DAYS, INVOICE_DESCRIPTION_MAX, INVOICE_LINES_MAX, type InvoiceStatus, isCalendarDate, QUANTITY_MAX } from '@recur/vocabulary';
+import { checkMetadata, DomainError, failedPrecondition, invalidArgument, type Metadata, newId, type TenantRef } from '@recur/kernel';
+import { AMOUNT_MAX, checkCurrencyCode, compare, type Money, money, subtract, sum, zero } from '@recur/money';
+
+/** Who is billed, as the invoice keeps it: taken at creation and again at finalization. */
+export interface BilledCustomer {
+  id: string;
+  name: string;
+  email: string;
+}
+
+export interface InvoiceLine {
+  id: string;
+  kind: string;
+  description: string;
+  quantity: number;
+  amount: Money;
+  periodStart: Date | null;
+  periodEnd: Date | null;
+}
+
+/** An invoice as the domain sees it; persistence and transport map to and from this. */
+export interface Invoice {
+  id: string;
+  tenant: TenantRef;
+  number: string | null;
+  status: InvoiceStatus;
+  customer: BilledCustomer;
+  subscriptionId: string | null;
+  billingReason: string;
+  currency: string;
+  description: string | null;
+  lines: InvoiceLine[];
+  subtotal: Money;
+  discount: Money;
+  total: Money;
+  amountDue: Money;
+  amountPaid: Money;
+  /** The day payment is due, YYYY-MM-DD (a calendar day, no time zone). */
+  dueDate: string;
+  periodStart: Date | null;
+  periodEnd: Date | null;
+  paymentUrl: string | null;
+  metadata: Metadata;
+  createdAt: Date;
+  updatedAt: Date;
+  finalizedAt: Date | null;
+  paidAt: Date | null;
+  voidedAt: Date | null;
+}
+
+/**
+ * What happened to an invoice, in the domain's words. The edge translates each into its
+ * integration event and, where the specification defines one, its public webhook event.
+ */
+export type InvoiceEvent =
+  | { kind: 'created'; invoice: Invoice }
+  | { kind: 'finalized'; invoice: Invoice }
+  | { kind: 'voided'; invoice: Invoice };
+
+/** An invoice after a change, with the events the change recorded; the use case saves both at once. */
+export interface InvoiceChange {
+  invoice: Invoice;
+  events: InvoiceEvent[];
+}
+
+/**
+ * The state machine: each move and the statuses it may start from (README, Invoices).
+ * `pay`, `fail` and `refund` are the payments capability's moves; they are listed so the
+ * whole machine is one table, and land with it.
+ */
+export const INVOICE_MOVES = {
+  finalize: ['draft'],
+  void: ['draft', 'open', 'failed'],
+  pay: ['open', 'failed'],
+  fail: ['open'],
+  refund: ['paid'],
+} as const satisfies Record<string, readonly InvoiceStatus[]>;
+export type InvoiceMove = keyof typeof INVOICE_MOVES;
+
+/** The specific code a forbidden move answers, by move and current status (409 at the gateway). */
+function refusal(move: InvoiceMove, invoice: Invoice): DomainError {
+  const code =
+    move === 'finalize' ? 'invoice_not_draft'
+      : invoice.status === 'void' ? 'invoice_already_void'
+        : invoice.status === 'paid' ? 'invoice_paid'
+          : invoice.status === 'refunded' ? 'invoice_refunded'
+            : `invoice_${invoice.status}`;
+  return failedPrecondition(code, `Invoice '${invoice.id}' is ${invoice.status}; it cannot ${move === 'void' ? 'be voided' : `${move}`}.`);
+}
+
+export function assertMove(invoice: Invoice, move: InvoiceMove): void {
+  if (!(INVOICE_MOVES[move] as readonly string[]).includes(invoice.status)) throw refusal(move, invoice);
+}
+
+// ---- field rules ------------------------------------------------------------------------
+
+function checkText(value: string, param: string): string {
+  const trimmed = value.trim();
+  if (trimmed.length === 0) throw invalidArgument(param, `${param} must not be empty`);
+  if (trimmed.length > INVOICE_DESCRIPTION_MAX) throw invalidArgument(param, `${param} must be at most ${INVOICE_DESCRIPTION_MAX} characters`);
+  return trimmed;
+}
+
+/** A given amount: an integer from 0 to AMOUNT_MAX minor units of `currency`. */
+function givenAmount(amountMinor: number, currency: string, param: string): Money {
+  if (!Number.isInteger(amountMinor)) throw invalidArgument(param, `${param} must be an integer amount in minor units`);
+  if (amountMinor < 0) throw invalidArgument(param, `${param} must not be negative`);
+  if (amountMinor > AMOUNT_MAX) throw invalidArgument(param, `${param} must be at most ${AMOUNT_MAX}`);
+  return money(amountMinor, currency);
+}
+
+function checkQuantity(quantity: number, param: string, minimum: number): number {
+  if (!Number.isInteger(quantity) || quantity < minimum || quantity > QUANTITY_MAX) {
+    throw invalidArgument(param, `${param} must be an integer from ${minimum} to ${QUANTITY_MAX}`);
+  }
+  return quantity;
+}
+
+/** The calendar day of `date` in UTC, YYYY-MM-DD. */
+export const utcDay = (date: Date): string => date.toISOString().slice(0, 10);
+const addDays = (date: Date, days: number): Date => new Date(date.getTime() + days * 86_400_000);
+
+function checkDueDate(dueDate: string | undefined, now: Date): string {
+  if (dueDate === undefined || dueDate === '') return utcDay(addDays(now, INVOICE_DEFAULT_DUE_DAYS));
+  if (!isCalendarDate(dueDate)) throw invalidArgument('due_date', 'due_date must be a calendar date written YYYY-MM-DD');
+  if (dueDate < utcDay(now)) throw invalidArgument('due_date', 'due_date must not be in the past');
+  return dueDate;
+}
+
+function totals(currency: string, lines: InvoiceLine[], discount: Money) {
+  const subtotal = sum(currency, lines.map((line) => line.amount));
+  if (discount.amountMinor < 0 || compare(discount, subtotal) > 0) throw invalidArgument('discount', 'discount must be between 0 and the sum of the lines');
+  const total = subtract(subtotal, discount);
+  if (total.amountMinor < 0) throw invalidArgument('lines', 'an invoice total must not be negative');
+  return { subtotal, discount, total, amountDue: total, amountPaid: zero(currency) };
+}
+
+// ---- creation ---------------------------------------------------------------------------
+
+export interface OneOffLineFields {
+  description: string;
+  amount: number;
+  quantity?: number;
+}
+
+export interface OneOffInvoiceFields {
+  currency?: string;
+  description?: string;
+  /** One line of this amount, described by `description` (exclusive with `lines`). */
+  amount?: number;
+  lines?: OneOffLineFields[];
+  dueDate?: string;
+  /** `draft` (also when absent) or `open`; the use case finalizes an `open` one at once. */
+  status?: string;
+  metadata?: Metadata;
+}
+
+/** Validates the requested creation status: absent or `draft` → a draft; `open` → finalized at once. */
+export function checkCreateStatus(status: string | undefined): 'draft' | 'open' {
+  if (status === undefined || status === '') return 'draft';
+  if (!(INVOICE_CREATE_STATUSES as readonly string[]).includes(status)) throw invalidArgument('status', `status must be one of ${INVOICE_CREATE_STATUSES.join(', ')}`);
+  return status as 'draft' | 'open';
+}
+
+function oneOffLines(fields: OneOffInvoiceFields, currency: string): { lines: InvoiceLine[]; description: string | null } {
+  const hasLines = fields.lines !== undefined && fields.lines.length > 0;
+  if (fields.amount !== undefined && hasLines) throw invalidArgument('lines', 'give either amount (one line) or lines, not both');
+  const description = fields.description === undefined ? null : checkText(fields.description, 'description');
+  if (fields.amount !== undefined) {
+    if (description === null) throw invalidArgument('description', 'description is required with amount', 'parameter_missing');
+    return { description, lines: [manualLine(description, givenAmount(fields.amount, currency, 'amount'), 1)] };
+  }
+  if (!hasLines) throw invalidArgument('amount', 'amount (with description) or lines is required', 'parameter_missing');
+  if (fields.lines!.length > INVOICE_LINES_MAX) throw invalidArgument('lines', `an invoice holds at most ${INVOICE_LINES_MAX} lines`);
+  const lines = fields.lines!.map((line, index) =>
+    manualLine(
+      checkText(line.description, `lines[${index}].description`),
+      givenAmount(line.amount, currency, `lines[${index}].amount`),
+      checkQuantity(line.quantity === undefined || line.quantity === 0 ? 1 : line.quantity, `lines[${index}].quantity`, 1),
+    ),
+  );
+  return { description, lines };
+}
+
+const manualLine = (description: string, amount: Money, quantity: number): InvoiceLine => ({
+  id: newId('il'), kind: 'manual', description, quantity, amount, periodStart: null, periodEnd: null,
+});
+
+/** A new one-off (`manual`) invoice, as a draft. */
+export function createOneOffInvoice(tenant: TenantRef, customer: BilledCustomer, fields: OneOffInvoiceFields, now: Date): InvoiceChange {
+  const currency = checkCurrencyCode(fields.currency || 'usd');
+  const { lines, description } = oneOffLines(fields, currency);
+  const invoice: Invoice = {
+    id: newId('in'),
+    tenant,
+    number: null,
+    status: 'draft',
+    customer,
+    subscriptionId: null,
+    billingReason: 'manual',
+    currency,
+    description,
+    lines,
+    ...totals(currency, lines, zero(currency)),
+    dueDate: checkDueDate(fields.dueDate, now),
+    periodStart: null,
+    periodEnd: null,
+    paymentUrl: null,
+    metadata: checkMetadata(fields.metadata ?? {}),
+    createdAt: now,
+    updatedAt: now,
+    finalizedAt: null,
+    paidAt: null,
+    voidedAt: null,
+  };
+  return { invoice, events: [{ kind: 'created', invoice }] };
+}
+
+export const SUBSCRIPTION_BILLING_REASONS = ['subscription_create', 'subscription_cycle', 'subscription_update'] as const;
+export const LINE_KINDS = ['plan', 'addon', 'usage', 'proration', 'manual'] as const;
+
+export interface SubscriptionLineFields {
+  kind: string;
+  description: string;
+  quantity: number;
+  amount: Money;
+  periodStart: Date | null;
+  periodEnd: Date | null;
+}
+
+export interface SubscriptionInvoiceFields {
+  subscriptionId: string;
+  periodStart: Date;
+  periodEnd: Date;
+  currency: string;
+  lines: SubscriptionLineFields[];
+  discount: Money | undefined;
+  billingReason: string;
+  dueInDays: number;
+}
+
+/**
+ * A renewal invoice of one subscription period, priced by the subscription service, as a
+ * draft; the use case finalizes it at once. Line amounts may be negative (proration
+ * credits), the total may not.
+ */
+export function createSubscriptionInvoice(tenant: TenantRef, customer: BilledCustomer, fields: SubscriptionInvoiceFields, now: Date): InvoiceChange {
+  const currency = checkCurrencyCode(fields.currency);
+  if (!fields.subscriptionId.startsWith('sub_')) throw invalidArgument('subscription_id', 'subscription_id must be a subscription id (sub_…)');
+  if (!(fields.periodEnd.getTime() > fields.periodStart.getTime())) throw invalidArgument('period_end', 'period_end must be after period_start');
+  if (!(SUBSCRIPTION_BILLING_REASONS as readonly string[]).includes(fields.billingReason)) {
+    throw invalidArgument('billing_reason', `billing_reason must be one of ${SUBSCRIPTION_BILLING_REASONS.join(', ')}`);
+  }
+  if (!Number.isInteger(fields.dueInDays) || fields.dueInDays < 0 || fields.dueInDays > 365) throw invalidArgument('due_in_days', 'due_in_days must be an integer from 0 to 365');
+  if (fields.lines.length === 0) throw invalidArgument('lines', 'a renewal invoice needs at least one line');
+  if (fields.lines.length > INVOICE_LINES_MAX) throw invalidArgument('lines', `an invoice holds at most ${INVOICE_LINES_MAX} lines`);
+  const lines = fields.lines.map((line, index): InvoiceLine => {
+    if (line.amount.currency !== currency) throw invalidArgument(`lines[${index}].amount`, `every line must be in ${currency}`);
+    if (!(LINE_KINDS as readonly string[]).includes(line.kind)) throw invalidArgument(`lines[${index}].kind`, `kind must be one of ${LINE_KINDS.join(', ')}`);
+    return {
+      id: newId('il'),
+      kind: line.kind,
+      description: checkText(line.description, `lines[${index}].description`),
+      quantity: checkQuantity(line.quantity, `lines[${index}].quantity`, 0),
+      amount: line.amount,
+      periodStart: line.periodStart,
+      periodEnd: line.periodEnd,
+    };
+  });
+  const discount = fields.discount ?? zero(currency);
+  if (discount.currency !== currency) throw invalidArgument('discount', `discount must be in ${currency}`);
+  const invoice: Invoice = {
+    id: newId('in'),
+    tenant,
+    number: null,
+    status: 'draft',
+    customer,
+    subscriptionId: fields.subscriptionId,
+    billingReason: fields.billingReason,
+    currency,
+    description: null,
+    lines,
+    ...totals(currency, lines, discount),
+    dueDate: utcDay(addDays(fields.periodStart, fields.dueInDays)),
+    periodStart: fields.periodStart,
+    periodEnd: fields.periodEnd,
+    paymentUrl: null,
+    metadata: {},
+    createdAt: now,
+    updatedAt: now,
+    finalizedAt: null,
+    paidAt: null,
+    voidedAt: null,
+  };
+  return { invoice, events: [{ kind: 'created', invoice }] };
+}
+
+// ---- moves ------------------------------------------------------------------------------
+
+/** What finalization fixes: the next number, the customer as they are now, the payment page. */
+export interface Finalization {
+  number: string;
+  customer: BilledCustomer;
+  paymentUrl: string;
+}
+
+/** A draft becomes open: numbered, its customer snapshot refreshed, its payment page set. */
+export function finalizeInvoice(invoice: Invoice, finalization: Finalization, now: Date): InvoiceChange {
+  assertMove(invoice, 'finalize');
+  const finalized: Invoice = {
+    ...invoice,
+    status: 'open',
+    number: finalization.number,
+    customer: finalization.customer,
+    paymentUrl: finalization.paymentUrl,
+    finalizedAt: now,
+    updatedAt: now,
+  };
+  return { invoice: finalized, events: [{ kind: 'finalized', invoice: finalized }] };
+}
+
+/** A draft, open or failed invoice is voided: it will not be collected (a draft keeps no number). */
+export function voidInvoice(invoice: Invoice, now: Date): InvoiceChange {
+  assertMove(invoice, 'void');
+  const voided: Invoice = { ...invoice, status: 'void', amountDue: zero(invoice.currency), voidedAt: now, updatedAt: now };
+  return { invoice: voided, events: [{ kind: 'voided', invoice: voided }] };
+}
+
+/** Created and finalized in one command: the invoice is recorded as created in its final form. */
+export function createdAndFinalized(finalized: InvoiceChange): InvoiceChange {
+  return { invoice: finalized.invoice, events: [{ kind: 'created', invoice: finalized.invoice }, ...finalized.events] };
+}
+
+/** The gapless number's text: `INV-000001` (six digits at least). */
+export const formatInvoiceNumber = (sequence: number): string => `INV-${String(sequence).padStart(6, '0')}`;
+
+/** A customer the invoice may bill: known in the tenant and not deleted. */
+export type CustomerLookup = { found: BilledCustomer } | { missing: string } | { deleted: string };
+
+export function billableCustomer(lookup: CustomerLookup): BilledCustomer {
+  if ('missing' in lookup) throw invalidArgument('customer', `No such customer: '${lookup.missing}'`, 'resource_missing');
+  if ('deleted' in lookup) throw new DomainError('failed_precondition', 'customer_deleted', `Customer '${lookup.deleted}' is deleted and cannot be invoiced.`, 'customer');
+  return lookup.found;
+}

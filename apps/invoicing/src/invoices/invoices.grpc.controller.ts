@@ -1,0 +1,118 @@
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import { Controller } from '@nestjs/common';
+import { GrpcMethod } from '@nestjs/microservices';
+import { invoicingV1, moneyFromMessage, requireTenant } from '@recur/contracts';
+import { checkPage, invalidArgument, pageInfo } from '@recur/kernel';
+import { fromInt64 } from '@recur/money';
+import { CustomerDirectory } from '../customers/customer-directory.client';
+import { Commands } from '../infrastructure/commands';
+import { toInvoiceMessage } from './invoice.mapper';
+import { renderInvoicePdf } from './invoice-pdf';
+import { InvoicesService } from './invoices.service';
+
+const fromUnixSeconds = (seconds: bigint, param: string): Date => {
+  const value = fromInt64(seconds, param);
+  if (value <= 0) throw invalidArgument(param, `${param} must be a positive unix time in seconds`);
+  return new Date(value * 1000);
+};
+const optionalTime = (seconds: bigint, param: string): Date | null => (seconds === 0n ? null : fromUnixSeconds(seconds, param));
+
+/** gRPC edge of the invoice use cases: decode, look the customer up, call, encode. No rules live here. */
+@Controller()
+export class InvoicesGrpcController {
+  constructor(
+    private readonly invoices: InvoicesService,
+    private readonly customers: CustomerDirectory,
+    private readonly commands: Commands,
+  ) {}
+
+  @GrpcMethod('InvoicingService', 'CreateInvoice')
+  async createInvoice(request: invoicingV1.CreateInvoiceRequest): Promise<invoicingV1.CreateInvoiceResponse> {
+    const tenant = requireTenant(request.tenant);
+    const customer = await this.customers.lookup(tenant, request.customerId);
+    return this.commands.run(tenant, request, invoicingV1.CreateInvoiceResponseSchema, async (tx) => ({
+      invoice: toInvoiceMessage(
+        await this.invoices.createOneOff(tx, tenant, customer, {
+          currency: request.currency,
+          description: request.description,
+          amount: fromInt64(request.amount, 'amount'),
+          lines: request.lines.map((line, index) => ({
+            description: line.description,
+            amount: fromInt64(line.amount, `lines[${index}].amount`),
+            quantity: fromInt64(line.quantity, `lines[${index}].quantity`),
+          })),
+          dueDate: request.dueDate,
+          status: request.status,
+          metadata: request.metadata,
+        }),
+      ),
+    }));
+  }
+
+  @GrpcMethod('InvoicingService', 'CreateSubscriptionInvoice')
+  async createSubscriptionInvoice(request: invoicingV1.CreateSubscriptionInvoiceRequest): Promise<invoicingV1.CreateSubscriptionInvoiceResponse> {
+    const tenant = requireTenant(request.tenant);
+    const customer = await this.customers.lookup(tenant, request.customerId);
+    return this.commands.run(tenant, request, invoicingV1.CreateSubscriptionInvoiceResponseSchema, async (tx) => ({
+      invoice: toInvoiceMessage(
+        await this.invoices.createForSubscriptionPeriod(tx, tenant, customer, {
+          subscriptionId: request.subscriptionId,
+          periodStart: fromUnixSeconds(request.periodStart, 'period_start'),
+          periodEnd: fromUnixSeconds(request.periodEnd, 'period_end'),
+          currency: request.currency,
+          lines: request.lines.map((line, index) => ({
+            kind: line.kind,
+            description: line.description,
+            quantity: fromInt64(line.quantity, `lines[${index}].quantity`),
+            amount: moneyFromMessage(line.amount, `lines[${index}].amount`),
+            periodStart: optionalTime(line.periodStart, `lines[${index}].period_start`),
+            periodEnd: optionalTime(line.periodEnd, `lines[${index}].period_end`),
+          })),
+          discount: request.discount === undefined ? undefined : moneyFromMessage(request.discount, 'discount'),
+          billingReason: request.billingReason,
+          dueInDays: request.dueInDays,
+        }),
+      ),
+    }));
+  }
+
+  @GrpcMethod('InvoicingService', 'GetInvoice')
+  async getInvoice(request: invoicingV1.GetInvoiceRequest): Promise<MessageInitShape<typeof invoicingV1.GetInvoiceResponseSchema>> {
+    return { invoice: toInvoiceMessage(await this.invoices.get(requireTenant(request.tenant), request.id)) };
+  }
+
+  @GrpcMethod('InvoicingService', 'ListInvoices')
+  async listInvoices(request: invoicingV1.ListInvoicesRequest): Promise<MessageInitShape<typeof invoicingV1.ListInvoicesResponseSchema>> {
+    const page = checkPage(request.page?.limit, request.page?.offset);
+    const { invoices, total } = await this.invoices.list(requireTenant(request.tenant), page, {
+      customerId: request.customerId,
+      status: request.status,
+      subscriptionId: request.subscriptionId,
+    });
+    return { invoices: invoices.map(toInvoiceMessage), page: pageInfo(page, invoices.length, total) };
+  }
+
+  @GrpcMethod('InvoicingService', 'FinalizeInvoice')
+  async finalizeInvoice(request: invoicingV1.FinalizeInvoiceRequest): Promise<invoicingV1.FinalizeInvoiceResponse> {
+    const tenant = requireTenant(request.tenant);
+    // The customer is asked again: finalization records them as they are now.
+    const customer = await this.customers.lookup(tenant, (await this.invoices.get(tenant, request.id)).customer.id);
+    return this.commands.run(tenant, request, invoicingV1.FinalizeInvoiceResponseSchema, async (tx) => ({
+      invoice: toInvoiceMessage(await this.invoices.finalize(tx, tenant, request.id, customer)),
+    }));
+  }
+
+  @GrpcMethod('InvoicingService', 'VoidInvoice')
+  async voidInvoice(request: invoicingV1.VoidInvoiceRequest): Promise<invoicingV1.VoidInvoiceResponse> {
+    const tenant = requireTenant(request.tenant);
+    return this.commands.run(tenant, request, invoicingV1.VoidInvoiceResponseSchema, async (tx) => ({
+      invoice: toInvoiceMessage(await this.invoices.void(tx, tenant, request.id)),
+    }));
+  }
+
+  @GrpcMethod('InvoicingService', 'RenderInvoicePdf')
+  async renderInvoicePdf(request: invoicingV1.RenderInvoicePdfRequest): Promise<MessageInitShape<typeof invoicingV1.RenderInvoicePdfResponseSchema>> {
+    const invoice = await this.invoices.get(requireTenant(request.tenant), request.id);
+    return { pdf: await renderInvoicePdf(invoice, { sellerName: request.sellerName }), filename: `${invoice.number ?? `draft-${invoice.id}`}.pdf` };
+  }
+}

@@ -1,0 +1,87 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CLOCK, type Clock, type Page, type TenantRef } from '@recur/kernel';
+import type { Prisma } from '../generated/prisma/client';
+import { INVOICING_CONFIG, type InvoicingConfig } from '../invoicing-config';
+import {
+  assertMove,
+  billableCustomer,
+  checkCreateStatus,
+  createdAndFinalized,
+  createOneOffInvoice,
+  createSubscriptionInvoice,
+  type CustomerLookup,
+  finalizeInvoice,
+  type Invoice,
+  type InvoiceChange,
+  type OneOffInvoiceFields,
+  type SubscriptionInvoiceFields,
+  voidInvoice,
+} from './invoice';
+import { type InvoiceFilter, InvoicesRepository } from './invoices.repository';
+
+type Tx = Prisma.TransactionClient;
+
+/**
+ * Invoice use cases. Each runs in the command's transaction (`tx`); the invoice records its
+ * own events, and saving it writes them to the outbox too. A customer lookup (`CustomerLookup`)
+ * is made by the caller before the transaction and judged here.
+ */
+@Injectable()
+export class InvoicesService {
+  constructor(
+    private readonly invoices: InvoicesRepository,
+    @Inject(CLOCK) private readonly now: Clock,
+    @Inject(INVOICING_CONFIG) private readonly config: InvoicingConfig,
+  ) {}
+
+  async createOneOff(tx: Tx, tenant: TenantRef, customer: CustomerLookup, fields: OneOffInvoiceFields): Promise<Invoice> {
+    const status = checkCreateStatus(fields.status);
+    const now = this.now();
+    const draft = createOneOffInvoice(tenant, billableCustomer(customer), fields, now);
+    const change = status === 'open' ? createdAndFinalized(await this.finalization(tx, draft.invoice, customer, now)) : draft;
+    await this.invoices.insert(tx, change);
+    return change.invoice;
+  }
+
+  /** The invoice of one subscription period: raised once, finalized at once; a repeat answers it again. */
+  async createForSubscriptionPeriod(tx: Tx, tenant: TenantRef, customer: CustomerLookup, fields: SubscriptionInvoiceFields): Promise<Invoice> {
+    await this.invoices.lockSubscriptionPeriod(tx, tenant, fields.subscriptionId, fields.periodStart);
+    const earlier = await this.invoices.findByPeriod(tx, tenant, fields.subscriptionId, fields.periodStart);
+    if (earlier) return earlier;
+    const now = this.now();
+    const draft = createSubscriptionInvoice(tenant, billableCustomer(customer), fields, now);
+    const change = createdAndFinalized(await this.finalization(tx, draft.invoice, customer, now));
+    await this.invoices.insert(tx, change);
+    return change.invoice;
+  }
+
+  get(tenant: TenantRef, id: string): Promise<Invoice> {
+    return this.invoices.get(tenant, id);
+  }
+
+  list(tenant: TenantRef, page: Page, filter: InvoiceFilter): Promise<{ invoices: Invoice[]; total: number }> {
+    return this.invoices.list(tenant, page, filter);
+  }
+
+  async finalize(tx: Tx, tenant: TenantRef, id: string, customer: CustomerLookup): Promise<Invoice> {
+    const invoice = await this.invoices.getForUpdate(tx, tenant, id);
+    const change = await this.finalization(tx, invoice, customer, this.now());
+    await this.invoices.update(tx, change);
+    return change.invoice;
+  }
+
+  async void(tx: Tx, tenant: TenantRef, id: string): Promise<Invoice> {
+    const change = voidInvoice(await this.invoices.getForUpdate(tx, tenant, id), this.now());
+    await this.invoices.update(tx, change);
+    return change.invoice;
+  }
+
+  /** Finalizes `invoice`, taking the tenant's next number inside `tx` (gapless: see nextNumber). */
+  private async finalization(tx: Tx, invoice: Invoice, customer: CustomerLookup, now: Date): Promise<InvoiceChange> {
+    // Judge the move and the customer first: a refused finalization never waits for the counter.
+    assertMove(invoice, 'finalize');
+    const billed = billableCustomer(customer);
+    const number = await this.invoices.nextNumber(tx, invoice.tenant);
+    return finalizeInvoice(invoice, { number, customer: billed, paymentUrl: `${this.config.paymentPageUrl}/${invoice.id}` }, now);
+  }
+}

@@ -1,0 +1,365 @@
+import * as grpc from '@grpc/grpc-js';
+import type { JsonObject } from '@bufbuild/protobuf';
+import { invoicingV1, presentInvoice, type ServiceClient, subscriptionV1 } from '@recur/contracts';
+import { decodeInternalEvent, decodePublicEvent } from '@recur/messaging';
+import { grpcFailure, queryDatabase, startServiceUnderTest, type ServiceUnderTest } from '@recur/testing';
+import { randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * The invoicing service as its own process on a real PostgreSQL database, with the real
+ * subscription service beside it (customers live there), exercised through gRPC only.
+ */
+// Two fresh processes on a shared 2-core machine: the first calls warm their connections up.
+jest.setTimeout(30_000);
+
+let subscription: ServiceUnderTest<typeof subscriptionV1.SubscriptionService>;
+let invoicing: ServiceUnderTest<typeof invoicingV1.InvoicingService>;
+let customers: ServiceClient<typeof subscriptionV1.SubscriptionService>;
+let client: ServiceClient<typeof invoicingV1.InvoicingService>;
+
+/** A fresh account per test: numbering and lists start empty. */
+const newTenant = (livemode = false) => ({ accountId: `acct_${randomBytes(6).toString('hex')}`, livemode });
+type Tenant = ReturnType<typeof newTenant>;
+const today = () => new Date().toISOString().slice(0, 10);
+const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
+const usd = (amount: number) => ({ amountMinor: BigInt(amount), currency: 'usd' });
+
+beforeAll(async () => {
+  subscription = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService, { CATALOG_GRPC_ADDR: '127.0.0.1:9', INVOICING_GRPC_ADDR: '127.0.0.1:9' });
+  invoicing = await startServiceUnderTest('invoicing', invoicingV1.InvoicingService, { SUBSCRIPTION_GRPC_ADDR: subscription.grpcAddress, PAYMENT_PAGE_URL: 'https://pay.example.test/i/' });
+  customers = subscription.client;
+  client = invoicing.client;
+}, 120_000);
+
+afterAll(async () => {
+  await invoicing?.stop();
+  await subscription?.stop();
+});
+
+async function newCustomer(tenant: Tenant, name = 'Ada Lovelace', email = 'ada@example.com') {
+  return (await customers.createCustomer({ tenant, name, email })).customer!;
+}
+
+interface OutboxRow extends Record<string, unknown> {
+  topic: string;
+  type: string;
+  payload: JsonObject;
+}
+const outbox = (aggregateId: string) =>
+  queryDatabase<OutboxRow>(invoicing.databaseUrl, 'SELECT topic, type, payload FROM outbox_events WHERE key = $1 ORDER BY seq', [aggregateId]);
+const countRows = async (table: string, accountId: string) =>
+  Number((await queryDatabase<{ n: string }>(invoicing.databaseUrl, `SELECT count(*) AS n FROM ${table} WHERE account_id = $1`, [accountId]))[0].n);
+
+describe('InvoicingService one-off invoices', () => {
+  it('creates a draft (status absent), without a number, and finalizes it to open with the next number', async () => {
+    const tenant = newTenant();
+    const customer = await newCustomer(tenant);
+    const { invoice: draft } = await client.createInvoice({ tenant, customerId: customer.id, amount: 12_345n, description: 'Consulting, March', dueDate: inDays(14) });
+    expect(draft).toMatchObject({ status: 'draft', number: '', billingReason: 'manual', currency: 'usd', customerName: 'Ada Lovelace', customerEmail: 'ada@example.com', paymentUrl: '', dueDate: inDays(14) });
+    expect(draft!.id).toMatch(/^in_/);
+    expect(draft!.lines).toHaveLength(1);
+    expect(draft!.lines[0]).toMatchObject({ kind: 'manual', description: 'Consulting, March', quantity: 1n, amount: usd(12_345) });
+    expect(draft!.lines[0].id).toMatch(/^il_/);
+    expect([draft!.subtotal, draft!.discount, draft!.total, draft!.amountDue, draft!.amountPaid]).toMatchObject([usd(12_345), usd(0), usd(12_345), usd(12_345), usd(0)]);
+    // A draft is not raised yet: only the integration event, no invoice.created webhook.
+    expect((await outbox(draft!.id)).map((row) => row.type)).toEqual(['recur.invoicing.v1.InvoiceCreated']);
+
+    const { invoice: open } = await client.finalizeInvoice({ tenant, id: draft!.id, requestId: `req_${draft!.id}` });
+    expect(open).toMatchObject({ status: 'open', number: 'INV-000001', paymentUrl: `https://pay.example.test/i/${draft!.id}` });
+    expect(Number(open!.finalizedAt)).toBeGreaterThan(Date.now() / 1000 - 60);
+    expect((await client.getInvoice({ tenant, id: draft!.id })).invoice).toEqual(open);
+
+    const rows = await outbox(draft!.id);
+    expect(rows.map((row) => [row.topic, row.type])).toEqual([
+      ['recur.invoicing.internal', 'recur.invoicing.v1.InvoiceCreated'],
+      ['recur.invoicing.internal', 'recur.invoicing.v1.InvoiceFinalized'],
+      ['recur.invoicing.public', 'invoice.created'],
+    ]);
+    const finalized = decodeInternalEvent(JSON.stringify(rows[1].payload));
+    expect(finalized.aggregateId).toBe(draft!.id);
+    const created = decodePublicEvent(JSON.stringify(rows[2].payload));
+    expect(created.data).toEqual({ object: presentInvoice(open!), source: 'manual' });
+    expect((created.data as { object: { payment_url: string } }).object.payment_url).toBe(`https://pay.example.test/i/${draft!.id}`);
+  });
+
+  it('creates an invoice open at once from lines, in another currency, with metadata', async () => {
+    const tenant = newTenant();
+    const customer = await newCustomer(tenant);
+    const { invoice } = await client.createInvoice({
+      tenant, customerId: customer.id, currency: 'eur', status: 'open', metadata: { order: '42' },
+      lines: [{ description: 'Seats', amount: 5_000n, quantity: 5n }, { description: 'Setup', amount: 1_999n }],
+    });
+    expect(invoice).toMatchObject({ status: 'open', number: 'INV-000001', currency: 'eur', description: '', metadata: { order: '42' }, dueDate: inDays(30) });
+    expect(invoice!.lines.map((line) => [line.description, line.quantity, line.amount!.amountMinor])).toEqual([['Seats', 5n, 5_000n], ['Setup', 1n, 1_999n]]);
+    expect(invoice!.total).toMatchObject({ amountMinor: 6_999n, currency: 'eur' });
+    expect((await outbox(invoice!.id)).map((row) => row.type)).toEqual(['recur.invoicing.v1.InvoiceCreated', 'recur.invoicing.v1.InvoiceFinalized', 'invoice.created']);
+  });
+
+  it('refuses invalid input with the offending param and stores nothing', async () => {
+    const tenant = newTenant();
+    const customer = await newCustomer(tenant);
+    const base = { tenant, customerId: customer.id, amount: 100n, description: 'Fee' };
+    const cases: [Partial<typeof base> & Record<string, unknown>, string][] = [
+      [{ dueDate: '2026-02-30' }, 'due_date'],
+      [{ dueDate: '2026-2-3' }, 'due_date'],
+      [{ dueDate: '2000-01-01' }, 'due_date'],
+      [{ amount: -1n }, 'amount'],
+      [{ amount: 1_000_000_000_000n }, 'amount'],
+      [{ currency: 'zzz' }, 'currency'],
+      [{ currency: 'USD' }, 'currency'],
+      [{ description: '   ' }, 'description'],
+      [{ description: undefined }, 'description'],
+      [{ status: 'paid' }, 'status'],
+      [{ amount: undefined, lines: [{ description: 'A', amount: 1n }, { description: '', amount: 1n }] }, 'lines[1].description'],
+      [{ amount: undefined, lines: [{ description: 'A', amount: -5n }] }, 'lines[0].amount'],
+      [{ lines: [{ description: 'A', amount: 1n }] }, 'lines'],
+      [{ amount: undefined }, 'amount'],
+    ];
+    for (const [change, param] of cases) {
+      expect([param, await grpcFailure(client.createInvoice({ ...base, ...change } as never))]).toEqual([param, { code: grpc.status.INVALID_ARGUMENT, errorCode: expect.any(String), param }]);
+    }
+    expect(await countRows('invoices', tenant.accountId)).toBe(0);
+    expect(Number((await queryDatabase<{ n: string }>(invoicing.databaseUrl, "SELECT count(*) AS n FROM outbox_events WHERE payload->'tenant'->>'account_id' = $1", [tenant.accountId]))[0].n)).toBe(0);
+  });
+
+  it('answers an unknown, other-app or deleted customer with its documented error', async () => {
+    const tenant = newTenant();
+    const live = await newCustomer({ ...tenant, livemode: true });
+    const deleted = await newCustomer(tenant);
+    await customers.deleteCustomer({ tenant, id: deleted.id });
+    const create = (customerId: string) => client.createInvoice({ tenant, customerId, amount: 100n, description: 'Fee' });
+    expect(await grpcFailure(create('cus_doesnotexist'))).toEqual({ code: grpc.status.INVALID_ARGUMENT, errorCode: 'resource_missing', param: 'customer' });
+    expect(await grpcFailure(create('not-an-id'))).toEqual({ code: grpc.status.INVALID_ARGUMENT, errorCode: 'resource_missing', param: 'customer' });
+    expect(await grpcFailure(create(live.id))).toEqual({ code: grpc.status.INVALID_ARGUMENT, errorCode: 'resource_missing', param: 'customer' });
+    expect(await grpcFailure(create(deleted.id))).toEqual({ code: grpc.status.FAILED_PRECONDITION, errorCode: 'customer_deleted', param: 'customer' });
+    expect(await countRows('invoices', tenant.accountId)).toBe(0);
+  });
+
+  it('takes the customer as they are at finalization, and refuses to finalize for a customer deleted since', async () => {
+    const tenant = newTenant();
+    const customer = await newCustomer(tenant, 'Old Name', 'old@example.com');
+    const { invoice: first } = await client.createInvoice({ tenant, customerId: customer.id, amount: 100n, description: 'A' });
+    const { invoice: second } = await client.createInvoice({ tenant, customerId: customer.id, amount: 100n, description: 'B' });
+    await customers.updateCustomer({ tenant, id: customer.id, name: 'New Name', email: 'new@example.com' });
+    expect((await client.finalizeInvoice({ tenant, id: first!.id })).invoice).toMatchObject({ customerName: 'New Name', customerEmail: 'new@example.com' });
+    await customers.deleteCustomer({ tenant, id: customer.id });
+    expect(await grpcFailure(client.finalizeInvoice({ tenant, id: second!.id }))).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, errorCode: 'customer_deleted' });
+    expect((await client.getInvoice({ tenant, id: second!.id })).invoice).toMatchObject({ status: 'draft', number: '' });
+  });
+});
+
+describe('InvoicingService state machine', () => {
+  it('voids open and draft invoices once; every forbidden move answers FAILED_PRECONDITION with its code', async () => {
+    const tenant = newTenant();
+    const customer = await newCustomer(tenant);
+    const { invoice: open } = await client.createInvoice({ tenant, customerId: customer.id, amount: 500n, description: 'Open one', status: 'open' });
+    expect(await grpcFailure(client.finalizeInvoice({ tenant, id: open!.id }))).toEqual({ code: grpc.status.FAILED_PRECONDITION, errorCode: 'invoice_not_draft' });
+
+    const { invoice: voided } = await client.voidInvoice({ tenant, id: open!.id });
+    expect(voided).toMatchObject({ status: 'void', number: open!.number, amountDue: usd(0), total: usd(500) });
+    expect(Number(voided!.voidedAt)).toBeGreaterThan(0);
+    expect(await grpcFailure(client.voidInvoice({ tenant, id: open!.id }))).toEqual({ code: grpc.status.FAILED_PRECONDITION, errorCode: 'invoice_already_void' });
+    expect(await grpcFailure(client.finalizeInvoice({ tenant, id: open!.id }))).toMatchObject({ errorCode: 'invoice_not_draft' });
+    const rows = await outbox(open!.id);
+    expect(rows.map((row) => row.type)).toEqual(['recur.invoicing.v1.InvoiceCreated', 'recur.invoicing.v1.InvoiceFinalized', 'invoice.created', 'recur.invoicing.v1.InvoiceVoided', 'invoice.voided']);
+    expect(decodePublicEvent(JSON.stringify(rows[4].payload)).data).toEqual({ object: presentInvoice(voided!) });
+
+    // A draft voided keeps no number, and the next finalization takes the next one.
+    const { invoice: draft } = await client.createInvoice({ tenant, customerId: customer.id, amount: 500n, description: 'Draft one' });
+    expect((await client.voidInvoice({ tenant, id: draft!.id })).invoice).toMatchObject({ status: 'void', number: '' });
+    const { invoice: next } = await client.createInvoice({ tenant, customerId: customer.id, amount: 500n, description: 'Next', status: 'open' });
+    expect(next!.number).toBe('INV-000002');
+  });
+
+  it('answers a repeated request id with the first answer, refusal included', async () => {
+    const tenant = newTenant();
+    const customer = await newCustomer(tenant);
+    const { invoice } = await client.createInvoice({ tenant, customerId: customer.id, amount: 500n, description: 'Once', status: 'open' });
+    const first = await client.voidInvoice({ tenant, id: invoice!.id, requestId: 'req_void_1' });
+    expect(await client.voidInvoice({ tenant, id: invoice!.id, requestId: 'req_void_1' })).toEqual(first);
+    expect(await grpcFailure(client.voidInvoice({ tenant, id: invoice!.id, requestId: 'req_void_2' }))).toMatchObject({ errorCode: 'invoice_already_void' });
+    expect((await outbox(invoice!.id)).filter((row) => row.type === 'invoice.voided')).toHaveLength(1);
+    const results = await Promise.all(Array.from({ length: 5 }, () => client.createInvoice({ tenant, customerId: customer.id, amount: 1n, description: 'x', requestId: 'req_create_1' })));
+    expect(new Set(results.map((result) => result.invoice!.id)).size).toBe(1);
+  });
+
+  it('keeps tenants apart: another app or account finds nothing', async () => {
+    const tenant = newTenant();
+    const customer = await newCustomer(tenant);
+    const { invoice } = await client.createInvoice({ tenant, customerId: customer.id, amount: 500n, description: 'Mine' });
+    for (const other of [{ ...tenant, livemode: true }, newTenant()]) {
+      expect(await grpcFailure(client.getInvoice({ tenant: other, id: invoice!.id }))).toEqual({ code: grpc.status.NOT_FOUND, errorCode: 'resource_missing', param: 'id' });
+      expect(await grpcFailure(client.voidInvoice({ tenant: other, id: invoice!.id }))).toMatchObject({ code: grpc.status.NOT_FOUND });
+      expect(await grpcFailure(client.finalizeInvoice({ tenant: other, id: invoice!.id }))).toMatchObject({ code: grpc.status.NOT_FOUND });
+      expect((await client.listInvoices({ tenant: other })).invoices).toEqual([]);
+    }
+  });
+
+  it('lists newest first, paged, filtered by customer, status and subscription', async () => {
+    const tenant = newTenant();
+    const [ada, bob] = [await newCustomer(tenant), await newCustomer(tenant, 'Bob', 'bob@example.com')];
+    const a1 = (await client.createInvoice({ tenant, customerId: ada.id, amount: 1n, description: 'a1' })).invoice!;
+    const b1 = (await client.createInvoice({ tenant, customerId: bob.id, amount: 1n, description: 'b1', status: 'open' })).invoice!;
+    const a2 = (await client.createInvoice({ tenant, customerId: ada.id, amount: 1n, description: 'a2', status: 'open' })).invoice!;
+    const renewal = (await client.createSubscriptionInvoice(renewalRequest(tenant, bob.id, 'sub_list', 1_800_000_000))).invoice!;
+    const ids = async (filter: { customerId?: string; status?: string; subscriptionId?: string }) => (await client.listInvoices({ tenant, ...filter })).invoices.map((invoice) => invoice.id);
+    expect(await ids({})).toEqual([renewal.id, a2.id, b1.id, a1.id]);
+    expect(await ids({ customerId: ada.id })).toEqual([a2.id, a1.id]);
+    expect(await ids({ status: 'open' })).toEqual([renewal.id, a2.id, b1.id]);
+    expect(await ids({ status: 'draft', customerId: ada.id })).toEqual([a1.id]);
+    expect(await ids({ subscriptionId: 'sub_list' })).toEqual([renewal.id]);
+    const page = await client.listInvoices({ tenant, page: { limit: 2, offset: 1 } });
+    expect([page.invoices.map((invoice) => invoice.id), page.page]).toEqual([[a2.id, b1.id], expect.objectContaining({ total: 4, hasMore: true })]);
+    expect(await grpcFailure(client.listInvoices({ tenant, page: { limit: 101 } }))).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, param: 'limit' });
+  });
+});
+
+interface RenewalLine {
+  kind: string;
+  description: string;
+  quantity: bigint;
+  amount: { amountMinor: bigint; currency: string };
+  periodStart?: bigint;
+  periodEnd?: bigint;
+}
+interface RenewalRequest {
+  tenant: Tenant;
+  customerId: string;
+  subscriptionId: string;
+  periodStart: bigint;
+  periodEnd: bigint;
+  currency: string;
+  billingReason: string;
+  dueInDays: number;
+  lines: RenewalLine[];
+  discount: { amountMinor: bigint; currency: string };
+  requestId?: string;
+}
+
+/** What the billing clock sends for one period: a plan line with its period, a usage line, a coupon's discount. */
+function renewalRequest(tenant: Tenant, customerId: string, subscriptionId: string, periodStart: number, extra: Partial<RenewalRequest> = {}): RenewalRequest {
+  const periodEnd = periodStart + 30 * 86_400;
+  return {
+    tenant, customerId, subscriptionId,
+    periodStart: BigInt(periodStart), periodEnd: BigInt(periodEnd),
+    currency: 'usd', billingReason: 'subscription_cycle', dueInDays: 7,
+    lines: [
+      { kind: 'plan', description: 'Team × 3', quantity: 3n, amount: usd(8_700), periodStart: BigInt(periodStart), periodEnd: BigInt(periodEnd) },
+      { kind: 'usage', description: 'API calls beyond 1 000', quantity: 250n, amount: usd(250) },
+    ],
+    discount: usd(895),
+    ...extra,
+  };
+}
+
+describe('InvoicingService.CreateSubscriptionInvoice', () => {
+  it('raises the period invoice finalized and numbered; a repeat of the period answers the same invoice', async () => {
+    const tenant = newTenant();
+    const customer = await newCustomer(tenant);
+    const request = renewalRequest(tenant, customer.id, 'sub_renew', 1_800_000_000, { requestId: 'req_clock_1' });
+    const { invoice } = await client.createSubscriptionInvoice(request);
+    expect(invoice).toMatchObject({
+      status: 'open', number: 'INV-000001', subscriptionId: 'sub_renew', billingReason: 'subscription_cycle', customerName: 'Ada Lovelace',
+      subtotal: usd(8_950), discount: usd(895), total: usd(8_055), amountDue: usd(8_055),
+      periodStart: 1_800_000_000n, periodEnd: 1_800_000_000n + 2_592_000n,
+      dueDate: new Date((1_800_000_000 + 7 * 86_400) * 1000).toISOString().slice(0, 10),
+    });
+    expect(invoice!.lines.map((line) => [line.kind, line.quantity, line.amount!.amountMinor, line.periodStart])).toEqual([['plan', 3n, 8_700n, 1_800_000_000n], ['usage', 250n, 250n, 0n]]);
+    // The same request id, another request id, several at once: one invoice, one number.
+    const repeats = await Promise.all([
+      client.createSubscriptionInvoice(request),
+      ...Array.from({ length: 4 }, (_, i) => client.createSubscriptionInvoice({ ...request, requestId: `req_clock_retry_${i}`, lines: request.lines.slice(0, 1) })),
+    ]);
+    for (const repeat of repeats) expect(repeat.invoice).toEqual(invoice);
+    expect(await countRows('invoices', tenant.accountId)).toBe(1);
+    const created = (await outbox(invoice!.id)).filter((row) => row.type === 'invoice.created');
+    expect(created).toHaveLength(1);
+    expect(decodePublicEvent(JSON.stringify(created[0].payload)).data).toEqual({ object: presentInvoice(invoice!), source: 'subscription_cycle' });
+    // The next period is a new invoice with the next number.
+    expect((await client.createSubscriptionInvoice(renewalRequest(tenant, customer.id, 'sub_renew', 1_802_592_000))).invoice!.number).toBe('INV-000002');
+  });
+
+  it('refuses lines in another currency, an empty period and a discount above the lines', async () => {
+    const tenant = newTenant();
+    const customer = await newCustomer(tenant);
+    const base = renewalRequest(tenant, customer.id, 'sub_bad', 1_800_000_000);
+    expect(await grpcFailure(client.createSubscriptionInvoice({ ...base, lines: [{ ...base.lines[0], amount: { amountMinor: 1n, currency: 'eur' } }] }))).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, param: 'lines[0].amount' });
+    expect(await grpcFailure(client.createSubscriptionInvoice({ ...base, lines: [] }))).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, param: 'lines' });
+    expect(await grpcFailure(client.createSubscriptionInvoice({ ...base, periodEnd: base.periodStart }))).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, param: 'period_end' });
+    expect(await grpcFailure(client.createSubscriptionInvoice({ ...base, discount: usd(1_000_000) }))).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, param: 'discount' });
+    expect(await grpcFailure(client.createSubscriptionInvoice({ ...base, billingReason: 'manual' }))).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, param: 'billing_reason' });
+    expect(await countRows('invoices', tenant.accountId)).toBe(0);
+  });
+});
+
+describe('InvoicingService numbering', () => {
+  it('gives 30 concurrent finalizations consecutive numbers, none shared or skipped, even when some roll back', async () => {
+    const tenant = newTenant();
+    const customer = await newCustomer(tenant);
+    const drafts = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => client.createInvoice({ tenant, customerId: customer.id, amount: 100n, description: `Draft ${i}`, metadata: i % 3 === 0 ? { fail: 'yes' } : {} })),
+    );
+    // A fault inside the finalizing transaction, after the number was taken: every third
+    // finalization rolls back (a trigger refuses its UPDATE), as a crash mid-commit would.
+    const trigger = `fail_${tenant.accountId}`;
+    await queryDatabase(invoicing.databaseUrl, `
+      CREATE FUNCTION ${trigger}() RETURNS trigger AS $$ BEGIN
+        IF NEW.account_id = '${tenant.accountId}' AND NEW.status = 'open' AND NEW.metadata->>'fail' = 'yes' THEN RAISE EXCEPTION 'injected fault'; END IF;
+        RETURN NEW; END $$ LANGUAGE plpgsql;
+      CREATE TRIGGER ${trigger} BEFORE UPDATE ON invoices FOR EACH ROW EXECUTE FUNCTION ${trigger}();`);
+    try {
+      const outcomes = await Promise.allSettled(drafts.map(({ invoice }) => client.finalizeInvoice({ tenant, id: invoice!.id })));
+      expect(outcomes.filter((outcome) => outcome.status === 'rejected')).toHaveLength(10);
+      const numbers = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value.invoice!.number] : [])).sort();
+      expect(numbers).toEqual(Array.from({ length: 20 }, (_, i) => `INV-${String(i + 1).padStart(6, '0')}`));
+    } finally {
+      await queryDatabase(invoicing.databaseUrl, `DROP TRIGGER ${trigger} ON invoices; DROP FUNCTION ${trigger}();`);
+    }
+    // The rolled-back drafts finalize now and continue the sequence.
+    const retried = await Promise.all(drafts.filter((_, i) => i % 3 === 0).map(({ invoice }) => client.finalizeInvoice({ tenant, id: invoice!.id })));
+    expect(retried.map(({ invoice }) => invoice!.number).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `INV-${String(i + 21).padStart(6, '0')}`));
+    // Another app of the same account numbers on its own.
+    const liveCustomer = await newCustomer({ ...tenant, livemode: true });
+    expect((await client.createInvoice({ tenant: { ...tenant, livemode: true }, customerId: liveCustomer.id, amount: 1n, description: 'Live', status: 'open' })).invoice!.number).toBe('INV-000001');
+  });
+});
+
+describe('InvoicingService PDF', () => {
+  it('renders seller, customer, number, dates, lines, totals and the payment link, read back with pdftotext', async () => {
+    const tenant = newTenant();
+    const customer = await newCustomer(tenant, 'Zoë Ünal', 'zoe@example.com');
+    const { invoice } = await client.createInvoice({
+      tenant, customerId: customer.id, status: 'open', dueDate: inDays(10),
+      lines: [{ description: 'Design sprint', amount: 250_000n, quantity: 2n }, { description: 'Hosting', amount: 4_999n }],
+    });
+    const { pdf, filename } = await client.renderInvoicePdf({ tenant, id: invoice!.id, sellerName: 'Acme Studio' });
+    expect(filename).toBe('INV-000001.pdf');
+    expect(Buffer.from(pdf.subarray(0, 5)).toString()).toBe('%PDF-');
+    const text = pdfText(pdf);
+    for (const expected of ['Acme Studio', 'Zoë Ünal', 'zoe@example.com', 'INV-000001', today(), inDays(10), 'Design sprint', 'Hosting', '$2,500.00', '$49.99', '$2,549.99', `https://pay.example.test/i/${invoice!.id}`]) {
+      expect([expected, text.includes(expected)]).toEqual([expected, true]);
+    }
+    expect(text).not.toMatch(/\b(DRAFT|VOID|PAID)\b/);
+
+    const { invoice: draft } = await client.createInvoice({ tenant, customerId: customer.id, currency: 'jpy', amount: 5_000n, description: 'Tea ceremony' });
+    const draftPdf = await client.renderInvoicePdf({ tenant, id: draft!.id, sellerName: 'Acme Studio' });
+    expect(draftPdf.filename).toBe(`draft-${draft!.id}.pdf`);
+    const draftText = pdfText(draftPdf.pdf);
+    expect(draftText).toContain('DRAFT');
+    expect(draftText).toContain('¥5,000');
+    expect(draftText).not.toContain('pay.example.test');
+    await client.voidInvoice({ tenant, id: invoice!.id });
+    expect(pdfText((await client.renderInvoicePdf({ tenant, id: invoice!.id, sellerName: 'Acme Studio' })).pdf)).toContain('VOID');
+  });
+});
+
+/** The text of a PDF, as poppler's pdftotext reads it (README: tests need poppler-utils). */
+function pdfText(pdf: Uint8Array): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'recur-pdf-')), 'invoice.pdf');
+  writeFileSync(file, pdf);
+  return execFileSync('pdftotext', ['-layout', file, '-'], { encoding: 'utf8' });
+}

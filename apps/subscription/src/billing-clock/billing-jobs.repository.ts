@@ -1,0 +1,99 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CLOCK, type Clock, newId, unixSeconds } from '@recur/kernel';
+import type { Prisma } from '../generated/prisma/client';
+import { type LifecycleStep, nextLifecycleStep, type PeriodInvoice, type Subscription } from '../subscriptions/subscription';
+
+type Tx = Prisma.TransactionClient;
+
+/** NOTIFY channel: a commit that queued a due step wakes the billing clock's workers. */
+export const BILLING_JOBS_CHANNEL = 'billing_jobs';
+
+export type BillingJobKind = LifecycleStep['kind'] | 'invoice';
+
+/** A step exists, and runs, once: `<kind>:<subscription>:<time of the step, unix seconds>`. */
+export const stepKey = (kind: BillingJobKind, subscriptionId: string, at: Date): string => `${kind}:${subscriptionId}:${unixSeconds(at)}`;
+
+/** The invoice request a job of kind `invoice` sends to invoicing (JSON in its payload). */
+export interface InvoicePayload {
+  customer_id: string;
+  period_start: number;
+  period_end: number;
+  currency: string;
+  billing_reason: string;
+  lines: { kind: string; description: string; quantity: number; amount: number }[];
+  subtotal: number;
+  discount: number;
+  total: number;
+}
+
+export function toInvoicePayload(subscription: Subscription, invoice: PeriodInvoice): InvoicePayload {
+  const periodStart = unixSeconds(invoice.periodStart);
+  const periodEnd = unixSeconds(invoice.periodEnd);
+  return {
+    customer_id: subscription.customerId,
+    period_start: periodStart,
+    period_end: periodEnd,
+    currency: invoice.price.currency,
+    billing_reason: invoice.billingReason,
+    // A metered component bills usage; every other line is the plan's own recurring price.
+    lines: invoice.price.lines.map((line) => ({ kind: line.metricName ? 'usage' : 'plan', description: line.description, quantity: line.quantity, amount: line.amount })),
+    subtotal: invoice.price.subtotal,
+    discount: invoice.price.discount,
+    total: invoice.price.total,
+  };
+}
+
+/**
+ * Writes the billing clock's due-time rows in the caller's transaction, beside the change
+ * that needs them. A row's `run_at` is the step's time in the subscription's own time; its
+ * `due_at` (what the jobs engine claims by, in real time) is run_at on real time, and for a
+ * customer on a test clock it is set only once the clock has reached run_at (now, or when
+ * AdvanceTestClock moves the clock past it). The clock row is locked FOR SHARE while
+ * deciding, so an advance and a new step cannot miss each other.
+ */
+@Injectable()
+export class BillingJobs {
+  constructor(@Inject(CLOCK) private readonly now: Clock) {}
+
+  /** Makes the subscription's pending lifecycle step the one its state calls for (or none). */
+  async syncLifecycleStep(tx: Tx, subscription: Subscription): Promise<void> {
+    const step = nextLifecycleStep(subscription);
+    const key = step ? stepKey(step.kind, subscription.id, step.runAt) : '';
+    const now = this.now();
+    await tx.$executeRaw`
+      UPDATE billing_jobs SET status = 'cancelled', lease_until = NULL, updated_at = ${now}
+      WHERE subscription_id = ${subscription.id} AND kind <> 'invoice' AND status = 'pending' AND step_key <> ${key}`;
+    if (step) await this.insert(tx, subscription, step.kind, key, step.runAt, {});
+  }
+
+  /** Queues the period's invoice request; a period is requested once (its step key). */
+  async queueInvoice(tx: Tx, subscription: Subscription, invoice: PeriodInvoice): Promise<void> {
+    await this.insert(tx, subscription, 'invoice', stepKey('invoice', subscription.id, invoice.periodStart), invoice.periodStart, toInvoicePayload(subscription, invoice));
+  }
+
+  /** Stops everything still pending for the subscription except invoices of periods already begun. */
+  async cancelLifecycle(tx: Tx, subscriptionId: string): Promise<void> {
+    await tx.$executeRaw`
+      UPDATE billing_jobs SET status = 'cancelled', lease_until = NULL, updated_at = ${this.now()}
+      WHERE subscription_id = ${subscriptionId} AND kind <> 'invoice' AND status = 'pending'`;
+  }
+
+  private async insert(tx: Tx, subscription: Subscription, kind: BillingJobKind, key: string, runAt: Date, payload: object): Promise<void> {
+    const now = this.now();
+    let dueAt: Date | null = runAt;
+    if (subscription.testClockId) {
+      const clocks = await tx.$queryRaw<{ frozen_time: Date; deleted_at: Date | null }[]>`
+        SELECT frozen_time, deleted_at FROM test_clocks WHERE id = ${subscription.testClockId} FOR SHARE`;
+      const clock = clocks[0];
+      dueAt = clock && !clock.deleted_at && clock.frozen_time.getTime() >= runAt.getTime() ? now : null;
+    }
+    // A cancelled step of the same key comes back (a pause undone before its time); a done one never runs again.
+    await tx.$executeRaw`
+      INSERT INTO billing_jobs (id, account_id, livemode, subscription_id, kind, step_key, status, run_at, due_at, test_clock_id, payload, created_at, updated_at)
+      VALUES (${newId('bjob')}, ${subscription.tenant.accountId}, ${subscription.tenant.livemode}, ${subscription.id}, ${kind}, ${key}, 'pending',
+              ${runAt}, ${dueAt}, ${subscription.testClockId}, ${JSON.stringify(payload)}::jsonb, ${now}, ${now})
+      ON CONFLICT (step_key) DO UPDATE SET status = 'pending', due_at = EXCLUDED.due_at, lease_until = NULL, updated_at = EXCLUDED.updated_at
+      WHERE billing_jobs.status = 'cancelled'`;
+    if (dueAt) await tx.$executeRaw`SELECT pg_notify(${BILLING_JOBS_CHANNEL}, '')`;
+  }
+}

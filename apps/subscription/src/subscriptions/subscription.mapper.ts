@@ -1,0 +1,125 @@
+import { create } from '@bufbuild/protobuf';
+import { planV1, presentSubscription, subscriptionMessagesV1, type SubscriptionJson, toMoneyMessage } from '@recur/contracts';
+import { type Metadata, unixSeconds } from '@recur/kernel';
+import { money } from '@recur/money';
+import type { BillingInterval, PricedPlan } from '@recur/pricing';
+import type { Prisma, Subscription as SubscriptionRow } from '../generated/prisma/client';
+import type { Subscription, SubscriptionStatus } from './subscription';
+
+const optionalSeconds = (date: Date | null): bigint | undefined => (date ? BigInt(unixSeconds(date)) : undefined);
+
+export function fromSubscriptionRow(row: SubscriptionRow): Subscription {
+  return {
+    id: row.id,
+    tenant: { accountId: row.accountId, livemode: row.livemode },
+    customerId: row.customerId,
+    planId: row.planId,
+    status: row.status as SubscriptionStatus,
+    billingInterval: row.billingInterval as BillingInterval,
+    quantity: row.quantity,
+    price: row.priceSnapshot as unknown as PricedPlan,
+    cycleAnchor: row.cycleAnchor,
+    cycleIndex: row.cycleIndex,
+    currentPeriodStart: row.currentPeriodStart,
+    currentPeriodEnd: row.currentPeriodEnd,
+    trialStart: row.trialStart,
+    trialEnd: row.trialEnd,
+    cancelAtPeriodEnd: row.cancelAtPeriodEnd,
+    cancelledAt: row.cancelledAt,
+    endedAt: row.endedAt,
+    pausedAt: row.pausedAt,
+    resumeAt: row.resumeAt,
+    billingCycles: row.billingCycles,
+    periodsBilled: row.periodsBilled,
+    reactivatedFrom: row.reactivatedFrom,
+    testClockId: row.testClockId,
+    metadata: row.metadata as Metadata,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+export function toSubscriptionRow(subscription: Subscription): Prisma.SubscriptionCreateInput {
+  return {
+    id: subscription.id,
+    accountId: subscription.tenant.accountId,
+    livemode: subscription.tenant.livemode,
+    customerId: subscription.customerId,
+    planId: subscription.planId,
+    status: subscription.status,
+    billingInterval: subscription.billingInterval,
+    quantity: subscription.quantity,
+    priceSnapshot: subscription.price as unknown as Prisma.InputJsonValue,
+    cycleAnchor: subscription.cycleAnchor,
+    cycleIndex: subscription.cycleIndex,
+    currentPeriodStart: subscription.currentPeriodStart,
+    currentPeriodEnd: subscription.currentPeriodEnd,
+    trialStart: subscription.trialStart,
+    trialEnd: subscription.trialEnd,
+    cancelAtPeriodEnd: subscription.cancelAtPeriodEnd,
+    cancelledAt: subscription.cancelledAt,
+    endedAt: subscription.endedAt,
+    pausedAt: subscription.pausedAt,
+    resumeAt: subscription.resumeAt,
+    billingCycles: subscription.billingCycles,
+    periodsBilled: subscription.periodsBilled,
+    reactivatedFrom: subscription.reactivatedFrom,
+    testClockId: subscription.testClockId,
+    metadata: subscription.metadata,
+    createdAt: subscription.createdAt,
+    updatedAt: subscription.updatedAt,
+  };
+}
+
+function toPriceSnapshotMessage(price: PricedPlan): subscriptionMessagesV1.PriceSnapshot {
+  return create(subscriptionMessagesV1.PriceSnapshotSchema, {
+    planName: price.name,
+    pricingModel: price.pricingModel,
+    amountMonthly: toMoneyMessage(money(price.amountMonthly, price.currency)),
+    packageSize: price.packageSize,
+    tiers: price.tiers.map((tier) => create(planV1.PlanTierSchema, {
+      upTo: tier.upTo === null ? undefined : BigInt(tier.upTo),
+      unitAmount: BigInt(tier.unitAmount),
+      flatAmount: BigInt(tier.flatAmount),
+    })),
+    components: price.components.map((component) => create(planV1.PriceComponentSchema, {
+      id: component.id,
+      type: component.type,
+      name: component.name,
+      metricName: component.metricName ?? undefined,
+      unitAmount: BigInt(component.unitAmount),
+      includedQuantity: BigInt(component.includedQuantity),
+    })),
+  });
+}
+
+export function toSubscriptionMessage(subscription: Subscription): subscriptionMessagesV1.Subscription {
+  return create(subscriptionMessagesV1.SubscriptionSchema, {
+    id: subscription.id,
+    livemode: subscription.tenant.livemode,
+    customerId: subscription.customerId,
+    planId: subscription.planId,
+    status: subscription.status,
+    billingInterval: subscription.billingInterval,
+    quantity: subscription.quantity,
+    price: toPriceSnapshotMessage(subscription.price),
+    currentPeriodStart: BigInt(unixSeconds(subscription.currentPeriodStart)),
+    currentPeriodEnd: BigInt(unixSeconds(subscription.currentPeriodEnd)),
+    trialStart: optionalSeconds(subscription.trialStart),
+    trialEnd: optionalSeconds(subscription.trialEnd),
+    cancelAtPeriodEnd: subscription.cancelAtPeriodEnd,
+    cancelledAt: optionalSeconds(subscription.cancelledAt),
+    endedAt: optionalSeconds(subscription.endedAt),
+    pausedAt: optionalSeconds(subscription.pausedAt),
+    resumeAt: optionalSeconds(subscription.resumeAt),
+    billingCycles: subscription.billingCycles ?? undefined,
+    periodsBilled: subscription.periodsBilled,
+    reactivatedFrom: subscription.reactivatedFrom ?? undefined,
+    testClockId: subscription.testClockId ?? undefined,
+    metadata: subscription.metadata,
+    created: BigInt(unixSeconds(subscription.createdAt)),
+    updated: BigInt(unixSeconds(subscription.updatedAt)),
+  });
+}
+
+export const toSubscriptionJson = (subscription: Subscription): SubscriptionJson => presentSubscription(toSubscriptionMessage(subscription));

@@ -1,0 +1,326 @@
+// Jest (CommonJS) cannot load Nest 12's ESM; the clock's classes only need its decorators to be inert here.
+jest.mock('@nestjs/common', () => ({ Injectable: () => () => undefined, Inject: () => () => undefined }));
+
+import * as grpc from '@grpc/grpc-js';
+import { catalogV1, grpcServiceDefinition, invoicingV1, type ServiceClient, subscriptionV1 } from '@recur/contracts';
+import { type Clock, DomainError, type TenantRef } from '@recur/kernel';
+import { decodePublicEvent } from '@recur/messaging';
+import { eventually, grpcFailure, type ServiceUnderTest, startServiceUnderTest } from '@recur/testing';
+import { Client } from 'pg';
+import { BillingClock, type ClaimedStep } from '../src/billing-clock/billing-clock.worker';
+import { BillingJobs, type InvoicePayload } from '../src/billing-clock/billing-jobs.repository';
+import type { PeriodInvoicer } from '../src/billing-clock/invoicing.client';
+import { PrismaService } from '../src/infrastructure/prisma.service';
+import { SubscriptionsRepository } from '../src/subscriptions/subscriptions.repository';
+
+/**
+ * The subscription service as its own process on a real PostgreSQL database with the real
+ * catalog beside it, exercised through gRPC. Invoicing's CreateSubscriptionInvoice (the fixed
+ * seam) is played by a small gRPC server here that records each request and, like the contract
+ * says, raises one invoice per subscription + period start. The billing clock's guarantees are
+ * tested with BillingClock instances in this process on the service's database, driven by a
+ * fake clock, beside the service's own worker.
+ */
+const tenant = { accountId: 'acct_subs', livemode: false };
+const DAY = 86_400_000;
+
+interface RaiseRecord {
+  subscriptionId: string;
+  periodStart: number;
+  requestId: string;
+  billingReason: string;
+  total: number;
+}
+/** Every CreateSubscriptionInvoice request, in arrival order; and the invoices raised (one per period). */
+const requests: RaiseRecord[] = [];
+const invoices = new Map<string, string>();
+
+function record(subscriptionId: string, periodStart: number, requestId: string, billingReason: string, total: number): string {
+  requests.push({ subscriptionId, periodStart, requestId, billingReason, total });
+  const key = `${subscriptionId}:${periodStart}`;
+  if (!invoices.has(key)) invoices.set(key, `in_${invoices.size + 1}`);
+  return invoices.get(key)!;
+}
+
+let invoicing: grpc.Server;
+let catalog: ServiceUnderTest<typeof catalogV1.CatalogService>;
+let service: ServiceUnderTest<typeof subscriptionV1.SubscriptionService>;
+let client: ServiceClient<typeof subscriptionV1.SubscriptionService>;
+let prisma: PrismaService;
+
+beforeAll(async () => {
+  invoicing = new grpc.Server();
+  invoicing.addService(grpcServiceDefinition(invoicingV1.InvoicingService), {
+    CreateSubscriptionInvoice: (call: grpc.ServerUnaryCall<invoicingV1.CreateSubscriptionInvoiceRequest, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+      const request = call.request;
+      const total = request.lines.reduce((sum, line) => sum + Number(line.amount?.amountMinor ?? 0n), 0) - Number(request.discount?.amountMinor ?? 0n);
+      const id = record(request.subscriptionId, Number(request.periodStart), request.requestId, request.billingReason, total);
+      callback(null, { invoice: { id, subscriptionId: request.subscriptionId, periodStart: request.periodStart, status: 'open' } });
+    },
+  });
+  const invoicingPort = await new Promise<number>((resolve, reject) =>
+    invoicing.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, port) => (error ? reject(error) : resolve(port))),
+  );
+  catalog = await startServiceUnderTest('catalog', catalogV1.CatalogService);
+  service = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService, {
+    CATALOG_GRPC_ADDR: catalog.grpcAddress,
+    INVOICING_GRPC_ADDR: `127.0.0.1:${invoicingPort}`,
+  });
+  client = service.client;
+  prisma = new PrismaService(service.databaseUrl);
+}, 120_000);
+
+afterAll(async () => {
+  await prisma?.$disconnect();
+  await service?.stop();
+  await catalog?.stop();
+  invoicing?.forceShutdown();
+});
+
+async function query<T>(sql: string, values: unknown[] = []): Promise<T[]> {
+  const db = new Client({ connectionString: service.databaseUrl });
+  await db.connect();
+  try {
+    return (await db.query(sql, values)).rows as T[];
+  } finally {
+    await db.end();
+  }
+}
+
+/** The public events of a subscription, in outbox order. */
+async function publicEventTypes(subscriptionId: string): Promise<string[]> {
+  const rows = await query<{ payload: object }>("SELECT payload FROM outbox_events WHERE key = $1 AND topic LIKE '%.public' ORDER BY seq", [subscriptionId]);
+  return rows.map((row) => decodePublicEvent(JSON.stringify(row.payload)).type);
+}
+
+async function newPlan(fields: Partial<{ amountMonthly: bigint; billingIntervals: string[] }> = {}) {
+  const { plan } = await catalog.client.createPlan({ tenant, name: 'Team', pricingModel: 'per_unit', amountMonthly: fields.amountMonthly ?? 1000n, billingIntervals: fields.billingIntervals ?? [] });
+  return plan!;
+}
+
+async function newCustomer(extra: { testClockId?: string } = {}) {
+  return (await client.createCustomer({ tenant, name: 'Ada', email: 'ada@example.com', ...extra })).customer!;
+}
+
+async function newSubscription(extra: { trialDays?: number; metadata?: Record<string, string> } = {}) {
+  const [plan, customer] = await Promise.all([newPlan(), newCustomer()]);
+  const { subscription } = await client.createSubscription({ tenant, customerId: customer.id, planId: plan.id, billingInterval: 'monthly', quantity: 2, ...extra });
+  return subscription!;
+}
+
+/** A BillingClock in this process, on the service's database, reading `clock`. */
+function billingClock(clock: Clock, invoicer: PeriodInvoicer = recordingInvoicer) {
+  return new BillingClock(prisma, new SubscriptionsRepository(prisma, new BillingJobs(clock)), invoicer, clock, { pollMs: 20, leaseMs: 30_000 });
+}
+
+const recordingInvoicer: PeriodInvoicer = {
+  raise: async (_tenant: TenantRef, subscriptionId: string, requestId: string, invoice: InvoicePayload) =>
+    record(subscriptionId, invoice.period_start, requestId, invoice.billing_reason, invoice.total),
+};
+
+/** Claims and runs due steps at `at` until none is left (a step's successor may be due at once). */
+async function drain(clock: BillingClock, at: Date): Promise<void> {
+  for (let steps = await clock.claim(100, at); steps.length > 0; steps = await clock.claim(100, at)) {
+    for (const step of steps) await clock.run(step);
+  }
+}
+
+const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
+
+describe('SubscriptionService subscriptions', () => {
+  it('creates an active subscription with a price snapshot, bills its first period once and publishes subscription.created', async () => {
+    const subscription = await newSubscription({ metadata: { crm: '7' } });
+    expect(subscription).toMatchObject({ status: 'active', billingInterval: 'monthly', quantity: 2, periodsBilled: 1, metadata: { crm: '7' } });
+    expect(subscription.id).toMatch(/^sub_/);
+    expect(subscription.price).toMatchObject({ pricingModel: 'per_unit', amountMonthly: { amountMinor: 1000n, currency: 'usd' } });
+    const start = new Date(Number(subscription.currentPeriodStart) * 1000);
+    const end = new Date(Number(subscription.currentPeriodEnd) * 1000);
+    expect(end.getUTCMonth()).toBe((start.getUTCMonth() + 1) % 12);
+    // The service's own clock worker raises the first period's invoice, priced by @recur/pricing (2 × 1000).
+    await eventually(async () => requests.some((request) => request.subscriptionId === subscription.id), 15_000, 'the first invoice request');
+    expect(requests.filter((request) => request.subscriptionId === subscription.id)).toEqual([
+      { subscriptionId: subscription.id, periodStart: Number(subscription.currentPeriodStart), requestId: `invoice:${subscription.id}:${subscription.currentPeriodStart}`, billingReason: 'subscription_create', total: 2000 },
+    ]);
+    expect(await publicEventTypes(subscription.id)).toEqual(['subscription.created']);
+  });
+
+  it('refuses bad input with the offending field and stores nothing', async () => {
+    const [plan, customer] = await Promise.all([newPlan({ billingIntervals: ['monthly'] }), newCustomer()]);
+    const base = { tenant, customerId: customer.id, planId: plan.id, billingInterval: 'monthly' };
+    expect(await grpcFailure(client.createSubscription({ ...base, planId: 'plan_nope' }))).toEqual({ code: grpc.status.INVALID_ARGUMENT, errorCode: 'resource_missing', param: 'plan' });
+    expect(await grpcFailure(client.createSubscription({ ...base, customerId: 'cus_nope' }))).toEqual({ code: grpc.status.INVALID_ARGUMENT, errorCode: 'resource_missing', param: 'customer' });
+    expect(await grpcFailure(client.createSubscription({ ...base, billingInterval: 'yearly' }))).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, param: 'billing_interval' });
+    expect(await grpcFailure(client.createSubscription({ ...base, quantity: 0 }))).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, param: 'quantity' });
+    expect(await grpcFailure(client.createSubscription({ ...base, trialDays: 3, trialEnd: BigInt(seconds(new Date()) + 86_400) }))).toMatchObject({ param: 'trial_end' });
+    expect(await grpcFailure(client.createSubscription({ ...base, trialEnd: BigInt(seconds(new Date()) - 60) }))).toMatchObject({ param: 'trial_end' });
+    expect(await grpcFailure(client.createSubscription({ ...base, tenant: { accountId: 'acct_other', livemode: false } }))).toMatchObject({ errorCode: 'resource_missing', param: 'customer' });
+    await catalog.client.archivePlan({ tenant, id: plan.id });
+    expect(await grpcFailure(client.createSubscription(base))).toEqual({ code: grpc.status.FAILED_PRECONDITION, errorCode: 'plan_archived', param: undefined });
+    const deleted = await newCustomer();
+    await client.deleteCustomer({ tenant, id: deleted.id });
+    expect(await grpcFailure(client.createSubscription({ ...base, planId: (await newPlan()).id, customerId: deleted.id }))).toMatchObject({ errorCode: 'customer_deleted' });
+    expect((await client.listSubscriptions({ tenant, customerId: customer.id, page: { limit: 100 } })).page!.total).toBe(0);
+  });
+
+  it('moves through the state machine, refusing forbidden moves with 409 codes and publishing the spec\'s events', async () => {
+    const subscription = await newSubscription();
+    const id = subscription.id;
+    const call = (method: 'pauseSubscription' | 'resumeSubscription' | 'reactivateSubscription', extra = {}) => client[method]({ tenant, id, ...extra });
+    expect(await grpcFailure(call('resumeSubscription'))).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, errorCode: 'subscription_not_paused' });
+    expect(await grpcFailure(client.extendTrial({ tenant, id, trialEnd: BigInt(seconds(new Date()) + 30 * 86_400) }))).toMatchObject({ errorCode: 'subscription_not_trialing' });
+    expect(await grpcFailure(call('reactivateSubscription'))).toMatchObject({ errorCode: 'subscription_not_cancelled' });
+
+    expect((await call('pauseSubscription')).subscription).toMatchObject({ status: 'paused' });
+    expect(await grpcFailure(call('pauseSubscription'))).toMatchObject({ errorCode: 'subscription_not_active' });
+    expect(await grpcFailure(client.cancelSubscription({ tenant, id, atPeriodEnd: true }))).toMatchObject({ errorCode: 'subscription_paused' });
+    const resumed = (await call('resumeSubscription')).subscription!;
+    expect(resumed).toMatchObject({ status: 'active', periodsBilled: 2 });
+
+    expect((await client.cancelSubscription({ tenant, id, atPeriodEnd: true })).subscription).toMatchObject({ status: 'active', cancelAtPeriodEnd: true });
+    expect(await grpcFailure(client.cancelSubscription({ tenant, id, atPeriodEnd: true }))).toMatchObject({ errorCode: 'subscription_cancel_scheduled' });
+    expect((await call('reactivateSubscription')).subscription).toMatchObject({ id, status: 'active', cancelAtPeriodEnd: false });
+
+    expect((await client.cancelSubscription({ tenant, id })).subscription).toMatchObject({ status: 'cancelled' });
+    expect(await grpcFailure(client.cancelSubscription({ tenant, id }))).toMatchObject({ errorCode: 'subscription_cancelled' });
+    const reactivated = (await call('reactivateSubscription')).subscription!;
+    expect(reactivated).toMatchObject({ status: 'active', reactivatedFrom: id, customerId: subscription.customerId, quantity: 2, periodsBilled: 1 });
+    expect(reactivated.id).not.toBe(id);
+    expect(await grpcFailure(call('reactivateSubscription'))).toMatchObject({ errorCode: 'subscription_already_reactivated' });
+
+    expect(await publicEventTypes(id)).toEqual([
+      'subscription.created', 'subscription.paused', 'subscription.resumed', 'subscription.updated', 'subscription.updated', 'subscription.cancelled',
+    ]);
+    expect(await publicEventTypes(reactivated.id)).toEqual(['subscription.reactivated']);
+    // A cancelled subscription has nothing left on the clock; the live one has its renewal.
+    const pending = await query<{ subscription_id: string; kind: string }>("SELECT subscription_id, kind FROM billing_jobs WHERE subscription_id = ANY($1) AND status = 'pending' AND kind <> 'invoice'", [[id, reactivated.id]]);
+    expect(pending).toEqual([{ subscription_id: reactivated.id, kind: 'renew' }]);
+  });
+
+  it('keeps tenants apart and lists with filters', async () => {
+    const subscription = await newSubscription();
+    expect(await grpcFailure(client.getSubscription({ tenant: { ...tenant, livemode: true }, id: subscription.id }))).toMatchObject({ code: grpc.status.NOT_FOUND, errorCode: 'resource_missing' });
+    expect(await grpcFailure(client.cancelSubscription({ tenant: { accountId: 'acct_other', livemode: false }, id: subscription.id }))).toMatchObject({ code: grpc.status.NOT_FOUND });
+    const listed = await client.listSubscriptions({ tenant, customerId: subscription.customerId, status: 'active', page: { limit: 10 } });
+    expect(listed.subscriptions.map((item) => item.id)).toEqual([subscription.id]);
+    expect(await grpcFailure(client.listSubscriptions({ tenant, status: 'dormant' }))).toMatchObject({ param: 'status' });
+  });
+
+  it('ends a trial on time: trialing, then active with its first period billed', async () => {
+    const subscription = await newSubscription({ trialDays: 14 });
+    expect(subscription).toMatchObject({ status: 'trialing', periodsBilled: 0 });
+    expect(Number(subscription.trialEnd) - Number(subscription.trialStart)).toBe(14 * 86_400);
+    const extended = (await client.extendTrial({ tenant, id: subscription.id, trialEnd: subscription.trialEnd! + 86_400n })).subscription!;
+    expect(extended).toMatchObject({ status: 'trialing', trialEnd: subscription.trialEnd! + 86_400n, currentPeriodEnd: subscription.trialEnd! + 86_400n });
+    const fake = new Date(Number(extended.trialEnd) * 1000 + 1000);
+    await drain(billingClock(() => fake), fake);
+    const active = (await client.getSubscription({ tenant, id: subscription.id })).subscription!;
+    expect(active).toMatchObject({ status: 'active', currentPeriodStart: extended.trialEnd, periodsBilled: 1 });
+    expect(await publicEventTypes(subscription.id)).toEqual(['subscription.created', 'subscription.activated']);
+    expect(requests.filter((request) => request.subscriptionId === subscription.id).map((request) => request.periodStart)).toEqual([Number(extended.trialEnd)]);
+  });
+});
+
+describe('the billing clock', () => {
+  it('catches up three missed periods once each, in order, with three workers racing', async () => {
+    const subscription = await newSubscription();
+    await eventually(async () => requests.some((request) => request.subscriptionId === subscription.id), 15_000, 'the first invoice');
+    // The service was "down" for three period ends: the fake time is a day past the third.
+    const firstEnd = new Date(Number(subscription.currentPeriodEnd) * 1000);
+    const fake = new Date(firstEnd.getTime() + 62 * DAY + DAY);
+    const workers = [billingClock(() => fake), billingClock(() => fake), billingClock(() => fake)];
+    await Promise.all(workers.map((worker) => worker.onApplicationBootstrap()));
+    try {
+      await eventually(async () => (await client.getSubscription({ tenant, id: subscription.id })).subscription!.periodsBilled === 4 && (await query("SELECT 1 FROM billing_jobs WHERE subscription_id = $1 AND kind = 'invoice' AND status = 'pending'", [subscription.id])).length === 0, 20_000, 'three renewals');
+    } finally {
+      await Promise.all(workers.map((worker) => worker.onModuleDestroy()));
+    }
+    const renewed = (await client.getSubscription({ tenant, id: subscription.id })).subscription!;
+    expect(new Date(Number(renewed.currentPeriodStart) * 1000).getUTCMonth()).toBe((firstEnd.getUTCMonth() + 2) % 12);
+    expect(await publicEventTypes(subscription.id)).toEqual(['subscription.created', 'subscription.activated', 'subscription.activated', 'subscription.activated']);
+    const mine = requests.filter((request) => request.subscriptionId === subscription.id);
+    const starts = mine.map((request) => request.periodStart);
+    // Each period requested once (no worker ran a step twice), and in period order.
+    expect(starts).toEqual([...new Set(starts)].sort((a, b) => a - b));
+    expect(starts).toHaveLength(4);
+    expect(mine.slice(1).every((request) => request.billingReason === 'subscription_cycle' && request.total === 2000)).toBe(true);
+    const renewals = await query<{ status: string; attempts: number }>("SELECT status, attempts FROM billing_jobs WHERE subscription_id = $1 AND kind = 'renew' ORDER BY run_at", [subscription.id]);
+    expect(renewals).toEqual([{ status: 'done', attempts: 1 }, { status: 'done', attempts: 1 }, { status: 'done', attempts: 1 }, { status: 'pending', attempts: 0 }]);
+  }, 60_000);
+
+  it('a step whose worker died is run by another once its lease lapses, and only once', async () => {
+    const subscription = await newSubscription();
+    await eventually(async () => requests.some((request) => request.subscriptionId === subscription.id), 15_000, 'the first invoice');
+    let now = new Date(Number(subscription.currentPeriodEnd) * 1000 + DAY);
+    const clock = () => now;
+    const dead = billingClock(clock);
+    const survivor = billingClock(clock);
+    // The first worker leases the renewal and is killed before running it.
+    const leased = (await dead.claim(100, now)).filter((step: ClaimedStep) => step.subscription_id === subscription.id);
+    expect(leased.map((step) => step.kind)).toEqual(['renew']);
+    expect((await survivor.claim(100, now)).filter((step) => step.subscription_id === subscription.id)).toEqual([]);
+    now = new Date(now.getTime() + 31_000);
+    const taken = (await survivor.claim(100, now)).filter((step) => step.subscription_id === subscription.id);
+    expect(taken.map((step) => step.step_key)).toEqual(leased.map((step) => step.step_key));
+    await survivor.run(taken[0]);
+    // The "dead" worker comes back and runs its stale lease: the locked re-check makes it a no-op.
+    await dead.run(leased[0]);
+    const after = (await client.getSubscription({ tenant, id: subscription.id })).subscription!;
+    expect(after.periodsBilled).toBe(2);
+    expect(await publicEventTypes(subscription.id)).toEqual(['subscription.created', 'subscription.activated']);
+    expect(await query("SELECT 1 FROM billing_jobs WHERE subscription_id = $1 AND kind = 'invoice'", [subscription.id])).toHaveLength(2);
+  });
+
+  it('keeps an invoice request pending while invoicing cannot answer, and sends the same request when it can', async () => {
+    const subscription = await newSubscription({ trialDays: 1 });
+    const fake = new Date(Number(subscription.trialEnd) * 1000 + 1000);
+    const unimplemented: PeriodInvoicer = { raise: async () => Promise.reject(new DomainError('unavailable', 'service_unavailable', 'UNIMPLEMENTED')) };
+    const down = billingClock(() => fake, unimplemented);
+    for (const step of (await down.claim(100, fake)).filter((claimed) => claimed.subscription_id === subscription.id)) await down.run(step);
+    const invoiceSteps = (await down.claim(100, fake)).filter((claimed) => claimed.subscription_id === subscription.id);
+    expect(invoiceSteps.map((step) => step.kind)).toEqual(['invoice']);
+    await down.run(invoiceSteps[0]);
+    const [pending] = await query<{ status: string; attempts: number; last_error: string; due_at: Date }>(
+      "SELECT status, attempts, last_error, due_at FROM billing_jobs WHERE subscription_id = $1 AND kind = 'invoice'", [subscription.id]);
+    expect(pending).toMatchObject({ status: 'pending', attempts: 1, last_error: 'service_unavailable: UNIMPLEMENTED' });
+    expect(pending.due_at.getTime()).toBeGreaterThan(fake.getTime());
+    const later = new Date(pending.due_at.getTime() + 1);
+    const up = billingClock(() => later);
+    for (const step of (await up.claim(100, later)).filter((claimed) => claimed.subscription_id === subscription.id)) await up.run(step);
+    const [done] = await query<{ status: string; result: string }>("SELECT status, result FROM billing_jobs WHERE subscription_id = $1 AND kind = 'invoice'", [subscription.id]);
+    expect(done.status).toBe('done');
+    expect(done.result).toMatch(/^in_/);
+  });
+});
+
+describe('test clocks', () => {
+  it('runs a customer\'s renewals when its clock advances, in order, and is ready when done', async () => {
+    const start = Date.UTC(2030, 0, 31, 12);
+    const { testClock } = await client.createTestClock({ tenant, name: 'year one', frozenTime: BigInt(start / 1000) });
+    expect(testClock).toMatchObject({ status: 'ready', name: 'year one' });
+    const customer = await newCustomer({ testClockId: testClock!.id });
+    expect(customer.testClockId).toBe(testClock!.id);
+    const plan = await newPlan();
+    const subscription = (await client.createSubscription({ tenant, customerId: customer.id, planId: plan.id, billingInterval: 'monthly', trialDays: 14 })).subscription!;
+    expect(subscription).toMatchObject({ status: 'trialing', created: BigInt(start / 1000), testClockId: testClock!.id });
+    // 14 days of trial, then periods anchored on Feb 14: Mar 14 and Apr 14 renewals fall before May 1.
+    const advanced = await client.advanceTestClock({ tenant, id: testClock!.id, frozenTime: BigInt(Date.UTC(2030, 4, 1) / 1000) });
+    expect(advanced.testClock!.frozenTime).toBe(BigInt(Date.UTC(2030, 4, 1) / 1000));
+    await eventually(async () => (await client.getTestClock({ tenant, id: testClock!.id })).testClock!.status === 'ready', 20_000, 'the clock to be ready');
+    const renewed = (await client.getSubscription({ tenant, id: subscription.id })).subscription!;
+    expect(renewed).toMatchObject({ status: 'active', periodsBilled: 3, currentPeriodStart: BigInt(Date.UTC(2030, 3, 14, 12) / 1000) });
+    expect(await publicEventTypes(subscription.id)).toEqual(['subscription.created', 'subscription.activated', 'subscription.activated', 'subscription.activated']);
+    expect(requests.filter((request) => request.subscriptionId === subscription.id).map((request) => request.periodStart)).toEqual(
+      [Date.UTC(2030, 1, 14, 12), Date.UTC(2030, 2, 14, 12), Date.UTC(2030, 3, 14, 12)].map((ms) => ms / 1000),
+    );
+    expect(await grpcFailure(client.advanceTestClock({ tenant, id: testClock!.id, frozenTime: BigInt(start / 1000) }))).toMatchObject({ param: 'frozen_time' });
+  }, 40_000);
+
+  it('exists only in the sandbox, and a customer needs a clock of its own app', async () => {
+    expect(await grpcFailure(client.createTestClock({ tenant: { ...tenant, livemode: true }, frozenTime: 2_000_000_000n }))).toMatchObject({ code: grpc.status.NOT_FOUND });
+    const { testClock } = await client.createTestClock({ tenant, frozenTime: 2_000_000_000n });
+    expect(await grpcFailure(client.getTestClock({ tenant: { accountId: 'acct_other', livemode: false }, id: testClock!.id }))).toMatchObject({ code: grpc.status.NOT_FOUND });
+    expect(await grpcFailure(client.createCustomer({ tenant: { accountId: 'acct_other', livemode: false }, name: 'Eve', email: 'eve@example.com', testClockId: testClock!.id }))).toMatchObject({ param: 'test_clock', errorCode: 'resource_missing' });
+    expect((await client.deleteTestClock({ tenant, id: testClock!.id })).testClock!.deletedAt).toBeDefined();
+    expect(await grpcFailure(client.getTestClock({ tenant, id: testClock!.id }))).toMatchObject({ code: grpc.status.NOT_FOUND });
+  });
+});

@@ -1,0 +1,32 @@
+import { startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
+import { sendDelivery } from '../src/deliveries/http-sender';
+
+/**
+ * The delivery-time half of the URL policy: the address a name resolves to is checked on
+ * every attempt (a name that was public at creation may resolve to a private address
+ * later). `localhost` stands for such a name; a real receiver listens behind it.
+ */
+let receiver: WebhookReceiver;
+let port: string;
+
+beforeAll(async () => {
+  receiver = await startWebhookReceiver();
+  port = new URL(receiver.url).port;
+});
+
+afterAll(async () => {
+  await receiver?.stop();
+});
+
+describe('sendDelivery', () => {
+  it('refuses a name that resolves to a private address unless private URLs are allowed, and sends nothing', async () => {
+    const refused = await sendDelivery(`http://localhost:${port}/hooks/refused`, '{"id":"evt_1"}', {}, 5_000, false);
+    expect(refused).toMatchObject({ statusCode: null, error: 'localhost resolves to a non-public address', responseExcerpt: '' });
+    expect(await receiver.received('/hooks/refused')).toEqual([]);
+
+    const allowed = await sendDelivery(`http://localhost:${port}/hooks/allowed`, '{"id":"evt_2"}', { 'x-recur-signature': 'sha256=00' }, 5_000, true);
+    expect(allowed).toMatchObject({ statusCode: 200, error: null, responseExcerpt: '{"received":true}' });
+    const [arrival] = await receiver.received('/hooks/allowed');
+    expect({ body: arrival.body, signature: arrival.headers['x-recur-signature'] }).toEqual({ body: '{"id":"evt_2"}', signature: 'sha256=00' });
+  });
+});

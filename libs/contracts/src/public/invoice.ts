@@ -1,0 +1,98 @@
+import { fromInt64 } from '@recur/money';
+import type { Invoice, InvoiceLine } from '../gen/recur/invoicing/v1/invoice_pb';
+import { moneyFromMessage } from '../money';
+
+/** A period in unix seconds, or null when the invoice or line bills no period. */
+export interface PeriodJson {
+  start: number;
+  end: number;
+}
+
+export interface InvoiceLineJson {
+  id: string;
+  object: 'line_item';
+  kind: string;
+  description: string;
+  quantity: number;
+  amount: number;
+  period: PeriodJson | null;
+}
+
+/**
+ * The public JSON of an invoice: what `/v1/invoices` answers and what invoice.* events carry
+ * in `data.object`. Amounts are minor units of `currency`; times unix seconds.
+ */
+export interface InvoiceJson {
+  id: string;
+  object: 'invoice';
+  livemode: boolean;
+  number: string | null;
+  status: string;
+  customer: string;
+  customer_name: string;
+  customer_email: string;
+  subscription: string | null;
+  billing_reason: string;
+  currency: string;
+  description: string | null;
+  lines: InvoiceLineJson[];
+  subtotal: number;
+  discount: number;
+  total: number;
+  amount_due: number;
+  amount_paid: number;
+  due_date: string;
+  period: PeriodJson | null;
+  payment_url: string | null;
+  metadata: Record<string, string>;
+  created: number;
+  finalized_at: number | null;
+  paid_at: number | null;
+  voided_at: number | null;
+}
+
+const period = (start: bigint, end: bigint): PeriodJson | null => (start === 0n && end === 0n ? null : { start: Number(start), end: Number(end) });
+const optionalTime = (seconds: bigint): number | null => (seconds === 0n ? null : Number(seconds));
+
+export function presentInvoiceLine(line: InvoiceLine): InvoiceLineJson {
+  return {
+    id: line.id,
+    object: 'line_item',
+    kind: line.kind,
+    description: line.description,
+    quantity: fromInt64(line.quantity, 'quantity'),
+    amount: moneyFromMessage(line.amount).amountMinor,
+    period: period(line.periodStart, line.periodEnd),
+  };
+}
+
+export function presentInvoice(invoice: Invoice): InvoiceJson {
+  return {
+    id: invoice.id,
+    object: 'invoice',
+    livemode: invoice.livemode,
+    number: invoice.number || null,
+    status: invoice.status,
+    customer: invoice.customerId,
+    customer_name: invoice.customerName,
+    customer_email: invoice.customerEmail,
+    subscription: invoice.subscriptionId || null,
+    billing_reason: invoice.billingReason,
+    currency: invoice.currency,
+    description: invoice.description || null,
+    lines: invoice.lines.map(presentInvoiceLine),
+    subtotal: moneyFromMessage(invoice.subtotal, 'subtotal').amountMinor,
+    discount: moneyFromMessage(invoice.discount, 'discount').amountMinor,
+    total: moneyFromMessage(invoice.total, 'total').amountMinor,
+    amount_due: moneyFromMessage(invoice.amountDue, 'amount_due').amountMinor,
+    amount_paid: moneyFromMessage(invoice.amountPaid, 'amount_paid').amountMinor,
+    due_date: invoice.dueDate,
+    period: period(invoice.periodStart, invoice.periodEnd),
+    payment_url: invoice.paymentUrl || null,
+    metadata: { ...invoice.metadata },
+    created: Number(invoice.created),
+    finalized_at: optionalTime(invoice.finalizedAt),
+    paid_at: optionalTime(invoice.paidAt),
+    voided_at: optionalTime(invoice.voidedAt),
+  };
+}

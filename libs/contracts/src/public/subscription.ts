@@ -1,0 +1,132 @@
+import { fromInt64 } from '@recur/money';
+import type { Subscription, TestClock } from '../gen/recur/subscription/v1/subscription_pb';
+import { type PlanTierJson, presentPlanTier } from './plan';
+
+/** The statuses of a subscription (README, Subscriptions: the state machine). */
+export const SUBSCRIPTION_STATUS_VALUES = ['trialing', 'active', 'paused', 'past_due', 'cancelled', 'completed'] as const;
+
+/** A price component as sold with a subscription (its snapshot). */
+export interface SubscriptionPriceComponentJson {
+  id: string;
+  type: string;
+  name: string;
+  metric_name: string | null;
+  unit_amount: number;
+  included_quantity: number;
+}
+
+/** What a subscription was sold at: the plan's pricing then; later plan edits do not change it. */
+export interface SubscriptionPriceJson {
+  plan_name: string;
+  pricing_model: string;
+  amount_monthly: number;
+  currency: string;
+  package_size: number;
+  tiers: PlanTierJson[];
+  price_components: SubscriptionPriceComponentJson[];
+}
+
+/**
+ * The public JSON of a subscription: what `/v1/subscriptions` answers and what subscription.*
+ * events carry in `data.object`. Times are unix seconds; absent ones are null.
+ */
+export interface SubscriptionJson {
+  id: string;
+  object: 'subscription';
+  livemode: boolean;
+  customer: string;
+  plan: string;
+  status: string;
+  billing_interval: string;
+  quantity: number;
+  price: SubscriptionPriceJson;
+  current_period_start: number;
+  current_period_end: number;
+  trial_start: number | null;
+  trial_end: number | null;
+  cancel_at_period_end: boolean;
+  cancelled_at: number | null;
+  ended_at: number | null;
+  paused_at: number | null;
+  resume_at: number | null;
+  billing_cycles: number | null;
+  periods_billed: number;
+  reactivated_from: string | null;
+  test_clock: string | null;
+  metadata: Record<string, string>;
+  created: number;
+  updated: number;
+}
+
+const seconds = (value: bigint | undefined): number | null => (value === undefined ? null : Number(value));
+
+export function presentSubscription(subscription: Subscription): SubscriptionJson {
+  const price = subscription.price;
+  return {
+    id: subscription.id,
+    object: 'subscription',
+    livemode: subscription.livemode,
+    customer: subscription.customerId,
+    plan: subscription.planId,
+    status: subscription.status,
+    billing_interval: subscription.billingInterval,
+    quantity: subscription.quantity,
+    price: {
+      plan_name: price?.planName ?? '',
+      pricing_model: price?.pricingModel ?? '',
+      amount_monthly: fromInt64(price?.amountMonthly?.amountMinor ?? 0n, 'amount_monthly'),
+      currency: price?.amountMonthly?.currency ?? '',
+      package_size: price?.packageSize ?? 1,
+      tiers: (price?.tiers ?? []).map(presentPlanTier),
+      price_components: (price?.components ?? []).map((component) => ({
+        id: component.id,
+        type: component.type,
+        name: component.name,
+        metric_name: component.metricName ?? null,
+        unit_amount: fromInt64(component.unitAmount, 'unit_amount'),
+        included_quantity: fromInt64(component.includedQuantity, 'included_quantity'),
+      })),
+    },
+    current_period_start: Number(subscription.currentPeriodStart),
+    current_period_end: Number(subscription.currentPeriodEnd),
+    trial_start: seconds(subscription.trialStart),
+    trial_end: seconds(subscription.trialEnd),
+    cancel_at_period_end: subscription.cancelAtPeriodEnd,
+    cancelled_at: seconds(subscription.cancelledAt),
+    ended_at: seconds(subscription.endedAt),
+    paused_at: seconds(subscription.pausedAt),
+    resume_at: seconds(subscription.resumeAt),
+    billing_cycles: subscription.billingCycles ?? null,
+    periods_billed: subscription.periodsBilled,
+    reactivated_from: subscription.reactivatedFrom ?? null,
+    test_clock: subscription.testClockId ?? null,
+    metadata: { ...subscription.metadata },
+    created: Number(subscription.created),
+    updated: Number(subscription.updated),
+  };
+}
+
+/** The public JSON of a sandbox test clock. */
+export interface TestClockJson {
+  id: string;
+  object: 'test_clock';
+  livemode: false;
+  name: string;
+  frozen_time: number;
+  status: string;
+  created: number;
+  deleted: boolean;
+}
+
+export function presentTestClock(clock: TestClock): TestClockJson {
+  return {
+    id: clock.id,
+    object: 'test_clock',
+    livemode: false,
+    name: clock.name,
+    frozen_time: Number(clock.frozenTime),
+    status: clock.status,
+    created: Number(clock.created),
+    deleted: clock.deletedAt !== undefined,
+  };
+}

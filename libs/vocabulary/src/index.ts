@@ -1,0 +1,5 @@
+export * from './catalog';
+export * from './customer';
+export * from './event-types';
+export * from './bounds';
+export * from './invoice';

@@ -1,0 +1,23 @@
+/**
+ * Value sets and bounds of invoices, shared by the gateway's request validation and the
+ * invoicing service's rules. One definition each.
+ */
+export const INVOICE_STATUSES = ['draft', 'open', 'paid', 'failed', 'void', 'refunded'] as const;
+export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
+/** What `status` may say when an invoice is created: a draft, or finalized at once. */
+export const INVOICE_CREATE_STATUSES = ['draft', 'open'] as const;
+/** Why an invoice was raised; `data.source` of invoice.created says the same. */
+export const INVOICE_BILLING_REASONS = ['manual', 'subscription_create', 'subscription_cycle', 'subscription_update', 'top_up', 'sales_link'] as const;
+export const INVOICE_DESCRIPTION_MAX = 500;
+export const INVOICE_LINES_MAX = 100;
+/** A one-off invoice is due this many days after its creation unless `due_date` says otherwise. */
+export const INVOICE_DEFAULT_DUE_DAYS = 30;
+/** YYYY-MM-DD; the calendar check (no 2026-02-30) is `isCalendarDate`. */
+export const DATE_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
+
+/** True for a real calendar day written YYYY-MM-DD (2024-02-29 yes, 2026-02-30 no). */
+export function isCalendarDate(value: string): boolean {
+  if (!DATE_PATTERN.test(value)) return false;
+  const date = new Date(`${value}T00:00:00Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
+}

@@ -1,0 +1,43 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Mesh, startMesh } from './mesh';
+
+/**
+ * The commands the README shows work from a fresh clone: `npx recur-admin` (a workspace bin,
+ * linked at the root by the root's dependency on @recur/gateway) and the curl example, run
+ * with bash exactly as written there, against a real mesh.
+ */
+const ROOT = join(__dirname, '..', '..', '..');
+const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const README_URL = 'http://127.0.0.1:8080';
+
+let mesh: Mesh;
+
+beforeAll(async () => {
+  mesh = await startMesh();
+}, 180_000);
+
+afterAll(async () => {
+  mesh?.webhookDispatch.close();
+  await mesh?.stop();
+}, 60_000);
+
+const shell = (command: string, env: Record<string, string> = {}) =>
+  execFileSync('bash', ['-c', command], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, RECUR_URL: mesh.baseUrl, RECUR_OPERATOR_TOKEN: mesh.operatorToken, ...env } });
+
+it('creates an account and a key with the README’s npx recur-admin commands, then runs its curl example with that key', () => {
+  const admin = [...README.matchAll(/^npx recur-admin .*$/gm)].map(([line]) => line);
+  expect(admin.map((line) => line.split(' ').slice(2, 4).join(' '))).toEqual(['accounts create', 'keys create']);
+  const account = JSON.parse(shell(admin[0]));
+  expect(account.id).toMatch(/^acct_/);
+  const key = JSON.parse(shell(admin[1].replace('acct_…', account.id)));
+  expect(key.secret).toMatch(/^recur_test_sk_/);
+
+  const examples = [...README.matchAll(/```sh\n(curl [\s\S]*?)```/g)].map(([, block]) => block);
+  expect(examples.length).toBeGreaterThanOrEqual(1);
+  for (const example of examples) {
+    const output = shell(example.replaceAll(README_URL, mesh.baseUrl), { KEY: key.secret });
+    expect(JSON.parse(output)).toMatchObject({ object: 'customer', id: expect.stringMatching(/^cus_/), livemode: false });
+  }
+});
