@@ -249,7 +249,13 @@ describe('the billing clock', () => {
 
   it('a step whose worker died is run by another once its lease lapses, and only once', async () => {
     const subscription = await newSubscription();
-    await eventually(async () => requests.some((request) => request.subscriptionId === subscription.id), 15_000, 'the first invoice');
+    // The service's own worker raises the first invoice; wait until its step is done, not only
+    // sent: a month ahead, this test's clock would see that step's (real-time) lease as lapsed.
+    await eventually(
+      async () => (await query<{ status: string }>("SELECT status FROM billing_jobs WHERE subscription_id = $1 AND kind = 'invoice'", [subscription.id]))[0]?.status === 'done',
+      15_000,
+      'the first invoice step done',
+    );
     let now = new Date(Number(subscription.currentPeriodEnd) * 1000 + DAY);
     const clock = () => now;
     const dead = billingClock(clock);
