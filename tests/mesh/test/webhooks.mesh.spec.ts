@@ -199,7 +199,12 @@ describe('deliveries', () => {
 
     const sandboxCustomer = await createCustomer();
     await eventually(async () => (await receiver.received('/hooks/enabled')).some((a) => JSON.parse(a.body).data.object.id === sandboxCustomer.id), 30_000, 'enabled delivery');
-    expect((await deliveriesOf(enabled.id)).map((delivery) => delivery.status)).toEqual(['succeeded']);
+    // The receiver answers before the dispatcher records the attempt: wait for the record.
+    const recorded = await eventually(async () => {
+      const statuses = (await deliveriesOf(enabled.id)).map((delivery) => delivery.status);
+      return statuses.includes('pending') ? undefined : statuses;
+    }, 30_000, 'the attempt recorded');
+    expect(recorded).toEqual(['succeeded']);
     expect(await receiver.received('/hooks/disabled')).toEqual([]);
     expect(await deliveriesOf(disabled.id)).toEqual([]);
     expect((await api(mesh, keys.live)('GET', `/v1/webhooks/${live.body.id}/deliveries`)).body.data).toEqual([]);
