@@ -67,7 +67,9 @@ export async function runSchemathesis(options: { document: string; baseUrl: stri
     '--max-examples', String(options.maxExamples),
     '--max-time', String(options.maxTimeSeconds),
     '--seed', String(options.seed),
-    '--workers', '2',
+    // One worker: with two threads, CPython 3.11 once crashed compiling schemathesis's coverage
+    // code ("AST constructor recursion depth mismatch"), a tool error rather than a finding.
+    '--workers', '1',
     '--request-timeout', '30',
     '--report', 'junit',
     '--report-dir', options.reportDir,
