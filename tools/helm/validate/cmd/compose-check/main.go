@@ -106,6 +106,16 @@ func peerVar(app string) string {
 	return strings.ToUpper(strings.ReplaceAll(app, "-", "_")) + "_GRPC_ADDR"
 }
 
+// callsBack reports whether app `peer` calls app `name` in turn.
+func callsBack(v chartValues, peer, name string) bool {
+	for _, callee := range v.Apps[peer].Calls {
+		if callee == name {
+			return true
+		}
+	}
+	return false
+}
+
 func checkProject(p *types.Project, v chartValues, databases map[string]bool) {
 	seenDB := map[string]string{}
 	names := make([]string, 0, len(v.Apps))
@@ -178,7 +188,9 @@ func checkProject(p *types.Project, v chartValues, databases map[string]bool) {
 		for _, peer := range app.Calls {
 			want[peerVar(peer)] = true
 			expect(peerVar(peer), fmt.Sprintf("%s:%d", peer, v.Ports.GRPC))
-			if _, ok := svc.DependsOn[peer]; !ok {
+			// Two apps that call each other cannot both depend_on the other (Compose refuses the
+			// cycle); their gRPC clients wait for the peer to be ready, so one direction is enough.
+			if _, ok := svc.DependsOn[peer]; !ok && !callsBack(v, peer, name) {
 				report(where, "calls %s but does not depend_on it", peer)
 			}
 		}
