@@ -90,8 +90,9 @@ function operation(route: RouteDefinition, schemas: DtoSchemas) {
     tags: [route.tag],
     ...(implemented ? {} : { 'x-recur-availability': 'planned', description: 'Part of the interface; answers 501 not_implemented until its capability lands. Key rules already apply.' }),
     parameters: [...pathParameters, ...queryParameters(route.query, schemas), ...(route.method === 'POST' ? [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY_PATTERN.source } }] : [])],
-    // A PATCH changes what it names: an empty body is a valid no-op.
-    ...(route.body ? { requestBody: { required: route.method !== 'PATCH', content: { 'application/json': { schema: { $ref: `#/components/schemas/${route.body.name}` } } } } } : {}),
+    // A body is required only when it has a required field: a PATCH, or a clone with no new
+    // name, may be sent without one.
+    ...(route.body ? { requestBody: { required: (schemas[route.body.name]?.required?.length ?? 0) > 0, content: { 'application/json': { schema: { $ref: `#/components/schemas/${route.body.name}` } } } } } : {}),
     responses: {
       [String(route.status)]: successResponse(route),
       '400': errorResponse('Invalid request (validation, unknown parameter, bad JSON).'),
