@@ -29,4 +29,16 @@ describe('sendDelivery', () => {
     const [arrival] = await receiver.received('/hooks/allowed');
     expect({ body: arrival.body, signature: arrival.headers['x-recur-signature'] }).toEqual({ body: '{"id":"evt_2"}', signature: 'sha256=00' });
   });
+
+  it('refuses an IP-literal URL on a private address unless private URLs are allowed, and sends nothing', async () => {
+    // The URL parser writes the IPv4-mapped literal in hex (::ffff:7f00:1): still 127.0.0.1.
+    for (const [host, shown] of [['127.0.0.1', '127.0.0.1'], ['[::ffff:127.0.0.1]', '::ffff:7f00:1']]) {
+      const refused = await sendDelivery(`http://${host}:${port}/hooks/literal`, '{"id":"evt_3"}', {}, 5_000, false);
+      expect({ host, ...refused }).toMatchObject({ host, statusCode: null, error: `${shown} is a non-public address`, responseExcerpt: '' });
+    }
+    expect(await receiver.received('/hooks/literal')).toEqual([]);
+
+    const allowed = await sendDelivery(`http://127.0.0.1:${port}/hooks/literal-allowed`, '{"id":"evt_4"}', {}, 5_000, true);
+    expect(allowed).toMatchObject({ statusCode: 200, error: null });
+  });
 });

@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import { isPublicAddress } from '../endpoints/url-policy';
 
 export interface SendResult {
@@ -28,10 +28,16 @@ const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
 /**
  * POSTs one delivery. The body is sent byte for byte as signed. The whole exchange
  * (connect, send, answer) must finish within the timeout, else the attempt fails.
+ * Unless private URLs are allowed, a non-public address is refused before anything is
+ * sent: a name by the lookup above, an IP literal here (Node never calls `lookup` for one).
  */
 export function sendDelivery(url: string, body: string, headers: Record<string, string>, timeoutMs: number, allowPrivate: boolean): Promise<SendResult> {
   const started = performance.now();
   const target = new URL(url);
+  const literal = target.hostname.replace(/^\[|\]$/g, '');
+  if (!allowPrivate && isIP(literal) !== 0 && !isPublicAddress(literal)) {
+    return Promise.resolve({ statusCode: null, error: `${literal} is a non-public address`, durationMs: Math.round(performance.now() - started), responseExcerpt: '' });
+  }
   const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve) => {
     let settled = false;
