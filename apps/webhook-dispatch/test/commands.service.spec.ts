@@ -4,7 +4,8 @@ import { grpcFailure, type ServiceUnderTest, startServiceUnderTest } from '@recu
 
 /**
  * webhook-dispatch as its own process on a real PostgreSQL database, through its gRPC surface:
- * every command repeated with the same request id answers its first answer.
+ * every command repeated with the same request id answers its first answer, and the endpoint
+ * limit holds against concurrent creates.
  */
 const tenant = { accountId: 'acct_webhook_commands', livemode: false };
 let service: ServiceUnderTest<typeof webhookDispatchV1.WebhookDispatchService>;
@@ -48,5 +49,19 @@ describe('WebhookDispatchService repeated commands', () => {
     expect(await service.client.deleteEndpoint(remove)).toEqual(deleted);
     // Without the request id it runs again: the endpoint is gone.
     expect(await grpcFailure(service.client.deleteEndpoint({ tenant, id: endpoint!.id }))).toMatchObject({ code: grpc.status.NOT_FOUND });
+  });
+});
+
+describe('the endpoint limit under concurrency', () => {
+  it('lets at most 16 of 24 concurrent creates in one app succeed; the others answer endpoint_limit_reached', async () => {
+    const app = { accountId: `acct_limit_${Date.now()}`, livemode: false };
+    const create = (index: number) => {
+      const call = service.client.createEndpoint({ tenant: app, url: `http://127.0.0.1:9/hooks/${index}`, events: ['customer.created'] });
+      return call.then(() => 'created' as const, () => grpcFailure(call));
+    };
+    const outcomes = await Promise.all(Array.from({ length: 24 }, (_, index) => create(index)));
+    expect(outcomes.filter((outcome) => outcome === 'created')).toHaveLength(16);
+    expect(outcomes.filter((outcome) => outcome !== 'created')).toEqual(Array(8).fill({ code: grpc.status.FAILED_PRECONDITION, errorCode: 'endpoint_limit_reached', param: undefined }));
+    expect((await service.client.listEndpoints({ tenant: app, page: { limit: 100 } })).endpoints).toHaveLength(16);
   });
 });

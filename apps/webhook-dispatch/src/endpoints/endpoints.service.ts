@@ -58,6 +58,8 @@ export class EndpointsService {
   }
 
   async create(tx: Tx, tenant: TenantRef, fields: { url: string; events: string[]; description?: string }): Promise<Endpoint> {
+    // Creates in one app take turns until commit, so concurrent ones cannot all count 15 and insert.
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`webhook_endpoints:${tenant.accountId}:${tenant.livemode}`}, 0))`;
     const existing = await tx.webhookEndpoint.count({ where: this.scope(tenant) });
     const endpoint = createEndpoint(tenant, fields, this.config.allowPrivateUrls, this.now(), existing);
     await tx.webhookEndpoint.create({
