@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { type AppProcess, createTestDatabase, freePort, queryDatabase, startApp } from '@recur/testing';
+import { type AppProcess, createTestDatabase, freePort, queryDatabase, sleep, startApp } from '@recur/testing';
 import { KEY_CACHE_TTL_MS } from '../src/auth/api-key';
 
 /**
@@ -53,7 +53,7 @@ describe('API key cache', () => {
       const status = await statusWith(key.secret);
       answers.push(status);
       if (status === 401) refusedAfter = Date.now() - revokedAt;
-      else await new Promise((resolve) => setTimeout(resolve, 100));
+      else await sleep(100);
     }
     // Served from memory at first (the cache is in use)…
     expect(answers[0]).toBe(200);
@@ -79,7 +79,7 @@ describe('API key cache', () => {
     expect(await statusWith(key.secret)).toBe(200);
     await operator(`/operator/keys/${key.id}/roll`, { expires_in_seconds: 2 });
     expect(await statusWith(key.secret)).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    await sleep(2_100);
     expect(await statusWith(key.secret)).toBe(401);
   });
 });

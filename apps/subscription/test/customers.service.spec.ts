@@ -3,7 +3,7 @@ import { type ServiceClient, subscriptionV1 } from '@recur/contracts';
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type AppProcess, createTestDatabase, grpcFailure, REPO_ROOT, startServiceUnderTest } from '@recur/testing';
+import { type AppProcess, createTestDatabase, grpcFailure, REPO_ROOT, sleep, startServiceUnderTest } from '@recur/testing';
 import type { JsonObject } from '@bufbuild/protobuf';
 import { decodeInternalEvent, decodePublicEvent } from '@recur/messaging';
 import { Client } from 'pg';
@@ -128,7 +128,7 @@ describe('SubscriptionService customers', () => {
     await client.deleteCustomer({ tenant, id: customer!.id });
     let rows = await outboxRows(customer!.id);
     for (let attempt = 0; attempt < 50 && rows.some((row) => row.published_at === null); attempt++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
       rows = await outboxRows(customer!.id);
     }
     expect(rows.map((row) => [row.topic, row.type])).toEqual([

@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { subscriptionV1 } from '@recur/contracts';
-import { connectDatabase, queryDatabase, startServiceUnderTest, type ServiceUnderTest } from '@recur/testing';
+import { connectDatabase, queryDatabase, sleep, startServiceUnderTest, type ServiceUnderTest } from '@recur/testing';
 import { service as healthService } from 'grpc-health-check';
 
 /**
@@ -50,7 +50,7 @@ async function until(check: () => Promise<boolean> | boolean, what: string, time
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
   }
 }
 

@@ -1,4 +1,4 @@
-import { createTestDatabase, eventually } from '@recur/testing';
+import { createTestDatabase, eventually, sleep } from '@recur/testing';
 import { Pool } from 'pg';
 import { claimDueRowsSql, claimParams, type DueRowsTable, JobWorker, type JobWorkerOptions, nextDueAtSql, RetrySchedule } from '../src';
 
@@ -124,7 +124,7 @@ describe('JobWorker', () => {
         run: async ({ id }) => {
           if (running.has(id)) overlaps.push(id);
           running.add(id);
-          await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 15));
+          await sleep(5 + Math.random() * 15);
           running.delete(id);
           await finish(id, name);
         },
@@ -240,7 +240,7 @@ describe('JobWorker', () => {
       await eventually(async () => started.length === 1, 5_000, 'the job to start');
       await addJob('after-stop', T0);
       stopping = worker.stop().then(() => (stopped = true));
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await sleep(300);
       expect(stopped).toBe(false);
     } finally {
       release();
@@ -269,7 +269,7 @@ describe('JobWorker', () => {
       },
     });
     await worker.start();
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sleep(500);
     await worker.stop();
     // Each failure pauses 50 ms: about 10 claims in 500 ms, not thousands.
     expect(pauses.slice(0, 3)).toEqual([1, 2, 3]);

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { createTestDatabase, eventually } from '@recur/testing';
+import { createTestDatabase, eventually, sleep } from '@recur/testing';
 import { Client, Pool } from 'pg';
 import {
   appendToOutbox, type BusMessage, claimInboxEvent, decodePublicEvent, FAULT_KILL_AFTER_PUBLISH, InProcessEventBus, newPublicEvent, OUTBOX_CHANNEL, OutboxRelay, type PublicEvent, publicEventsTopic,
@@ -53,8 +53,6 @@ async function createWidgets(ids: string[], outcome: 'COMMIT' | 'ROLLBACK' = 'CO
 }
 
 const outbox = async () => (await pool.query<{ id: string; published_at: Date | null }>('SELECT id, published_at FROM outbox_events ORDER BY seq')).rows;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** A bus with one consumer group; `received` lists what the relay published, in order. */
 async function recordingBus(onMessage: (message: BusMessage) => Promise<void> = async () => undefined) {
   const bus = new InProcessEventBus();

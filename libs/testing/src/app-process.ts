@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
+import { sleep } from './eventually';
 
 export const REPO_ROOT = resolve(__dirname, '..', '..', '..');
 
@@ -71,7 +72,7 @@ export async function startApp(app: AppName, options: StartAppOptions): Promise<
       if (exitedEarly) throw new Error(`${app} exited while starting:\n${output}`);
       const ready = 'grpcPort' in options.ready ? await checkGrpcHealth(options.ready.grpcPort) : await checkHttp(options.ready.httpUrl);
       if (ready) return;
-      await new Promise((r) => setTimeout(r, 150));
+      await sleep(150);
     }
     child.kill('SIGKILL');
     throw new Error(`${app} was not ready in time:\n${output}`);

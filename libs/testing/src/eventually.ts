@@ -5,6 +5,11 @@ export async function eventually<T>(check: () => Promise<T | undefined | false>,
     const value = await check();
     if (value) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
   }
+}
+
+/** Waits `ms` milliseconds (the one pause every test uses). */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -1,5 +1,5 @@
 import { queryDatabase, readTopic, startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
-import { api, eventually, type Mesh, pauseRelay, startMesh } from './mesh';
+import { api, eventually, type Mesh, pauseRelay, sleep, startMesh } from './mesh';
 
 /**
  * No event is lost or doubled when a process dies. With a webhook endpoint on a real
@@ -140,7 +140,7 @@ async function expectExactlyOnce(tenant: Tenant, confirmed: string[]): Promise<s
     return existing.every((id) => log.has(id) && arrivals.has(id));
   }, 90_000, `an event logged and delivered for each of ${existing.length} customers`);
   // Settle: a late duplicate (a second event, a second delivery) would come now.
-  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  await sleep(3_000);
   const [finalLog, finalDelivered] = await Promise.all([loggedEvents(tenant.accountId), deliveredEvents(tenant.hookPath)]);
   expect([...finalLog.keys()].sort()).toEqual([...existing].sort());
   expect([...finalDelivered.keys()].sort()).toEqual([...existing].sort());

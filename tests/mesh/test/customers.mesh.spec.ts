@@ -1,6 +1,6 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { api, eventually, type Keys, type Mesh, startMesh } from './mesh';
+import { api, eventually, type Keys, type Mesh, sleep, startMesh } from './mesh';
 
 /**
  * Customers end to end, as an integrator sees them: through the gateway over HTTP,
@@ -128,7 +128,7 @@ describe('customers through the gateway', () => {
     const listed = await mesh.operator('GET', `/operator/accounts/${accountId}/keys`);
     const expiresAt = listed.body.data.find((listedKey: { id: string }) => listedKey.id === key.id).expires_at;
     expect(Math.abs(expiresAt - (rolledAt / 1000 + 2))).toBeLessThanOrEqual(2);
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, rolledAt + 3_000 - Date.now())));
+    await sleep(Math.max(0, rolledAt + 3_000 - Date.now()));
     const expired = await api(mesh, key.secret)('GET', '/v1/customers');
     expect({ status: expired.status, code: expired.body.error.code }).toEqual({ status: 401, code: 'api_key_invalid' });
     expect((await api(mesh, rolled.body.secret)('GET', '/v1/customers')).status).toBe(200);

@@ -1,5 +1,5 @@
 import { connectDatabase, queryDatabase } from '@recur/testing';
-import { api, eventually, type Mesh, startMesh } from './mesh';
+import { api, eventually, type Mesh, sleep, startMesh } from './mesh';
 
 /**
  * The README's Idempotency-Key promises through the gateway, against the real services.
@@ -113,7 +113,7 @@ describe('Idempotency-Key', () => {
     // The first attempt either committed after the gateway gave up on it (its answer was lost)
     // or was rolled back by its own transaction timeout; the retry must land on the same single
     // customer either way, and on the first attempt's customer when there is one.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await sleep(1_000);
     const firstAttempt = await customersWithEmail(email);
     expect(firstAttempt.length).toBeLessThanOrEqual(1);
 

@@ -141,8 +141,8 @@ export function api(mesh: Mesh, key: string | undefined) {
   };
 }
 
-/** Polls until `check` returns a value (one helper for every test: @recur/testing). */
-export { eventually } from '@recur/testing';
+/** Polling and pausing: one helper each for every test (@recur/testing). */
+export { eventually, sleep } from '@recur/testing';
 
 /**
  * Pauses a service's outbox relay by holding its advisory lock, while the service keeps

@@ -1,5 +1,5 @@
 import { queryDatabase, readTopic, startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
-import { api, eventually, type Keys, type Mesh, pauseRelay, startMesh } from './mesh';
+import { api, eventually, type Keys, type Mesh, pauseRelay, sleep, startMesh } from './mesh';
 
 /**
  * README promises of events and webhooks that need the whole mesh: the endpoint limit,
@@ -21,8 +21,6 @@ afterAll(async () => {
   mesh?.webhookDispatch.close();
   await Promise.all([mesh?.stop(), receiver?.stop()]);
 }, 60_000);
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function createEndpoint(url: string, events = ['customer.created'], key = keys.test) {
   const response = await api(mesh, key)('POST', '/v1/webhooks', { url, events });

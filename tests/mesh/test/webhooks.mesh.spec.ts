@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { freePort, queryDatabase, startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
 import { constructEvent } from '@recur/webhooks';
-import { api, eventually, type Keys, type Mesh, startMesh } from './mesh';
+import { api, eventually, type Keys, type Mesh, sleep, startMesh } from './mesh';
 
 /**
  * Webhooks end to end: endpoints through the API, events from Kafka turned into signed
@@ -158,7 +158,7 @@ describe('deliveries', () => {
     expect(gaps[1]).toBeLessThan(3_500);
     // After the success nothing is scheduled, and nothing comes when attempt 4 would have (4 s later).
     expect(await settledScheduleOf(endpoint.id, JSON.parse(got[2].body).id)).toEqual([{ status: 'succeeded', next_attempt_at: null }]);
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, got[2].arrivedAt + 4_000 + 1_000 - Date.now())));
+    await sleep(Math.max(0, got[2].arrivedAt + 4_000 + 1_000 - Date.now()));
     expect(await receiver.received('/hooks/flaky')).toHaveLength(3);
   }, 30_000);
 
@@ -231,7 +231,7 @@ describe('deliveries', () => {
     expect(queued.body).toMatchObject({ event: { type: 'webhook.test' }, endpoint: target.id });
     const [arrival] = await arrivals('/hooks/test-target', 1);
     expect(constructEvent(arrival.body, arrival.headers, target.secret)).toMatchObject({ type: 'webhook.test', livemode: false });
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sleep(500);
     expect(await receiver.received('/hooks/test-bystander')).toEqual([]);
   });
 
@@ -241,7 +241,7 @@ describe('deliveries', () => {
     // Attempt 1 is recorded (failed, attempt 2 due in about 1 s): kill the dispatcher now.
     await eventually(async () => (await deliveriesOf(endpoint.id))[0]?.attempts.length === 1, 30_000, 'first attempt recorded');
     await mesh.apps['webhook-dispatch'].kill('SIGKILL');
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await sleep(1_500);
     await mesh.apps['webhook-dispatch'].restart();
     const got = await arrivals('/hooks/restart', 4, 40_000);
     // Succeeded with nothing left scheduled (an attempt 5 would come 8 s later).
