@@ -10,6 +10,7 @@ export const catalogService: GrpcServiceSpec = {
   module: (runtime) => CatalogModule.forRuntime(runtime),
   migrationsDir: join(__dirname, '..', 'prisma', 'migrations'),
   relaysOutbox: true,
+  keepsCommandResults: true,
 };
 
 export const startCatalogService = (config: ServiceConfig, bus?: EventBus): Promise<RunningService> =>

@@ -10,6 +10,7 @@ export const invoicingService: GrpcServiceSpec = {
   module: (runtime) => InvoicingModule.forRuntime(runtime),
   migrationsDir: join(__dirname, '..', 'prisma', 'migrations'),
   relaysOutbox: true,
+  keepsCommandResults: true,
 };
 
 export const startInvoicingService = (config: ServiceConfig, bus?: EventBus): Promise<RunningService> =>

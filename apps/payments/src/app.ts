@@ -10,6 +10,7 @@ export const paymentsService: GrpcServiceSpec = {
   module: (runtime) => PaymentsModule.forRuntime(runtime),
   migrationsDir: join(__dirname, '..', 'prisma', 'migrations'),
   relaysOutbox: true,
+  keepsCommandResults: false,
 };
 
 export const startPaymentsService = (config: ServiceConfig, bus?: EventBus): Promise<RunningService> =>

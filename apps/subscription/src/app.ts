@@ -10,6 +10,7 @@ export const subscriptionService: GrpcServiceSpec = {
   module: (runtime) => SubscriptionModule.forRuntime(runtime),
   migrationsDir: join(__dirname, '..', 'prisma', 'migrations'),
   relaysOutbox: true,
+  keepsCommandResults: true,
 };
 
 export const startSubscriptionService = (config: ServiceConfig, bus?: EventBus): Promise<RunningService> =>

@@ -10,6 +10,7 @@ export const usageMeteringService: GrpcServiceSpec = {
   module: (runtime) => UsageMeteringModule.forRuntime(runtime),
   migrationsDir: join(__dirname, '..', 'prisma', 'migrations'),
   relaysOutbox: true,
+  keepsCommandResults: false,
 };
 
 export const startUsageMeteringService = (config: ServiceConfig, bus?: EventBus): Promise<RunningService> =>

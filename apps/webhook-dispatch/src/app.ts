@@ -10,6 +10,7 @@ export const webhookDispatchService: GrpcServiceSpec = {
   module: (runtime) => WebhookDispatchModule.forRuntime(runtime),
   migrationsDir: join(__dirname, '..', 'prisma', 'migrations'),
   relaysOutbox: false,
+  keepsCommandResults: true,
 };
 
 export const startWebhookDispatchService = (config: ServiceConfig, bus?: EventBus): Promise<RunningService> =>

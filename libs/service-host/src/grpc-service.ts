@@ -6,7 +6,7 @@ import type { DescService } from '@bufbuild/protobuf';
 import { grpcPackageDefinition } from '@recur/contracts';
 import { createEventBus, type EventBus, OutboxRelay } from '@recur/messaging';
 import { systemClock } from '@recur/kernel';
-import { applyMigrations } from '@recur/persistence';
+import { applyMigrations, CommandResultsPurge } from '@recur/persistence';
 import { JsonLogger, startMetricsServer } from '@recur/telemetry';
 import { HealthImplementation } from 'grpc-health-check';
 import type { Server as HttpServer } from 'node:http';
@@ -35,6 +35,8 @@ export interface GrpcServiceSpec {
   migrationsDir: string;
   /** True when the service writes an outbox that must be relayed to the bus. */
   relaysOutbox: boolean;
+  /** True when the service records command answers (`command_results`), which a purge job then expires. */
+  keepsCommandResults: boolean;
 }
 
 export interface RunningService {
@@ -45,7 +47,7 @@ export interface RunningService {
 
 /**
  * Starts one service: migrations, the Nest gRPC server (with grpc.health.v1), the outbox
- * relay and the metrics endpoint. Health turns SERVING only when all of it is up, and
+ * relay, the command-results purge and the metrics endpoint. Health turns SERVING only when all of it is up, and
  * NOT_SERVING first on stop, so load balancers drain before the server closes.
  */
 export async function startGrpcService(spec: GrpcServiceSpec, config: ServiceConfig, bus?: EventBus): Promise<RunningService> {
@@ -79,6 +81,10 @@ export async function startGrpcService(spec: GrpcServiceSpec, config: ServiceCon
     ? new OutboxRelay({ service: spec.name, databaseUrl: config.databaseUrl, bus: eventBus, clock: systemClock, log: (message, fields) => logger.info(message, fields) })
     : undefined;
   await relay?.start();
+  const purge = spec.keepsCommandResults
+    ? new CommandResultsPurge({ databaseUrl: config.databaseUrl, clock: systemClock, log: (message, fields) => logger.info(message, fields) })
+    : undefined;
+  await purge?.start();
 
   let metricsServer: HttpServer | undefined;
   if (config.metricsPort > 0) metricsServer = await startMetricsServer(config.metricsPort);
@@ -92,6 +98,7 @@ export async function startGrpcService(spec: GrpcServiceSpec, config: ServiceCon
     async stop() {
       for (const service of ['', ...servedServices.map((s) => s.typeName)]) health.setStatus(service, 'NOT_SERVING');
       await relay?.stop();
+      await purge?.stop();
       await app.close();
       if (!bus) await eventBus.close();
       await new Promise<void>((resolve) => (metricsServer ? metricsServer.close(() => resolve()) : resolve()));
