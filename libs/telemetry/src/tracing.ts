@@ -1,6 +1,6 @@
 import { appendFileSync } from 'node:fs';
-import { context, propagation, trace } from '@opentelemetry/api';
-import { ExportResultCode, type ExportResult, hrTimeToMicroseconds, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { type Attributes, context, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { ExportResultCode, type ExportResult, hrTimeToMicroseconds, suppressTracing, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { GrpcInstrumentation } from '@opentelemetry/instrumentation-grpc';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
@@ -96,4 +96,41 @@ export function injectTraceHeaders(): Record<string, string> {
   const carrier: Record<string, string> = {};
   propagation.inject(context.active(), carrier);
   return carrier;
+}
+
+const tracer = trace.getTracer('@recur/telemetry');
+
+/**
+ * Runs `work` in a CLIENT span that continues the trace carried by `carrier`: W3C headers saved
+ * when the work was queued (a webhook delivery's), so work run later by a job worker stays in
+ * the trace that caused it. `work` gets the headers that carry this span on, to send with its
+ * request. HTTP instrumentation is suppressed inside, so this span is the request's only client
+ * span and the `traceparent` sent names it. A throw marks the span failed and propagates.
+ */
+export async function withClientSpan<T>(
+  name: string,
+  carrier: Record<string, string> | null | undefined,
+  attributes: Attributes,
+  work: (headers: Record<string, string>, span: Span) => Promise<T>,
+): Promise<T> {
+  const parent = propagation.extract(ROOT_CONTEXT, carrier ?? {});
+  const span = tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, parent);
+  const active = trace.setSpan(parent, span);
+  // Injected before suppressing: the propagator injects nothing in a suppressed context.
+  const headers: Record<string, string> = {};
+  propagation.inject(active, headers);
+  try {
+    return await context.with(suppressTracing(active), () => work(headers, span));
+  } catch (error) {
+    span.recordException(error as Error);
+    markSpanFailed(span, (error as Error).message);
+    throw error;
+  } finally {
+    span.end();
+  }
+}
+
+/** Marks a span failed: an outcome that is not an exception (a webhook answered 500, say). */
+export function markSpanFailed(span: Span, message: string): void {
+  span.setStatus({ code: SpanStatusCode.ERROR, message });
 }

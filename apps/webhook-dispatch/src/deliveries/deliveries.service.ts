@@ -3,6 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { endpointV1 } from '@recur/contracts';
 import { CLOCK, type Clock, failedPrecondition, newId, notFound, type Page, type TenantRef, unixSeconds } from '@recur/kernel';
 import type { PublicEventRoute } from '@recur/messaging';
+import { injectTraceHeaders } from '@recur/telemetry';
 import type { Delivery as DeliveryRow, DeliveryAttempt as AttemptRow, Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { EndpointsService } from '../endpoints/endpoints.service';
@@ -62,10 +63,17 @@ export class DeliveriesService {
     return endpoints.length;
   }
 
-  /** A delivery due now by the clock, which the dispatcher also claims by. */
+  /**
+   * A delivery due now by the clock, which the dispatcher also claims by. It keeps the active
+   * trace (the event's consumer span, or the test-event request) for its attempts to continue.
+   */
   private newDelivery(accountId: string, livemode: boolean, endpointId: string, eventId: string, eventType: string) {
     const now = this.now();
-    return { id: newId('whd'), accountId, livemode, endpointId, eventId, eventType, status: 'pending', nextAttemptAt: now, createdAt: now, updatedAt: now };
+    const traceHeaders = injectTraceHeaders();
+    return {
+      id: newId('whd'), accountId, livemode, endpointId, eventId, eventType, status: 'pending', nextAttemptAt: now, createdAt: now, updatedAt: now,
+      traceHeaders: Object.keys(traceHeaders).length > 0 ? traceHeaders : undefined,
+    };
   }
 
   async list(tenant: TenantRef, endpointId: string, page: Page): Promise<{ deliveries: endpointV1.Delivery[]; total: number }> {

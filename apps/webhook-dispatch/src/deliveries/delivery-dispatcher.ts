@@ -2,6 +2,7 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy }
 import { claimDueRowsSql, claimParams, type DueRowsTable, JobWorker, nextDueAtSql } from '@recur/jobs';
 import { CLOCK, type Clock, newId } from '@recur/kernel';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
+import { markSpanFailed, withClientSpan } from '@recur/telemetry';
 import { signatureHeaders } from '@recur/webhooks';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { WEBHOOK_CONFIG } from '../tokens';
@@ -24,6 +25,8 @@ interface ClaimedDelivery {
   event_created: bigint | null;
   event_livemode: boolean | null;
   event_data: unknown;
+  /** W3C headers of the trace that queued the delivery; null for rows queued untraced. */
+  trace_headers: Record<string, string> | null;
 }
 
 /** How long past the receiver timeout a claimed delivery stays leased to its worker. */
@@ -36,7 +39,7 @@ const DELIVERY_ROWS: DueRowsTable = { table: 'deliveries', dueAt: 'next_attempt_
 /** Leases due deliveries and reads their endpoint and event, in one round trip. */
 const CLAIM_DUE_DELIVERIES = `
   WITH ${claimDueRowsSql(DELIVERY_ROWS)}
-  SELECT c.id, c.attempt_count, c.manual, c.event_id,
+  SELECT c.id, c.attempt_count, c.manual, c.event_id, c.trace_headers,
          e.url, e.secret, e.status AS endpoint_status, e.deleted_at AS endpoint_deleted_at,
          ev.type AS event_type, ev.created AS event_created, ev.livemode AS event_livemode, ev.data AS event_data
   FROM claimed c
@@ -90,7 +93,15 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       // The envelope of the specification, serialised once; these exact bytes are signed and sent.
       const body = JSON.stringify({ id: claimed.event_id, type: claimed.event_type, created: Number(claimed.event_created), livemode: claimed.event_livemode, data: claimed.event_data });
       const attemptedAt = this.now();
-      const result = await sendDelivery(claimed.url, body, signatureHeaders(claimed.secret, body), this.config.timeoutMs, this.config.allowPrivateUrls);
+      const { url, secret } = claimed;
+      const attributes = { 'recur.delivery.id': claimed.id, 'recur.delivery.attempt': claimed.attempt_count + 1, 'recur.event.id': claimed.event_id, 'recur.event.type': claimed.event_type };
+      // The attempt continues the trace that queued the delivery; the receiver gets its traceparent.
+      const result = await withClientSpan('webhook deliver', claimed.trace_headers, attributes, async (traceHeaders, span) => {
+        const sent = await sendDelivery(url, body, { ...signatureHeaders(secret, body), ...traceHeaders }, this.config.timeoutMs, this.config.allowPrivateUrls);
+        if (sent.statusCode !== null) span.setAttribute('http.response.status_code', sent.statusCode);
+        if (sent.statusCode === null || !isSuccessStatus(sent.statusCode)) markSpanFailed(span, sent.error ?? `answered ${sent.statusCode}`);
+        return sent;
+      });
       await this.record(claimed, attemptedAt, result);
     } catch (error) {
       // The lease lapses and another pass retries the attempt.

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "deliveries" ADD COLUMN     "trace_headers" JSONB;
