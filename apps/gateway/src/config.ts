@@ -1,3 +1,4 @@
+import { DEFAULT_CALL_TIMEOUT_MS } from '@recur/contracts';
 import { intEnv, optionalEnv, requireEnv } from '@recur/kernel';
 
 export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');
@@ -18,6 +19,8 @@ export interface GatewayConfig {
   /** Bearer token of the operator surface (`/operator/…`). */
   operatorToken: string;
   peers: PeerAddresses;
+  /** How long the gateway waits for a service's answer (retrying dropped connections) before it answers 503. */
+  grpcDeadlineMs: number;
   migrateOnStart: boolean;
 }
 
@@ -35,6 +38,7 @@ export function gatewayConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Gate
       usageMetering: requireEnv('USAGE_METERING_GRPC_ADDR', env),
       webhookDispatch: requireEnv('WEBHOOK_DISPATCH_GRPC_ADDR', env),
     },
+    grpcDeadlineMs: intEnv('GATEWAY_GRPC_DEADLINE_MS', DEFAULT_CALL_TIMEOUT_MS, env),
     migrateOnStart: optionalEnv('MIGRATE_ON_START', env) !== 'false',
   };
 }

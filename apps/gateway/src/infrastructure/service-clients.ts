@@ -11,10 +11,10 @@ export class ServiceClients implements OnModuleDestroy {
   readonly webhookDispatch: ServiceClient<typeof webhookDispatchV1.WebhookDispatchService>;
 
   constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
-    this.catalog = createServiceClient(catalogV1.CatalogService, config.peers.catalog);
-    this.subscription = createServiceClient(subscriptionV1.SubscriptionService, config.peers.subscription);
-    this.invoicing = createServiceClient(invoicingV1.InvoicingService, config.peers.invoicing);
-    this.webhookDispatch = createServiceClient(webhookDispatchV1.WebhookDispatchService, config.peers.webhookDispatch);
+    this.catalog = createServiceClient(catalogV1.CatalogService, config.peers.catalog, {}, config.grpcDeadlineMs);
+    this.subscription = createServiceClient(subscriptionV1.SubscriptionService, config.peers.subscription, {}, config.grpcDeadlineMs);
+    this.invoicing = createServiceClient(invoicingV1.InvoicingService, config.peers.invoicing, {}, config.grpcDeadlineMs);
+    this.webhookDispatch = createServiceClient(webhookDispatchV1.WebhookDispatchService, config.peers.webhookDispatch, {}, config.grpcDeadlineMs);
   }
 
   onModuleDestroy(): void {

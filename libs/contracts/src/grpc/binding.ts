@@ -95,6 +95,8 @@ export function createServiceClient<S extends GenService<GenServiceMethods>>(
   service: S,
   address: string,
   channelOptions: grpc.ChannelOptions = {},
+  /** Each call's deadline unless the call sets its own; default DEFAULT_CALL_TIMEOUT_MS. */
+  defaultTimeoutMs = DEFAULT_CALL_TIMEOUT_MS,
 ): ServiceClient<S> {
   const Constructor = grpc.makeGenericClientConstructor(grpcServiceDefinition(service), service.typeName);
   const client = new Constructor(address, grpc.credentials.createInsecure(), {
@@ -114,7 +116,7 @@ export function createServiceClient<S extends GenService<GenServiceMethods>>(
         call(request, metadata, { deadline }, (error: grpc.ServiceError | null, response: unknown) => (error ? reject(error) : resolve(response)));
       });
     methods[method.localName] = async (request: unknown, options: CallOptions = {}) => {
-      const deadline = Date.now() + (options.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
+      const deadline = Date.now() + (options.timeoutMs ?? defaultTimeoutMs);
       const metadata = options.metadata ?? new grpc.Metadata();
       // Wait for a connection (within the deadline) rather than failing fast while a peer restarts.
       metadata.setOptions({ waitForReady: true });
