@@ -1,12 +1,14 @@
 import * as grpc from '@grpc/grpc-js';
 import { webhookDispatchV1 } from '@recur/contracts';
-import { grpcFailure, type ServiceUnderTest, startServiceUnderTest } from '@recur/testing';
+import { eventually, grpcFailure, queryDatabase, type ServiceUnderTest, startServiceUnderTest } from '@recur/testing';
 
 /**
  * webhook-dispatch as its own process on a real PostgreSQL database, through its gRPC surface:
- * every command repeated with the same request id answers its first answer, and the endpoint
- * limit holds against concurrent creates.
+ * every command repeated with the same request id answers its first answer (kept 7 days), and
+ * the endpoint limit holds against concurrent creates.
  */
+jest.setTimeout(30_000);
+
 const tenant = { accountId: 'acct_webhook_commands', livemode: false };
 let service: ServiceUnderTest<typeof webhookDispatchV1.WebhookDispatchService>;
 const requestId = (name: string) => `req_${name}_${Date.now()}_${Math.random().toString(36).slice(2)}`;
@@ -64,4 +66,23 @@ describe('the endpoint limit under concurrency', () => {
     expect(outcomes.filter((outcome) => outcome !== 'created')).toEqual(Array(8).fill({ code: grpc.status.FAILED_PRECONDITION, errorCode: 'endpoint_limit_reached', param: undefined }));
     expect((await service.client.listEndpoints({ tenant: app, page: { limit: 100 } })).endpoints).toHaveLength(16);
   });
+});
+
+describe('command answers expire', () => {
+  // Last in the file: it restarts the service.
+  it('deletes answers older than 7 days (the service runs the purge job) and keeps younger ones', async () => {
+    const answers = async () =>
+      (await queryDatabase<{ request_id: string }>(service.databaseUrl, "SELECT request_id FROM command_results WHERE account_id = 'acct_purge' ORDER BY request_id")).map((row) => row.request_id);
+    await queryDatabase(
+      service.databaseUrl,
+      `INSERT INTO command_results (account_id, livemode, rpc, request_id, created_at) VALUES
+         ('acct_purge', false, 'recur.webhook_dispatch.v1.CreateEndpoint', 'req_week_old', now() - interval '7 days 1 minute'),
+         ('acct_purge', false, 'recur.webhook_dispatch.v1.CreateEndpoint', 'req_day_old', now() - interval '1 day')`,
+    );
+    // The purge looks at start (then when the oldest answer expires, or once a minute).
+    await service.app.kill('SIGTERM');
+    await service.app.restart();
+    await eventually(async () => !(await answers()).includes('req_week_old'), 10_000, 'the week-old answer purged');
+    expect(await answers()).toEqual(['req_day_old']);
+  }, 60_000);
 });
