@@ -25,8 +25,12 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     child.stdout!.once('data', (chunk: Buffer) => resolve(JSON.parse(chunk.toString()).port));
     child.once('exit', (code) => reject(new Error(`receiver exited (${code})`)));
   });
+  // A receiver a test forgets to stop must not keep Jest running forever (it waits for every
+  // child and pipe): it does not hold the test process open, and the file's end stops it.
+  child.stdout!.destroy();
+  child.unref();
   const url = `http://127.0.0.1:${port}`;
-  return {
+  const receiver: WebhookReceiver = {
     url,
     async received(path?: string) {
       const response = await fetch(`${url}/_received${path ? `?path=${encodeURIComponent(path)}` : ''}`);
@@ -37,9 +41,20 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       return ((await response.json()) as { released: number }).released;
     },
     async stop() {
-      if (child.exitCode !== null) return;
+      running.delete(receiver);
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.ref();
       child.kill('SIGKILL');
       await new Promise((resolve) => child.once('exit', resolve));
     },
   };
+  running.add(receiver);
+  return receiver;
+}
+
+const running = new Set<WebhookReceiver>();
+
+/** Stops the receivers a test file left running (jest-setup.ts calls it when the file ends). */
+export async function stopForgottenReceivers(): Promise<void> {
+  await Promise.all([...running].map((receiver) => receiver.stop()));
 }
