@@ -52,7 +52,7 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
   const grpcPorts = await Promise.all(SERVICES.map(() => freePort()));
   SERVICES.forEach((service, index) => (addresses[service] = `127.0.0.1:${grpcPorts[index]}`));
   const peerEnv = Object.fromEntries(SERVICES.map((service) => [peerVariable(service), addresses[service]]));
-  const started = await Promise.all(
+  const starting = await Promise.allSettled(
     SERVICES.map(async (service, index) => {
       const databaseUrl = await createTestDatabase(service.replace(/-/g, '_'));
       const grpcPort = grpcPorts[index];
@@ -64,6 +64,15 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
       return [service, app] as const;
     }),
   );
+  const started = starting.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+  // A mesh that fails to start stops what did start: a test file whose beforeAll threw has no
+  // mesh to stop, and processes left running would keep Jest from exiting.
+  const abandon = async (error: unknown): Promise<never> => {
+    await Promise.all(started.map(([, app]) => app.kill('SIGKILL')));
+    throw error;
+  };
+  const failed = starting.find((outcome) => outcome.status === 'rejected');
+  if (failed) await abandon(failed.reason);
   const operatorToken = randomBytes(16).toString('hex');
   const httpPort = await freePort();
   databaseUrls.gateway = await createTestDatabase('gateway');
@@ -78,7 +87,7 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
       ...peerEnv,
     },
     ready: { httpUrl: `http://127.0.0.1:${httpPort}/readyz` },
-  });
+  }).catch(abandon);
   const apps = { ...Object.fromEntries(started), gateway } as Record<AppName, AppProcess>;
   const baseUrl = `http://127.0.0.1:${httpPort}`;
 
