@@ -84,6 +84,8 @@ async function invoicesOf(subscription: string): Promise<any[]> {
   return [...body.data].reverse();
 }
 
+const promotionCode = async (code: string) => (await call('GET', `/v1/promotion-codes?code=${code}`)).body.data[0];
+
 const upcoming = async (subscription: string) => {
   const response = await call('GET', `/v1/subscriptions/${subscription}/upcoming-invoice`);
   expect(response.status).toBe(200);
@@ -120,7 +122,7 @@ describe('create, list, retrieve', () => {
     expect([listed.status, listed.body.total, listed.body.data.map((item: any) => item.id)]).toEqual([200, 1, [subscription.id]]);
     expect((await call('GET', `/v1/subscriptions?customer=${customer}&status=active`)).body.total).toBe(0);
     expect(error(await call('GET', '/v1/subscriptions?status=sleeping'))).toEqual([400, 'parameter_invalid', 'status']);
-    expect((await call('GET', `/v1/promotion-codes/${catalog.spring}`)).body.times_redeemed).toBe(1);
+    expect((await promotionCode('SPRING25')).times_redeemed).toBe(1);
 
     const preview = await upcoming(subscription.id);
     expect(preview).toMatchObject({ object: 'upcoming_invoice', subscription: subscription.id, customer, billing_reason: 'subscription_cycle', period_start: T0 + 14 * DAY, subtotal: 2_600, discount: 650, total: 1_950 });
@@ -312,7 +314,7 @@ describe('promotion codes', () => {
       expect([code, error(await call('POST', `/v1/subscriptions/${other.id}/promotion-code`, { promotion_code: code }))]).toEqual([code, [400, expected, 'promotion_code']]);
     }
     expect(error(await call('POST', `/v1/subscriptions/${other.id}/promotion-code`, {}))).toEqual([400, 'parameter_missing', 'promotion_code']);
-    expect((await call('GET', `/v1/promotion-codes/${catalog.single}`)).body).toMatchObject({ times_redeemed: 1, max_redemptions: 1 });
+    expect(await promotionCode('ONLYONCE')).toMatchObject({ id: catalog.single, times_redeemed: 1, max_redemptions: 1 });
   });
 });
 
@@ -349,6 +351,13 @@ describe('subscription add-ons', () => {
     const removed = await call('DELETE', `/v1/subscriptions/${subscription.id}/addons/${catalog.support}`);
     expect([removed.status, removed.body.addon, removed.body.quantity]).toEqual([200, catalog.support, 3]);
     expect(error(await call('DELETE', `/v1/subscriptions/${subscription.id}/addons/${catalog.support}`))).toEqual([404, 'resource_missing', 'id']);
-    expect((await upcoming(subscription.id)).lines.map((line: any) => [line.kind, line.amount])).toEqual([['plan', 1_000], ['proration', -leftOf(1_800, FEB1 + 3_600, FEB1, MAR1)]]);
+    // The credit (1797) exceeds the next period (1000): that invoice bills 0 and carries 797 on.
+    const credit = leftOf(1_800, FEB1 + 3_600, FEB1, MAR1);
+    const next = await upcoming(subscription.id);
+    expect(next.lines.map((line: any) => [line.kind, line.amount])).toEqual([['plan', 1_000], ['proration', -credit], ['proration', credit - 1_000]]);
+    expect([next.subtotal, next.total]).toEqual([0, 0]);
+    await advance(clock, MAR1 + 3_600);
+    expectBilledAsPreviewed((await invoicesOf(subscription.id))[2], next);
+    expect((await upcoming(subscription.id)).lines.map((line: any) => [line.kind, line.amount])).toEqual([['plan', 1_000], ['proration', 1_000 - credit]]);
   });
 });
