@@ -27,7 +27,7 @@ const PromotionCodeText = () => (target: object, key: string | symbol) => {
   MaxLength(ID_MAX)(target, key);
 };
 
-/** An add-on to attach: an on-sale add-on of the catalog and its quantity. */
+/** An add-on to attach (POST …/addons, and each of a new subscription's add_ons): an on-sale add-on of the catalog and its quantity. */
 export class SubscriptionAddonDto {
   /** The add-on (`addon_…`), on sale and in the plan's currency. */
   @AddonId()
@@ -140,8 +140,6 @@ export class ApplyPromotionCodeDto {
   @IsDefined({ message: 'promotion_code is required' }) @PromotionCodeText()
   promotion_code!: string;
 }
-
-export class AddSubscriptionAddonDto extends SubscriptionAddonDto {}
 
 export class UpdateSubscriptionAddonDto {
   /** The new quantity. */

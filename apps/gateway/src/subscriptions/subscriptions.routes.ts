@@ -11,7 +11,6 @@ import { PAGE_LIMIT_DEFAULT } from '@recur/kernel';
 import { listEnvelope, ListQueryDto } from '../http/list';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
 import {
-  AddSubscriptionAddonDto,
   ApplyPromotionCodeDto,
   CancelSubscriptionDto,
   ChangeBillingIntervalDto,
@@ -20,6 +19,7 @@ import {
   ExtendTrialDto,
   ListSubscriptionsQueryDto,
   PauseSubscriptionDto,
+  SubscriptionAddonDto,
   UpdateSubscriptionAddonDto,
 } from './subscriptions.dto';
 
@@ -256,7 +256,7 @@ export const SUBSCRIPTION_ROUTES = defineRoutes('Subscriptions', [
     },
   }),
   route({
-    method: 'POST', path: '/v1/subscriptions/:id/addons', summary: 'Add an add-on to a subscription (prorated)', body: AddSubscriptionAddonDto, response: SUBSCRIPTION_ADDON_SCHEMA, status: 201,
+    method: 'POST', path: '/v1/subscriptions/:id/addons', summary: 'Add an add-on to a subscription (prorated)', body: SubscriptionAddonDto, response: SUBSCRIPTION_ADDON_SCHEMA, status: 201,
     handler: async ({ services, tenant, commandId, params, body }) =>
       presentSubscriptionAddon((await services.subscription.addSubscriptionAddon({ tenant, id: params.id, addonId: body.addon, quantity: body.quantity, requestId: commandId })).addOn!),
   }),
