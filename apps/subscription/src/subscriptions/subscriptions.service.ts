@@ -52,6 +52,9 @@ export interface CreateSubscriptionInput {
   promotionCode?: string;
 }
 
+/** The catalog command id of a redemption made by subscription command `requestId`: repeated with it, never without one. */
+const redemptionId = (requestId: string): string => (requestId ? `redeem:${requestId}` : '');
+
 export const PLAN_CHANGE_EFFECTS = ['immediately', 'period_end'] as const;
 
 /**
@@ -83,7 +86,7 @@ export class SubscriptionsService {
     createSubscription(tenant, fields, now);
     const discount = input.promotionCode === undefined
       ? null
-      : startDiscount(await this.catalog.redeem(tenant, input.promotionCode, now, plan.price.currency, `redeem:${requestId}`), now);
+      : startDiscount(await this.catalog.redeem(tenant, input.promotionCode, now, plan.price.currency, redemptionId(requestId)), now);
     const change = createSubscription(tenant, { ...fields, discount }, now);
     await this.subscriptions.insert(tx, change);
     return change.subscription;
@@ -169,7 +172,7 @@ export class SubscriptionsService {
     const subscription = await this.subscriptions.getForUpdate(tx, tenant, id);
     assertCanTakeDiscount(subscription);
     const now = await this.clocks.timeOf(tx, subscription.testClockId);
-    const redeemed = await this.catalog.redeem(tenant, code, now, subscription.price.currency, `redeem:${requestId}`);
+    const redeemed = await this.catalog.redeem(tenant, code, now, subscription.price.currency, redemptionId(requestId));
     return this.save(tx, applyDiscount(subscription, redeemed, now));
   }
 
