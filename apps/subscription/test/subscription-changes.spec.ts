@@ -5,7 +5,9 @@ import type { PricedPlan } from '@recur/pricing';
 import { afterBilledPeriod, couponOfNextInvoice, type RedeemedCoupon, startDiscount } from '../src/subscriptions/discount';
 import { translateSubscriptionEvent } from '../src/subscriptions/subscription-events.translator';
 import {
+  cancelAtPeriodEnd,
   createSubscription,
+  extendTrial,
   pause,
   renew,
   type Subscription,
@@ -86,6 +88,12 @@ describe('plan and quantity changes', () => {
     expect(published[0].data).toMatchObject({ object: { quantity: 5 }, previous_attributes: { quantity: 2 } });
     const trialing = createSubscription(tenant, { customerId: 'cus_1', planId: BASIC.id, price: BASIC.price, planIntervals: BASIC.billingIntervals, billingInterval: 'monthly', trialDays: 14, testClockId: null }, T0).subscription;
     expect(changePlanNow(trialing, { quantity: 3 }, at(2)).subscription.pendingItems).toEqual([]);
+    // A change deferred to the trial's end moves with an extended trial, and applies when it ends.
+    const deferred = schedulePlanChange(trialing, { quantity: 4 }, at(2)).subscription;
+    expect(deferred.pendingChange!.effectiveAt).toEqual(at(14));
+    const extended = extendTrial(deferred, at(20), at(3)).subscription;
+    expect(extended.pendingChange!.effectiveAt).toEqual(at(20));
+    expect(upcomingInvoice(extended)).toMatchObject({ periodStart: at(20), price: { total: 4_000 } });
   });
 
   it('refuses nothing-to-change, a quantity below 1 and another currency (400), an ended subscription (409)', () => {
@@ -111,6 +119,9 @@ describe('plan and quantity changes', () => {
     // A second change while one is pending, and a pause, are refused; deleting it works once.
     expect(failure(() => changePlanNow(scheduled, { quantity: 4 }, at(6)))).toMatchObject({ code: 'subscription_pending_change' });
     expect(failure(() => pause(scheduled, null, at(6)))).toMatchObject({ code: 'subscription_pending_change' });
+    // A subscription that ends at that period end drops the change with it.
+    const ending = cancelAtPeriodEnd(scheduled, at(6)).subscription;
+    expect(renew(ending, ending.currentPeriodEnd, ending.currentPeriodEnd).subscription).toMatchObject({ status: 'cancelled', planId: 'plan_basic', pendingChange: null });
     const cleared = cancelPendingChange(scheduled, at(6)).subscription;
     expect(cleared.pendingChange).toBeNull();
     expect(failure(() => cancelPendingChange(cleared, at(7)))).toMatchObject({ kind: 'failed_precondition', code: 'subscription_no_pending_change' });

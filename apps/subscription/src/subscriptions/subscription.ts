@@ -348,7 +348,7 @@ function assertNotEnded(subscription: Subscription): void {
 /** Ends it now (any running state). */
 export function cancelNow(subscription: Subscription, now: Date): SubscriptionChange {
   assertNotEnded(subscription);
-  const cancelled: Subscription = { ...subscription, status: 'cancelled', cancelledAt: now, endedAt: now, resumeAt: null, updatedAt: now };
+  const cancelled: Subscription = { ...subscription, status: 'cancelled', cancelledAt: now, endedAt: now, resumeAt: null, pendingChange: null, updatedAt: now };
   return { subscription: cancelled, events: [{ kind: 'cancelled', subscription: cancelled }] };
 }
 
@@ -418,7 +418,9 @@ export function extendTrial(subscription: Subscription, trialEnd: Date, now: Dat
   }
   if (trialEnd.getTime() <= subscription.trialEnd.getTime()) throw invalidArgument('trial_end', 'trial_end must be later than the current trial end.');
   if (trialEnd.getTime() > now.getTime() + TRIAL_DAYS_MAX * DAY_MS) throw invalidArgument('trial_end', `trial_end must be within ${TRIAL_DAYS_MAX} days.`);
-  const extended: Subscription = { ...subscription, trialEnd, currentPeriodEnd: trialEnd, updatedAt: now };
+  // A change pending at the trial's end moves with it.
+  const pendingChange = subscription.pendingChange && { ...subscription.pendingChange, effectiveAt: trialEnd };
+  const extended: Subscription = { ...subscription, trialEnd, currentPeriodEnd: trialEnd, pendingChange, updatedAt: now };
   return { subscription: extended, events: [{ kind: 'trial_extended', subscription: extended, previousTrialEnd: subscription.trialEnd }] };
 }
 
@@ -426,7 +428,8 @@ export function extendTrial(subscription: Subscription, trialEnd: Date, now: Dat
 export function endTrial(subscription: Subscription, at: Date, now: Date, usage: PeriodUsage = {}): SubscriptionChange {
   if (subscription.status !== 'trialing') throw new DomainError('internal', 'step_stale', `Subscription '${subscription.id}' is not trialing.`);
   if (subscription.cancelAtPeriodEnd) {
-    const cancelled: Subscription = { ...subscription, status: 'cancelled', endedAt: at, cancelAtPeriodEnd: false, updatedAt: now };
+    // A change pending at the end never applies: the subscription ends there.
+    const cancelled: Subscription = { ...subscription, status: 'cancelled', endedAt: at, cancelAtPeriodEnd: false, pendingChange: null, updatedAt: now };
     return { subscription: cancelled, events: [{ kind: 'cancelled', subscription: cancelled }] };
   }
   const { subscription: active, invoice, update } = beginPeriod(subscription, (s) => ({ ...startPeriodsAt(s, at), status: 'active' }), 'subscription_cycle', now, usage);
@@ -442,11 +445,12 @@ export function renew(subscription: Subscription, at: Date, now: Date, usage: Pe
     throw new DomainError('internal', 'step_stale', `Subscription '${subscription.id}' is ${subscription.status}.`);
   }
   if (subscription.cancelAtPeriodEnd) {
-    const cancelled: Subscription = { ...subscription, status: 'cancelled', endedAt: at, cancelAtPeriodEnd: false, updatedAt: now };
+    // A change pending at the end never applies: the subscription ends there.
+    const cancelled: Subscription = { ...subscription, status: 'cancelled', endedAt: at, cancelAtPeriodEnd: false, pendingChange: null, updatedAt: now };
     return { subscription: cancelled, events: [{ kind: 'cancelled', subscription: cancelled }] };
   }
   if (subscription.billingCycles !== null && subscription.periodsBilled >= subscription.billingCycles) {
-    const completed: Subscription = { ...subscription, status: 'completed', endedAt: at, updatedAt: now };
+    const completed: Subscription = { ...subscription, status: 'completed', endedAt: at, pendingChange: null, updatedAt: now };
     return { subscription: completed, events: [{ kind: 'completed', subscription: completed }] };
   }
   const nextPeriod = (s: Subscription): Subscription => {
