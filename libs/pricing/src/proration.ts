@@ -22,12 +22,3 @@ export function prorate(amount: number, period: PeriodSpan, at: number): number 
   const remaining = Math.min(period.end - period.start, Math.max(0, period.end - at));
   return roundHalfUp(BigInt(amount) * BigInt(remaining), period.end - period.start);
 }
-
-/**
- * A change of a period's recurring price from `before` to `after` at `at`: a credit for the
- * unused part of the old price and a charge for the rest of the period at the new one, each
- * prorated on its own (so an invoice shows both, as Stripe's do). Zero amounts are left out.
- */
-export function prorateChange(before: number, after: number, period: PeriodSpan, at: number): { credit: number; charge: number } {
-  return { credit: -prorate(before, period, at), charge: prorate(after, period, at) };
-}

@@ -2,6 +2,16 @@ import fc from 'fast-check';
 import { DomainError } from '@recur/kernel';
 import { CREDIT_CARRIED_DESCRIPTION, pricePeriod, type PricedPlan, prorate } from '../src';
 
+function failure(run: () => unknown): { code: string; param?: string } {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof DomainError) return { code: error.code, param: error.param };
+    throw error;
+  }
+  throw new Error('expected a DomainError');
+}
+
 const plan = (overrides: Partial<PricedPlan> = {}): PricedPlan => ({
   name: 'Pro', pricingModel: 'flat_rate', amountMonthly: 3_000, currency: 'usd', packageSize: 1, tiers: [], components: [], ...overrides,
 });
@@ -27,9 +37,14 @@ describe('prorate: the part of a period price after a moment, to the second, hal
     expect(prorate(3_000, period, period.end + 500)).toBe(0);
   });
 
-  it('refuses a period that does not end after it starts, or fractional amounts', () => {
-    expect(() => prorate(100, { start: 10, end: 10 }, 5)).toThrow(DomainError);
-    expect(() => prorate(10.5, period, period.start)).toThrow(DomainError);
+  it('refuses a period that does not end after it starts, fractional amounts and times, naming the field', () => {
+    expect(failure(() => prorate(100, { start: 10, end: 10 }, 5))).toEqual({ code: 'parameter_invalid', param: 'period' });
+    expect(failure(() => prorate(100, { start: 10, end: 9 }, 5))).toEqual({ code: 'parameter_invalid', param: 'period' });
+    expect(failure(() => prorate(100, { start: 10.5, end: 20 }, 15))).toEqual({ code: 'parameter_invalid', param: 'period' });
+    expect(failure(() => prorate(100, { start: 10, end: 20.5 }, 15))).toEqual({ code: 'parameter_invalid', param: 'period' });
+    expect(failure(() => prorate(100, period, period.start + 0.5))).toEqual({ code: 'parameter_invalid', param: 'at' });
+    expect(failure(() => prorate(10.5, period, period.start))).toEqual({ code: 'parameter_invalid', param: 'amount' });
+    expect(prorate(100, { start: 10, end: 11 }, 10)).toBe(100);
   });
 
   it('a credit and a charge of the same price cancel exactly, whatever the moment', () => {
@@ -64,12 +79,15 @@ describe('pricePeriod with add-ons and adjustments', () => {
 
   it('credit beyond the charges bills 0 and carries the rest out on a last line', () => {
     const price = pricePeriod({ plan: plan(), adjustments: [{ description: 'Unused time', amount: -5_000 }], coupon: { id: 'c', name: 'ten', type: 'fixed_amount', value: 1_000, currency: 'usd' } });
-    expect(price.lines.at(-1)).toMatchObject({ kind: 'adjustment', description: CREDIT_CARRIED_DESCRIPTION, amount: 2_000 });
+    expect(price.lines.at(-1)).toMatchObject({ kind: 'adjustment', description: 'Unused credit carried to the next invoice', amount: 2_000 });
+    expect(CREDIT_CARRIED_DESCRIPTION).toBe('Unused credit carried to the next invoice');
     expect(price).toMatchObject({ subtotal: 0, discount: 0, total: 0, creditCarried: 2_000 });
     expect(price.lines.reduce((sum, line) => sum + line.amount, 0)).toBe(0);
   });
 
-  it('refuses an add-on quantity below 1', () => {
-    expect(() => pricePeriod({ plan: plan(), addOns: [{ id: 'a', name: 'A', priceMonthly: 1, quantity: 0 }] })).toThrow(DomainError);
+  it('refuses an add-on quantity below 1, naming the field', () => {
+    expect(failure(() => pricePeriod({ plan: plan(), addOns: [{ id: 'a', name: 'A', priceMonthly: 1, quantity: 0 }] }))).toEqual({ code: 'parameter_invalid', param: 'add_ons.quantity' });
+    expect(failure(() => pricePeriod({ plan: plan(), addOns: [{ id: 'a', name: 'A', priceMonthly: 1, quantity: 1.5 }] }))).toEqual({ code: 'parameter_invalid', param: 'add_ons.quantity' });
+    expect(pricePeriod({ plan: plan(), addOns: [{ id: 'a', name: 'A', priceMonthly: 7, quantity: 1 }] }).total).toBe(3_007);
   });
 });
