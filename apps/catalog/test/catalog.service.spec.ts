@@ -288,7 +288,7 @@ describe('CatalogService coupons and promotion codes', () => {
     const { coupon } = await client.createCoupon({ tenant, name: 'Five off', type: 'fixed_amount', value: 500, currency: 'usd', duration: 'once' });
     const now = BigInt(Math.floor(Date.now() / 1000));
     await client.createPromotionCode({ tenant, code: 'THREEONLY', couponId: coupon!.id, maxRedemptions: 3, expiresAt: now + 3600n });
-    const redeem = (requestId: string, extra: Partial<catalogV1.RedeemPromotionCodeRequest> = {}) =>
+    const redeem = (requestId: string, extra: { code?: string; redeemedAt?: bigint; currency?: string; tenant?: typeof tenant } = {}) =>
       client.redeemPromotionCode({ tenant, code: 'threeonly', redeemedAt: now, requestId, ...extra });
     // A repeated request id counts once, even concurrently.
     const [first, again] = await Promise.all([redeem('redeem:a'), redeem('redeem:a')]);
