@@ -283,6 +283,40 @@ describe('CatalogService coupons and promotion codes', () => {
     // A deleted code frees its text.
     expect((await client.createPromotionCode({ tenant, code: 'summer26', couponId: coupon!.id })).promotionCode!.code).toBe('summer26');
   });
+
+  it('redeems a code exactly up to max_redemptions under concurrency, once per request id, and refuses with clear codes', async () => {
+    const { coupon } = await client.createCoupon({ tenant, name: 'Five off', type: 'fixed_amount', value: 500, currency: 'usd', duration: 'once' });
+    const now = BigInt(Math.floor(Date.now() / 1000));
+    await client.createPromotionCode({ tenant, code: 'THREEONLY', couponId: coupon!.id, maxRedemptions: 3, expiresAt: now + 3600n });
+    const redeem = (requestId: string, extra: { code?: string; redeemedAt?: bigint; currency?: string; tenant?: typeof tenant } = {}) =>
+      client.redeemPromotionCode({ tenant, code: 'threeonly', redeemedAt: now, requestId, ...extra });
+    // A repeated request id counts once, even concurrently.
+    const [first, again] = await Promise.all([redeem('redeem:a'), redeem('redeem:a')]);
+    expect(again).toEqual(first);
+    expect(first.promotionCode).toMatchObject({ code: 'THREEONLY', timesRedeemed: 1 });
+    // Eight racing redemptions for two places left: exactly two succeed.
+    const outcomes = await Promise.allSettled(Array.from({ length: 8 }, (_, index) => redeem(`redeem:race-${index}`)));
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(2);
+    const refused = await Promise.all(outcomes.filter((outcome) => outcome.status === 'rejected').map((outcome) => grpcFailure(Promise.reject((outcome as PromiseRejectedResult).reason))));
+    expect(new Set(refused.map((failure) => JSON.stringify(failure)))).toEqual(new Set([JSON.stringify({ code: grpc.status.INVALID_ARGUMENT, errorCode: 'promotion_code_exhausted', param: 'promotion_code' })]));
+    expect((await client.getCoupon({ tenant, id: coupon!.id })).coupon!.timesRedeemed).toBe(3);
+    // A redeemed coupon's terms are frozen (redemptions are counted by subscriptions).
+    expect(await grpcFailure(client.updateCoupon({ tenant, id: coupon!.id, value: 100 }))).toMatchObject({ errorCode: 'coupon_redeemed' });
+
+    await client.createPromotionCode({ tenant, code: 'OFFNOW', couponId: coupon!.id, active: false });
+    await client.createPromotionCode({ tenant, code: 'SOONGONE', couponId: coupon!.id, expiresAt: now + 60n });
+    await client.createPromotionCode({ tenant, code: 'DOLLARS', couponId: coupon!.id });
+    const refusal = (param: string) => (errorCode: string) => ({ code: grpc.status.INVALID_ARGUMENT, errorCode, param });
+    expect(await grpcFailure(redeem('redeem:x1', { code: 'OFFNOW' }))).toEqual(refusal('promotion_code')('promotion_code_inactive'));
+    // Expiry is judged at the redeemer's time (a test clock's, say), not the catalog's.
+    expect(await grpcFailure(redeem('redeem:x2', { code: 'SOONGONE', redeemedAt: now + 60n }))).toEqual(refusal('promotion_code')('promotion_code_expired'));
+    expect(await grpcFailure(redeem('redeem:x3', { code: 'DOLLARS', currency: 'eur' }))).toEqual(refusal('promotion_code')('coupon_currency_mismatch'));
+    expect(await grpcFailure(redeem('redeem:x4', { code: 'NOSUCH' }))).toEqual(refusal('promotion_code')('resource_missing'));
+    expect(await grpcFailure(redeem('redeem:x5', { code: 'DOLLARS', tenant: otherTenants[1] }))).toEqual(refusal('promotion_code')('resource_missing'));
+    // Refusals counted nothing.
+    expect((await client.listPromotionCodes({ tenant, page: { limit: 10 }, code: 'DOLLARS' })).promotionCodes[0].timesRedeemed).toBe(0);
+    expect((await client.getCoupon({ tenant, id: coupon!.id })).coupon!.timesRedeemed).toBe(3);
+  });
 });
 
 describe('CatalogService repeated commands', () => {

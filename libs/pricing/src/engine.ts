@@ -4,6 +4,8 @@ import {
   BILLING_INTERVAL_MONTHS,
   type BillingInterval,
   isTiered,
+  type PricedAddOn,
+  type PricedAdjustment,
   type PricedCoupon,
   type PricedPlan,
   type Tier,
@@ -11,7 +13,7 @@ import {
 
 /** One charge of a period. `amount` = `quantity` × `unit_amount` + `flat_amount`, in minor units. */
 export interface LineItem {
-  kind: 'plan' | 'tier' | 'component';
+  kind: 'plan' | 'tier' | 'component' | 'addon' | 'adjustment';
   description: string;
   quantity: number;
   unitAmount: number;
@@ -22,6 +24,8 @@ export interface LineItem {
   /** The price component for component lines. */
   componentId?: string;
   metricName?: string;
+  /** The add-on for add-on lines. */
+  addonId?: string;
 }
 
 export interface PeriodInput {
@@ -32,6 +36,10 @@ export interface PeriodInput {
   usage?: Record<string, number>;
   coupon?: PricedCoupon | null;
   interval?: BillingInterval;
+  /** Add-ons billed beside the plan, each priced monthly × the interval's months × its quantity. */
+  addOns?: PricedAddOn[];
+  /** One-time amounts billed with the period (prorations, carried credit); may be negative. */
+  adjustments?: PricedAdjustment[];
 }
 
 export interface PeriodPrice {
@@ -44,7 +52,16 @@ export interface PeriodPrice {
   discount: number;
   /** subtotal − discount; never negative. */
   total: number;
+  /**
+   * Credit the lines could not use: when credits (negative adjustments) exceed the charges,
+   * a last `adjustment` line carries the difference out so the subtotal is 0, and this is
+   * that difference (positive), for the caller to credit on a later period. 0 otherwise.
+   */
+  creditCarried: number;
 }
+
+/** The description of the line that carries unused credit out of a period. */
+export const CREDIT_CARRIED_DESCRIPTION = 'Unused credit carried to the next invoice';
 
 /** A monthly price in minor units for a period of `months`. */
 const monthly = (amountMinor: number, currency: string, months: number): Money => multiply(money(amountMinor, currency), months);
@@ -152,7 +169,22 @@ export function pricePeriod(input: PeriodInput): PeriodPrice {
     }
   }
 
-  const subtotal = sum(currency, lines.map((item) => money(item.amount, currency)));
+  for (const addOn of input.addOns ?? []) {
+    if (!Number.isSafeInteger(addOn.quantity) || addOn.quantity < 1) throw invalidArgument('add_ons.quantity', 'an add-on quantity must be a positive integer');
+    lines.push(line('addon', addOn.name, addOn.quantity, monthly(addOn.priceMonthly, currency, months), none, { addonId: addOn.id }));
+  }
+  for (const adjustment of input.adjustments ?? []) {
+    lines.push(line('adjustment', adjustment.description, 1, money(adjustment.amount, currency), none));
+  }
+
+  let subtotal = sum(currency, lines.map((item) => money(item.amount, currency)));
+  let creditCarried = 0;
+  if (subtotal.amountMinor < 0) {
+    // More credit than charges: the invoice bills 0 and the rest of the credit moves on.
+    creditCarried = -subtotal.amountMinor;
+    lines.push(line('adjustment', CREDIT_CARRIED_DESCRIPTION, 1, money(creditCarried, currency), none));
+    subtotal = money(0, currency);
+  }
   const discount = discountOf(input.coupon, subtotal);
-  return { currency, interval, lines, subtotal: subtotal.amountMinor, discount: discount.amountMinor, total: subtract(subtotal, discount).amountMinor };
+  return { currency, interval, lines, subtotal: subtotal.amountMinor, discount: discount.amountMinor, total: subtract(subtotal, discount).amountMinor, creditCarried };
 }

@@ -1,4 +1,5 @@
 export * from './engine';
 export * from './model';
+export * from './proration';
 // The one rounding rule lives with Money; pricing applies it once, to the subtotal.
 export { roundHalfUp } from '@recur/money';

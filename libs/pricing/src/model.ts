@@ -55,6 +55,23 @@ export interface PricedPlan {
   components: PricedComponent[];
 }
 
+/** An add-on a subscription carries: its monthly price (minor units, the plan's currency) × quantity. */
+export interface PricedAddOn {
+  id: string;
+  name: string;
+  priceMonthly: number;
+  quantity: number;
+}
+
+/**
+ * A one-time amount billed with a period: a proration (a credit is negative, a charge
+ * positive) or a credit carried from an earlier invoice. Exact minor units of the plan's currency.
+ */
+export interface PricedAdjustment {
+  description: string;
+  amount: number;
+}
+
 export interface PricedCoupon {
   id: string;
   name: string;

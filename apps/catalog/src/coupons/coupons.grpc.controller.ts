@@ -111,4 +111,13 @@ export class CouponsGrpcController {
       promotionCode: toPromotionCodeMessage(await this.coupons.deleteCode(tx, tenant, request.id)),
     }));
   }
+
+  @GrpcMethod('CatalogService', 'RedeemPromotionCode')
+  async redeemPromotionCode(request: catalogV1.RedeemPromotionCodeRequest): Promise<catalogV1.RedeemPromotionCodeResponse> {
+    const tenant = requireTenant(request.tenant);
+    return this.commands.run(tenant, request, catalogV1.RedeemPromotionCodeResponseSchema, async (tx) => {
+      const { code, coupon } = await this.coupons.redeemCode(tx, tenant, request.code, new Date(Number(request.redeemedAt) * 1000), request.currency);
+      return { promotionCode: toPromotionCodeMessage(code), coupon: toCouponMessage(coupon) };
+    });
+  }
 }

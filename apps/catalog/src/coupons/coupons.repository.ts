@@ -92,7 +92,20 @@ export class CouponsRepository {
   }
 
   async updateCode(tx: Tx, code: PromotionCode): Promise<void> {
-    const { active, maxRedemptions, expiresAt, updatedAt, deletedAt, codeKey: key } = toPromotionCodeRow(code);
-    await tx.promotionCode.update({ where: { id: code.id }, data: { active, maxRedemptions, expiresAt, updatedAt, deletedAt, codeKey: key } });
+    const { active, maxRedemptions, timesRedeemed, expiresAt, updatedAt, deletedAt, codeKey: key } = toPromotionCodeRow(code);
+    await tx.promotionCode.update({ where: { id: code.id }, data: { active, maxRedemptions, timesRedeemed, expiresAt, updatedAt, deletedAt, codeKey: key } });
+  }
+
+  /** The live code with this text (ignoring case), locked; an unknown one is a bad body field of the redeemer. */
+  async getCodeByTextForUpdate(tx: Tx, tenant: TenantRef, text: string): Promise<PromotionCode> {
+    const rows = await tx.$queryRaw<{ id: string }[]>`
+      SELECT id FROM promotion_codes WHERE code_key = ${codeKey(text)} AND account_id = ${tenant.accountId} AND livemode = ${tenant.livemode} AND deleted_at IS NULL FOR UPDATE`;
+    if (!rows[0]) throw invalidArgument('promotion_code', `No such promotion code: '${text}'`, 'resource_missing');
+    return this.getCode(tenant, rows[0].id, tx);
+  }
+
+  /** Stores a coupon's redemption count (the only field a redemption changes). */
+  async countRedemption(tx: Tx, coupon: Coupon): Promise<void> {
+    await tx.coupon.update({ where: { id: coupon.id }, data: { timesRedeemed: coupon.timesRedeemed } });
   }
 }

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CLOCK, type Clock, type Page, type TenantRef } from '@recur/kernel';
+import { CLOCK, type Clock, invalidArgument, type Page, type TenantRef } from '@recur/kernel';
 import type { Prisma } from '../generated/prisma/client';
 import { type Coupon, type CouponFields, createCoupon, deleteCoupon, updateCoupon } from './coupon';
 import { CouponsRepository } from './coupons.repository';
-import { createPromotionCode, deletePromotionCode, type PromotionCode, type PromotionCodeFields, updatePromotionCode } from './promotion-code';
+import { createPromotionCode, deletePromotionCode, type PromotionCode, type PromotionCodeFields, redeemPromotionCode, updatePromotionCode } from './promotion-code';
 
 type Tx = Prisma.TransactionClient;
 
@@ -63,6 +63,23 @@ export class CouponsService {
     const after = updatePromotionCode(await this.coupons.getCodeForUpdate(tx, tenant, id), fields, this.now());
     await this.coupons.updateCode(tx, after);
     return after;
+  }
+
+  /**
+   * Counts one redemption of the code found by its text (ignoring case) and of its coupon.
+   * The code's row is locked first, so concurrent redemptions count one at a time and the
+   * last one allowed by max_redemptions is the last one that succeeds.
+   */
+  async redeemCode(tx: Tx, tenant: TenantRef, text: string, at: Date, currency: string | undefined): Promise<{ code: PromotionCode; coupon: Coupon }> {
+    const code = redeemPromotionCode(await this.coupons.getCodeByTextForUpdate(tx, tenant, text), at, this.now());
+    const coupon = await this.coupons.getForUpdate(tx, tenant, code.couponId);
+    if (currency !== undefined && coupon.type === 'fixed_amount' && coupon.currency !== currency) {
+      throw invalidArgument('promotion_code', `Promotion code '${code.code}' takes ${coupon.currency} off; the subscription bills in ${currency}.`, 'coupon_currency_mismatch');
+    }
+    await this.coupons.updateCode(tx, code);
+    const redeemedCoupon = { ...coupon, timesRedeemed: coupon.timesRedeemed + 1 };
+    await this.coupons.countRedemption(tx, redeemedCoupon);
+    return { code, coupon: redeemedCoupon };
   }
 
   async deleteCode(tx: Tx, tenant: TenantRef, id: string): Promise<PromotionCode> {

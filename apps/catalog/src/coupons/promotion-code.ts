@@ -75,6 +75,20 @@ export function updatePromotionCode(code: PromotionCode, fields: PromotionCodeFi
   };
 }
 
+/**
+ * One redemption of a code at `at` (the redeemer's time): refused while the code is inactive,
+ * once its expiry has passed, or when max_redemptions is reached — each a bad body field of
+ * the caller (400, param `promotion_code`) with its own code.
+ */
+export function redeemPromotionCode(code: PromotionCode, at: Date, now: Date): PromotionCode {
+  if (!code.active) throw invalidArgument('promotion_code', `Promotion code '${code.code}' is inactive.`, 'promotion_code_inactive');
+  if (code.expiresAt && code.expiresAt.getTime() <= at.getTime()) throw invalidArgument('promotion_code', `Promotion code '${code.code}' has expired.`, 'promotion_code_expired');
+  if (code.maxRedemptions !== null && code.timesRedeemed >= code.maxRedemptions) {
+    throw invalidArgument('promotion_code', `Promotion code '${code.code}' reached its ${code.maxRedemptions} redemptions.`, 'promotion_code_exhausted');
+  }
+  return { ...code, timesRedeemed: code.timesRedeemed + 1, updatedAt: now };
+}
+
 export function deletePromotionCode(code: PromotionCode, now: Date): PromotionCode {
   return { ...code, deletedAt: now, updatedAt: now };
 }

@@ -2,12 +2,41 @@ import { SUBSCRIPTION_STATUS_VALUES } from '@recur/contracts';
 import { BILLING_INTERVALS } from '@recur/pricing';
 import { UNIX_SECONDS_MAX, UNIX_SECONDS_MIN } from '@recur/vocabulary';
 import { Type } from 'class-transformer';
-import { IsBoolean, IsDefined, IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
+import { JSONSchema } from 'class-validator-jsonschema';
+import { ArrayMaxSize, IsArray, IsBoolean, IsDefined, IsInt, IsNotEmpty, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import { ListQueryDto } from '../http/list';
 import { Metadata, OneOf } from '../plans/plans.dto';
 import { Optional } from '../http/optional';
 
 const ID_MAX = 100;
+const QUANTITY_MAX = 1_000_000;
+const ADD_ONS_MAX = 20;
+const Quantity = () => (target: object, key: string | symbol) => {
+  IsInt({ message: 'quantity must be an integer' })(target, key);
+  Min(1, { message: 'quantity must be at least 1' })(target, key);
+  Max(QUANTITY_MAX, { message: `quantity must be at most ${QUANTITY_MAX}` })(target, key);
+};
+const AddonId = () => (target: object, key: string | symbol) => {
+  IsDefined({ message: 'addon is required' })(target, key);
+  IsString({ message: 'addon must be a string' })(target, key);
+  MaxLength(ID_MAX)(target, key);
+};
+const PromotionCodeText = () => (target: object, key: string | symbol) => {
+  IsString({ message: 'promotion_code must be a string' })(target, key);
+  IsNotEmpty({ message: 'promotion_code must not be empty' })(target, key);
+  MaxLength(ID_MAX)(target, key);
+};
+
+/** An add-on to attach (POST …/addons, and each of a new subscription's add_ons): an on-sale add-on of the catalog and its quantity. */
+export class SubscriptionAddonDto {
+  /** The add-on (`addon_…`), on sale and in the plan's currency. */
+  @AddonId()
+  addon!: string;
+
+  /** Default 1. */
+  @Optional() @Quantity()
+  quantity?: number;
+}
 const UnixSeconds = (field: string) => (target: object, key: string | symbol) => {
   IsInt({ message: `${field} must be unix seconds (an integer)` })(target, key);
   Min(UNIX_SECONDS_MIN, { message: `${field} must be unix seconds` })(target, key);
@@ -45,6 +74,19 @@ export class CreateSubscriptionDto {
 
   @Metadata()
   metadata?: Record<string, string>;
+
+  /** On-sale add-ons to attach from the start (at most 20, each once). */
+  @Optional()
+  @IsArray({ message: 'add_ons must be an array' })
+  @ArrayMaxSize(ADD_ONS_MAX, { message: `add_ons may hold at most ${ADD_ONS_MAX} add-ons` })
+  @ValidateNested({ each: true })
+  @Type(() => SubscriptionAddonDto)
+  @JSONSchema({ type: 'array', maxItems: ADD_ONS_MAX, items: { $ref: '#/components/schemas/SubscriptionAddonDto' } })
+  add_ons?: SubscriptionAddonDto[];
+
+  /** A promotion code's text (ignoring case): its coupon discounts the invoices. */
+  @Optional() @PromotionCodeText()
+  promotion_code?: string;
 }
 
 export class ListSubscriptionsQueryDto extends ListQueryDto {
@@ -71,4 +113,36 @@ export class ExtendTrialDto {
   /** The new end of the trial (unix seconds), later than the current one. */
   @IsDefined({ message: 'trial_end is required' }) @Type(() => Number) @UnixSeconds('trial_end')
   trial_end!: number;
+}
+
+export class ChangePlanDto {
+  /** The new plan (`plan_…`): active, in the same currency, sold on the current interval. */
+  @Optional() @IsString({ message: 'plan must be a string' }) @MaxLength(ID_MAX)
+  plan?: string;
+
+  /** The new quantity. */
+  @Optional() @Quantity()
+  quantity?: number;
+
+  /** `immediately` (default; prorated onto the next invoice) or `period_end` (a pending change). */
+  @Optional() @OneOf('effective', ['immediately', 'period_end'])
+  effective?: string;
+}
+
+export class ChangeBillingIntervalDto {
+  /** monthly, quarterly or yearly; one the plan offers. */
+  @IsDefined({ message: 'billing_interval is required' }) @OneOf('billing_interval', BILLING_INTERVALS)
+  billing_interval!: string;
+}
+
+export class ApplyPromotionCodeDto {
+  /** The code's text, matched ignoring case. */
+  @IsDefined({ message: 'promotion_code is required' }) @PromotionCodeText()
+  promotion_code!: string;
+}
+
+export class UpdateSubscriptionAddonDto {
+  /** The new quantity. */
+  @IsDefined({ message: 'quantity is required' }) @Quantity()
+  quantity!: number;
 }

@@ -2,7 +2,7 @@ import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { claimDueRowsSql, claimParams, type DueRowsTable, JobWorker, nextDueAtSql } from '@recur/jobs';
 import { type Clock, isDomainError } from '@recur/kernel';
 import { PrismaService } from '../infrastructure/prisma.service';
-import { endTrial, nextLifecycleStep, renew, resume, type Subscription, type SubscriptionChange } from '../subscriptions/subscription';
+import { LIFECYCLE_MOVES, nextLifecycleStep } from '../subscriptions/subscription';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
 import { BILLING_JOBS_CHANNEL, type BillingJobKind, type InvoicePayload, stepKey } from './billing-jobs.repository';
 import type { PeriodInvoicer } from './invoicing.client';
@@ -51,12 +51,6 @@ export const DEFAULT_BILLING_CLOCK_OPTIONS: BillingClockOptions = {
   concurrency: 8,
   pollMs: 1_000,
   retryDelayMs: (attempts) => Math.min(1_000 * 2 ** Math.max(0, attempts - 1), 300_000),
-};
-
-const LIFECYCLE_RULES: Record<Exclude<BillingJobKind, 'invoice'>, (subscription: Subscription, at: Date, now: Date) => SubscriptionChange> = {
-  end_trial: endTrial,
-  renew,
-  resume,
 };
 
 /**
@@ -134,7 +128,7 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
       if (!expected || stepKey(expected.kind, subscription.id, expected.runAt) !== step.step_key) return;
       // On a test clock the move happens at its own time; on real time, when it runs.
       const now = subscription.testClockId ? step.run_at : this.now();
-      const change = LIFECYCLE_RULES[step.kind as Exclude<BillingJobKind, 'invoice'>](subscription, step.run_at, now);
+      const change = LIFECYCLE_MOVES[step.kind as Exclude<BillingJobKind, 'invoice'>](subscription, step.run_at, now);
       await this.subscriptions.update(tx, change);
     }, { maxWait: 10_000, timeout: 20_000 });
   }

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, type Clock, newId, unixSeconds } from '@recur/kernel';
 import type { Prisma } from '../generated/prisma/client';
-import { type LifecycleStep, nextLifecycleStep, type PeriodInvoice, type Subscription } from '../subscriptions/subscription';
+import { invoiceLineKind, type LifecycleStep, nextLifecycleStep, type PeriodInvoice, type Subscription } from '../subscriptions/subscription';
 
 type Tx = Prisma.TransactionClient;
 
@@ -35,8 +35,7 @@ export function toInvoicePayload(subscription: Subscription, invoice: PeriodInvo
     period_end: periodEnd,
     currency: invoice.price.currency,
     billing_reason: invoice.billingReason,
-    // A metered component bills usage; every other line is the plan's own recurring price.
-    lines: invoice.price.lines.map((line) => ({ kind: line.metricName ? 'usage' : 'plan', description: line.description, quantity: line.quantity, amount: line.amount })),
+    lines: invoice.price.lines.map((line) => ({ kind: invoiceLineKind(line), description: line.description, quantity: line.quantity, amount: line.amount })),
     subtotal: invoice.price.subtotal,
     discount: invoice.price.discount,
     total: invoice.price.total,

@@ -39,8 +39,8 @@ export class InvoicingClient implements PeriodInvoicer, OnModuleDestroy {
         description: line.description,
         quantity: BigInt(line.quantity),
         amount: toMoneyMessage(money(line.amount, currency)),
-        periodStart: BigInt(invoice.period_start),
-        periodEnd: BigInt(invoice.period_end),
+        // A proration covers part of an earlier period, which its description names.
+        ...(line.kind === 'proration' ? {} : { periodStart: BigInt(invoice.period_start), periodEnd: BigInt(invoice.period_end) }),
       })),
       discount: toMoneyMessage(money(invoice.discount, currency)),
       billingReason: invoice.billing_reason,

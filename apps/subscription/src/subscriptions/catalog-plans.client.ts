@@ -3,8 +3,10 @@ import * as grpc from '@grpc/grpc-js';
 import { catalogV1, createServiceClient, fromGrpcError, type ServiceClient, toTenantMessage } from '@recur/contracts';
 import { failedPrecondition, invalidArgument, type TenantRef } from '@recur/kernel';
 import { fromInt64 } from '@recur/money';
-import type { PriceComponentType, PricedPlan, PricingModel } from '@recur/pricing';
+import type { CouponType, PriceComponentType, PricedPlan, PricingModel } from '@recur/pricing';
 import { SUBSCRIPTION_CONFIG, type SubscriptionConfig } from '../subscription-config';
+import type { CouponDuration, RedeemedCoupon } from './discount';
+import type { CatalogAddOn } from './subscription';
 
 /** A plan as a subscription buys it: its pricing (the snapshot) and the intervals it is sold on. */
 export interface SellablePlan {
@@ -16,7 +18,10 @@ export interface SellablePlan {
 const CATALOG_TIMEOUT_MS = 5_000;
 const PAGE_LIMIT = 100;
 
-/** The catalog over gRPC: reads a plan with its tiers and price components, to sell it. */
+/**
+ * The catalog over gRPC, as subscriptions need it: a plan with its tiers and price components
+ * (to sell it), the intervals a plan offers, an add-on, and the redemption of a promotion code.
+ */
 @Injectable()
 export class CatalogPlans implements OnModuleDestroy {
   private readonly client: ServiceClient<typeof catalogV1.CatalogService>;
@@ -76,6 +81,60 @@ export class CatalogPlans implements OnModuleDestroy {
             includedQuantity: fromInt64(component.includedQuantity, 'included_quantity'),
           })),
         },
+      };
+    } catch (error) {
+      throw fromGrpcError(error);
+    }
+  }
+
+  /** The intervals plan `id` is sold on (archived or not: a subscriber keeps its plan). */
+  async planIntervals(tenant: TenantRef, id: string): Promise<string[]> {
+    try {
+      const { plan } = await this.client.getPlan({ tenant: toTenantMessage(tenant), id }, { timeoutMs: CATALOG_TIMEOUT_MS });
+      return [...(plan?.billingIntervals ?? [])];
+    } catch (error) {
+      throw fromGrpcError(error);
+    }
+  }
+
+  /** Add-on `id` of the tenant; an unknown one is a bad body field (400 resource_missing, `param`). */
+  async addOn(tenant: TenantRef, id: string, param = 'addon'): Promise<CatalogAddOn> {
+    let addon: catalogV1.GetAddonResponse['addon'];
+    try {
+      ({ addon } = await this.client.getAddon({ tenant: toTenantMessage(tenant), id }, { timeoutMs: CATALOG_TIMEOUT_MS }));
+    } catch (error) {
+      if ((error as grpc.ServiceError).code === grpc.status.NOT_FOUND) throw invalidArgument(param, `No such add-on: '${id}'`, 'resource_missing');
+      throw fromGrpcError(error);
+    }
+    if (!addon) throw invalidArgument(param, `No such add-on: '${id}'`, 'resource_missing');
+    return {
+      id: addon.id,
+      name: addon.name,
+      priceMonthly: fromInt64(addon.price?.amountMinor ?? 0n, 'price_monthly'),
+      currency: addon.price?.currency ?? addon.currency,
+      onSale: addon.status === 'on_sale',
+    };
+  }
+
+  /**
+   * Redeems promotion code `code` (its text) at `at` for a subscription billing in `currency`.
+   * The catalog counts it once per `requestId` (a repeat answers the first answer), under the
+   * code's lock, so max_redemptions is exact. Refusals (unknown, inactive, expired, exhausted,
+   * another currency) are 400s with param `promotion_code`.
+   */
+  async redeem(tenant: TenantRef, code: string, at: Date, currency: string, requestId: string): Promise<RedeemedCoupon> {
+    try {
+      const { promotionCode, coupon } = await this.client.redeemPromotionCode(
+        { tenant: toTenantMessage(tenant), code, redeemedAt: BigInt(Math.floor(at.getTime() / 1000)), currency, requestId },
+        { timeoutMs: CATALOG_TIMEOUT_MS },
+      );
+      if (!promotionCode || !coupon) throw new Error('RedeemPromotionCode answered without a code or coupon');
+      return {
+        coupon: { id: coupon.id, name: coupon.name, type: coupon.type as CouponType, value: coupon.value, currency: coupon.currency ?? null },
+        duration: coupon.duration as CouponDuration,
+        durationInPeriods: coupon.durationInPeriods ?? null,
+        promotionCodeId: promotionCode.id,
+        promotionCode: promotionCode.code,
       };
     } catch (error) {
       throw fromGrpcError(error);

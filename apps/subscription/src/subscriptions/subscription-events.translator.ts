@@ -2,7 +2,7 @@ import { subscriptionEventsV1 } from '@recur/contracts';
 import { type SubscribableEventType } from '@recur/vocabulary';
 import { unixSeconds } from '@recur/kernel';
 import { newInternalEvent, newPublicEvent, type OutboxEvent } from '@recur/messaging';
-import type { SubscriptionEvent } from './subscription';
+import { PUBLIC_UPDATE_FIELDS, type SubscriptionEvent } from './subscription';
 import { toSubscriptionJson, toSubscriptionMessage } from './subscription.mapper';
 
 /**
@@ -22,11 +22,13 @@ export function translateSubscriptionEvent(event: SubscriptionEvent): OutboxEven
     case 'created':
       return [newInternalEvent(tenant, id, subscriptionEventsV1.SubscriptionCreatedSchema, { subscription: message }, at), publicEvent('subscription.created')];
     case 'updated': {
+      const internal = newInternalEvent(tenant, id, subscriptionEventsV1.SubscriptionUpdatedSchema, { subscription: message, changedFields: event.changedFields }, at);
+      // The specification's subscription.updated is plan or quantity changed, or the end set or
+      // kept; add-ons, discounts and pending changes are told to other services only.
+      const publicFields = event.changedFields.filter((field) => PUBLIC_UPDATE_FIELDS.includes(field));
+      if (publicFields.length === 0) return [internal];
       const previous = toSubscriptionJson(event.previous) as unknown as Record<string, unknown>;
-      return [
-        newInternalEvent(tenant, id, subscriptionEventsV1.SubscriptionUpdatedSchema, { subscription: message, changedFields: event.changedFields }, at),
-        publicEvent('subscription.updated', Object.fromEntries(event.changedFields.map((field) => [field, previous[field]]))),
-      ];
+      return [internal, publicEvent('subscription.updated', Object.fromEntries(publicFields.map((field) => [field, previous[field]])))];
     }
     case 'trial_extended':
       return [newInternalEvent(tenant, id, subscriptionEventsV1.SubscriptionTrialExtendedSchema, { subscription: message, previousTrialEnd: BigInt(unixSeconds(event.previousTrialEnd)) }, at)];

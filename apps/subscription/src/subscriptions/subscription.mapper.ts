@@ -3,8 +3,22 @@ import { planV1, presentSubscription, subscriptionMessagesV1, type SubscriptionJ
 import { type Metadata, unixSeconds } from '@recur/kernel';
 import { money } from '@recur/money';
 import type { BillingInterval, PricedPlan } from '@recur/pricing';
-import type { Prisma, Subscription as SubscriptionRow } from '../generated/prisma/client';
-import type { Subscription, SubscriptionStatus } from './subscription';
+import { Prisma, type Subscription as SubscriptionRow } from '../generated/prisma/client';
+import type { Discount } from './discount';
+import type { PendingChange, PendingItem, Subscription, SubscriptionAddOn, SubscriptionStatus } from './subscription';
+
+/** JSON columns hold dates as ISO strings; these bring them back. */
+type Stored<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] };
+const fromAddOnsJson = (value: unknown): SubscriptionAddOn[] => (value as Stored<SubscriptionAddOn>[]).map((addOn) => ({ ...addOn, addedAt: new Date(addOn.addedAt) }));
+const fromDiscountJson = (value: unknown): Discount | null => {
+  const discount = value as Stored<Discount> | null;
+  return discount ? { ...discount, start: new Date(discount.start) } : null;
+};
+const fromPendingChangeJson = (value: unknown): PendingChange | null => {
+  const change = value as Stored<PendingChange> | null;
+  return change ? { ...change, effectiveAt: new Date(change.effectiveAt), requestedAt: new Date(change.requestedAt) } : null;
+};
+const json = (value: unknown): Prisma.InputJsonValue => JSON.parse(JSON.stringify(value)) as Prisma.InputJsonValue;
 
 const optionalSeconds = (date: Date | null): bigint | undefined => (date ? BigInt(unixSeconds(date)) : undefined);
 
@@ -36,6 +50,10 @@ export function fromSubscriptionRow(row: SubscriptionRow): Subscription {
     metadata: row.metadata as Metadata,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
+    addOns: fromAddOnsJson(row.addOns),
+    discount: fromDiscountJson(row.discount),
+    pendingChange: fromPendingChangeJson(row.pendingChange),
+    pendingItems: row.pendingItems as unknown as PendingItem[],
   };
 }
 
@@ -68,7 +86,37 @@ export function toSubscriptionRow(subscription: Subscription): Prisma.Subscripti
     metadata: subscription.metadata,
     createdAt: subscription.createdAt,
     updatedAt: subscription.updatedAt,
+    addOns: json(subscription.addOns),
+    discount: subscription.discount ? json(subscription.discount) : Prisma.DbNull,
+    pendingChange: subscription.pendingChange ? json(subscription.pendingChange) : Prisma.DbNull,
+    pendingItems: json(subscription.pendingItems),
   };
+}
+
+export function toSubscriptionAddonMessage(addOn: SubscriptionAddOn, currency: string): subscriptionMessagesV1.SubscriptionAddon {
+  return create(subscriptionMessagesV1.SubscriptionAddonSchema, {
+    addonId: addOn.addonId,
+    name: addOn.name,
+    priceMonthly: toMoneyMessage(money(addOn.priceMonthly, currency)),
+    quantity: addOn.quantity,
+    added: BigInt(unixSeconds(addOn.addedAt)),
+  });
+}
+
+function toDiscountMessage(discount: Discount): subscriptionMessagesV1.SubscriptionDiscount {
+  return create(subscriptionMessagesV1.SubscriptionDiscountSchema, {
+    couponId: discount.coupon.id,
+    couponName: discount.coupon.name,
+    type: discount.coupon.type,
+    value: discount.coupon.value,
+    currency: discount.coupon.currency ?? undefined,
+    duration: discount.duration,
+    durationInPeriods: discount.durationInPeriods ?? undefined,
+    periodsRemaining: discount.periodsRemaining ?? undefined,
+    promotionCodeId: discount.promotionCodeId,
+    promotionCode: discount.promotionCode,
+    start: BigInt(unixSeconds(discount.start)),
+  });
 }
 
 function toPriceSnapshotMessage(price: PricedPlan): subscriptionMessagesV1.PriceSnapshot {
@@ -119,6 +167,17 @@ export function toSubscriptionMessage(subscription: Subscription): subscriptionM
     metadata: subscription.metadata,
     created: BigInt(unixSeconds(subscription.createdAt)),
     updated: BigInt(unixSeconds(subscription.updatedAt)),
+    addOns: subscription.addOns.map((addOn) => toSubscriptionAddonMessage(addOn, subscription.price.currency)),
+    discount: subscription.discount ? toDiscountMessage(subscription.discount) : undefined,
+    pendingChange: subscription.pendingChange
+      ? create(subscriptionMessagesV1.PendingPlanChangeSchema, {
+          planId: subscription.pendingChange.planId,
+          price: toPriceSnapshotMessage(subscription.pendingChange.price),
+          quantity: subscription.pendingChange.quantity,
+          effectiveAt: BigInt(unixSeconds(subscription.pendingChange.effectiveAt)),
+          requested: BigInt(unixSeconds(subscription.pendingChange.requestedAt)),
+        })
+      : undefined,
   });
 }
 

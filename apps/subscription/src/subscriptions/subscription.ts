@@ -1,6 +1,7 @@
 import { checkMetadata, DomainError, failedPrecondition, invalidArgument, type Metadata, newId, type TenantRef } from '@recur/kernel';
-import { BILLING_INTERVALS, type BillingInterval, pricePeriod, type PeriodPrice, type PricedPlan } from '@recur/pricing';
+import { BILLING_INTERVALS, type BillingInterval, pricePeriod, type PeriodPrice, type PricedAddOn, type PricedPlan } from '@recur/pricing';
 import { DAY_MS, periodOf } from './billing-period';
+import { afterBilledPeriod, couponOfNextInvoice, type Discount } from './discount';
 
 /**
  * The subscription aggregate and its state machine (README, Subscriptions):
@@ -45,10 +46,47 @@ export interface Subscription {
   metadata: Metadata;
   createdAt: Date;
   updatedAt: Date;
+  /** Add-ons it carries, each at the price it was attached at. */
+  addOns: SubscriptionAddOn[];
+  /** The coupon discounting its period invoices, or null. */
+  discount: Discount | null;
+  /** A plan or quantity change that applies when the next period begins, or null. */
+  pendingChange: PendingChange | null;
+  /** Prorations (and carried credit) the next period invoice bills, in the order they arose. */
+  pendingItems: PendingItem[];
 }
 
-/** The fields a subscription.updated may name as changed. */
-export type SubscriptionChangedField = 'cancel_at_period_end';
+export interface SubscriptionAddOn {
+  addonId: string;
+  name: string;
+  /** Per unit and month, in the plan's currency (minor units), as when attached. */
+  priceMonthly: number;
+  quantity: number;
+  addedAt: Date;
+}
+
+export interface PendingChange {
+  planId: string;
+  price: PricedPlan;
+  quantity: number;
+  /** When it applies: the end of the period (or trial) it was requested in. */
+  effectiveAt: Date;
+  requestedAt: Date;
+}
+
+/** A one-time amount for the next period invoice: a proration (credit < 0, charge > 0) or carried credit. */
+export interface PendingItem {
+  description: string;
+  amount: number;
+}
+
+/**
+ * The fields a subscription.updated may name as changed. The specification's public
+ * `subscription.updated` means plan or quantity changed, or the end set or kept
+ * (PUBLIC_UPDATE_FIELDS); the others are published as the internal SubscriptionUpdated only.
+ */
+export type SubscriptionChangedField = 'cancel_at_period_end' | 'plan' | 'price' | 'quantity' | 'billing_interval' | 'pending_change' | 'add_ons' | 'discount';
+export const PUBLIC_UPDATE_FIELDS: readonly SubscriptionChangedField[] = ['cancel_at_period_end', 'plan', 'price', 'quantity', 'billing_interval'];
 
 export type SubscriptionEvent =
   | { kind: 'created'; subscription: Subscription }
@@ -71,6 +109,13 @@ export interface PeriodInvoice {
   price: PeriodPrice;
 }
 
+/** An engine line's kind as invoices name it: `plan`, `usage` (metered), `addon` or `proration`. */
+export function invoiceLineKind(line: PeriodPrice['lines'][number]): 'plan' | 'usage' | 'addon' | 'proration' {
+  if (line.kind === 'addon') return 'addon';
+  if (line.kind === 'adjustment') return 'proration';
+  return line.metricName ? 'usage' : 'plan';
+}
+
 /** A subscription after a change: its events, and the invoice of a period that began. */
 export interface SubscriptionChange {
   subscription: Subscription;
@@ -88,8 +133,10 @@ export const QUANTITY_MAX = 1_000_000;
 export const TRIAL_DAYS_MAX = 730;
 export const BILLING_CYCLES_MAX = 1_000;
 
+export const ADD_ONS_MAX = 20;
+
 /** A state-machine refusal: 409 with a code that names the state. */
-const wrongState = (code: string, message: string) => failedPrecondition(code, message);
+export const wrongState = (code: string, message: string) => failedPrecondition(code, message);
 
 export interface NewSubscription {
   customerId: string;
@@ -103,9 +150,22 @@ export interface NewSubscription {
   billingCycles?: number;
   metadata?: Metadata;
   testClockId: string | null;
+  /** On-sale add-ons read from the catalog, with the quantities asked for. */
+  addOns?: { addOn: CatalogAddOn; quantity?: number }[];
+  /** A coupon already redeemed for this subscription. */
+  discount?: Discount | null;
 }
 
-function checkInterval(interval: string, offered: readonly string[]): BillingInterval {
+/** An add-on as the catalog sells it. */
+export interface CatalogAddOn {
+  id: string;
+  name: string;
+  priceMonthly: number;
+  currency: string;
+  onSale: boolean;
+}
+
+export function checkInterval(interval: string, offered: readonly string[]): BillingInterval {
   if (!(BILLING_INTERVALS as string[]).includes(interval)) {
     throw invalidArgument('billing_interval', `billing_interval must be one of ${BILLING_INTERVALS.join(', ')}`);
   }
@@ -113,9 +173,16 @@ function checkInterval(interval: string, offered: readonly string[]): BillingInt
   return interval as BillingInterval;
 }
 
-function checkQuantity(quantity: number): number {
-  if (!Number.isSafeInteger(quantity) || quantity < 1 || quantity > QUANTITY_MAX) throw invalidArgument('quantity', `quantity must be an integer from 1 to ${QUANTITY_MAX}`);
+export function checkQuantity(quantity: number, param = 'quantity'): number {
+  if (!Number.isSafeInteger(quantity) || quantity < 1 || quantity > QUANTITY_MAX) throw invalidArgument(param, `${param} must be an integer from 1 to ${QUANTITY_MAX}`);
   return quantity;
+}
+
+/** An add-on as the subscription carries it, refused unless on sale and in the plan's currency. */
+export function attachAddOn(addOn: CatalogAddOn, quantity: number, currency: string, at: Date, param = 'addon'): SubscriptionAddOn {
+  if (!addOn.onSale) throw invalidArgument(param, `Add-on '${addOn.id}' is off sale and cannot be attached.`, 'addon_off_sale');
+  if (addOn.currency !== currency) throw invalidArgument(param, `Add-on '${addOn.id}' is priced in ${addOn.currency}; the subscription bills in ${currency}.`);
+  return { addonId: addOn.id, name: addOn.name, priceMonthly: addOn.priceMonthly, quantity: checkQuantity(quantity, param === 'addon' ? 'quantity' : `${param}.quantity`), addedAt: at };
 }
 
 function trialEndOf(fields: NewSubscription, now: Date): Date | null {
@@ -134,20 +201,85 @@ function trialEndOf(fields: NewSubscription, now: Date): Date | null {
   return null;
 }
 
-/** The invoice of the period the subscription is now in, priced from its snapshot. */
-export function invoiceOfCurrentPeriod(subscription: Subscription, billingReason: BillingReason): PeriodInvoice {
-  return {
-    periodStart: subscription.currentPeriodStart,
-    periodEnd: subscription.currentPeriodEnd,
-    billingReason,
-    price: pricePeriod({ plan: subscription.price, quantity: subscription.quantity, interval: subscription.billingInterval }),
-  };
+/**
+ * Usage of the period that ends, per metric name. The seam for usage-metering: the renewal
+ * will pass its usage summary here (metered components bill it in arrears); nothing reads it
+ * yet, so metered lines bill 0.
+ */
+export type PeriodUsage = Record<string, number>;
+
+const pricedAddOns = (addOns: SubscriptionAddOn[]): PricedAddOn[] =>
+  addOns.map((addOn) => ({ id: addOn.addonId, name: addOn.name, priceMonthly: addOn.priceMonthly, quantity: addOn.quantity }));
+
+/**
+ * THE price of a subscription's next period invoice — plan (from its snapshot), add-ons,
+ * pending prorations and carried credit, metered usage, then the discount — by @recur/pricing.
+ * Every period invoice (creation, trial end, renewal, resume, interval change) and the
+ * upcoming-invoice preview are priced here and nowhere else.
+ */
+export function priceNextInvoice(subscription: Subscription, usage: PeriodUsage = {}): PeriodPrice {
+  return pricePeriod({
+    plan: subscription.price,
+    quantity: subscription.quantity,
+    interval: subscription.billingInterval,
+    addOns: pricedAddOns(subscription.addOns),
+    adjustments: subscription.pendingItems,
+    coupon: couponOfNextInvoice(subscription.discount),
+    usage,
+  });
 }
 
-/** A new period starts at `at`: the anchor moves there and the period is billed. */
+/** The recurring lines of one period at the subscription's current terms (no prorations, no discount): what proration scales. */
+export function recurringLines(subscription: Pick<Subscription, 'price' | 'quantity' | 'billingInterval' | 'addOns'>): PeriodPrice['lines'] {
+  return pricePeriod({ plan: subscription.price, quantity: subscription.quantity, interval: subscription.billingInterval, addOns: pricedAddOns(subscription.addOns) }).lines;
+}
+
+export const CREDIT_CARRIED_IN_DESCRIPTION = 'Credit carried from the previous invoice';
+
+/**
+ * Bills the period the subscription is now in: prices it (priceNextInvoice) and consumes
+ * what that invoice took — the pending items (credit it could not use carries on) and one
+ * period of the discount.
+ */
+function billCurrentPeriod(subscription: Subscription, billingReason: BillingReason, usage: PeriodUsage = {}): { subscription: Subscription; invoice: PeriodInvoice } {
+  const price = priceNextInvoice(subscription, usage);
+  const billed: Subscription = {
+    ...subscription,
+    pendingItems: price.creditCarried > 0 ? [{ description: CREDIT_CARRIED_IN_DESCRIPTION, amount: -price.creditCarried }] : [],
+    discount: afterBilledPeriod(subscription.discount),
+  };
+  return { subscription: billed, invoice: { periodStart: subscription.currentPeriodStart, periodEnd: subscription.currentPeriodEnd, billingReason, price } };
+}
+
+/** A new period starts at `at`: the anchor moves there. */
 function startPeriodsAt(subscription: Subscription, at: Date): Subscription {
   const { start, end } = periodOf(at, subscription.billingInterval, 0);
   return { ...subscription, cycleAnchor: at, cycleIndex: 0, currentPeriodStart: start, currentPeriodEnd: end, periodsBilled: subscription.periodsBilled + 1 };
+}
+
+/** The fields a pending change alters, named for subscription.updated. */
+function changedTerms(before: { planId: string; quantity: number }, after: { planId: string; quantity: number }): SubscriptionChangedField[] {
+  return [...(before.planId !== after.planId ? (['plan', 'price'] as const) : []), ...(before.quantity !== after.quantity ? (['quantity'] as const) : [])];
+}
+
+/**
+ * A period begins: a pending change applies first (its own subscription.updated), then the
+ * period (`place` sets its dates) is billed with `billingReason`.
+ */
+function beginPeriod(
+  subscription: Subscription,
+  place: (subscription: Subscription) => Subscription,
+  billingReason: BillingReason,
+  now: Date,
+  usage: PeriodUsage = {},
+): { subscription: Subscription; invoice: PeriodInvoice; update: ((final: Subscription) => SubscriptionEvent) | null } {
+  const change = subscription.pendingChange;
+  const changed: Subscription = change ? { ...subscription, planId: change.planId, price: change.price, quantity: change.quantity, pendingChange: null } : subscription;
+  const { subscription: billed, invoice } = billCurrentPeriod({ ...place(changed), updatedAt: now }, billingReason, usage);
+  const update = change && changedTerms(subscription, changed).length > 0
+    ? (final: Subscription): SubscriptionEvent => ({ kind: 'updated', subscription: final, previous: subscription, changedFields: changedTerms(subscription, changed) })
+    : null;
+  return { subscription: billed, invoice, update };
 }
 
 export function createSubscription(tenant: TenantRef, fields: NewSubscription, now: Date): SubscriptionChange {
@@ -184,12 +316,26 @@ export function createSubscription(tenant: TenantRef, fields: NewSubscription, n
     metadata: checkMetadata(fields.metadata ?? {}),
     createdAt: now,
     updatedAt: now,
+    addOns: checkNewAddOns(fields.addOns ?? [], fields.price.currency, now),
+    discount: fields.discount ?? null,
+    pendingChange: null,
+    pendingItems: [],
   };
   // Price once now, so a plan the engine cannot price is refused at sale, not at renewal.
-  pricePeriod({ plan: base.price, quantity, interval: billingInterval });
+  priceNextInvoice(base);
   if (trialEnd) return { subscription: base, events: [{ kind: 'created', subscription: base }] };
-  const subscription = startPeriodsAt(base, now);
-  return { subscription, events: [{ kind: 'created', subscription }], invoice: invoiceOfCurrentPeriod(subscription, 'subscription_create') };
+  const { subscription, invoice } = billCurrentPeriod(startPeriodsAt(base, now), 'subscription_create');
+  return { subscription, events: [{ kind: 'created', subscription }], invoice };
+}
+
+function checkNewAddOns(addOns: { addOn: CatalogAddOn; quantity?: number }[], currency: string, at: Date): SubscriptionAddOn[] {
+  if (addOns.length > ADD_ONS_MAX) throw invalidArgument('add_ons', `a subscription carries at most ${ADD_ONS_MAX} add-ons`);
+  const seen = new Set<string>();
+  return addOns.map(({ addOn, quantity }, index) => {
+    if (seen.has(addOn.id)) throw invalidArgument(`add_ons[${index}].addon`, `Add-on '${addOn.id}' is listed twice.`);
+    seen.add(addOn.id);
+    return attachAddOn(addOn, quantity ?? 1, currency, at, `add_ons[${index}].addon`);
+  });
 }
 
 const isEnded = (subscription: Subscription) => subscription.status === 'cancelled' || subscription.status === 'completed';
@@ -202,7 +348,7 @@ function assertNotEnded(subscription: Subscription): void {
 /** Ends it now (any running state). */
 export function cancelNow(subscription: Subscription, now: Date): SubscriptionChange {
   assertNotEnded(subscription);
-  const cancelled: Subscription = { ...subscription, status: 'cancelled', cancelledAt: now, endedAt: now, resumeAt: null, updatedAt: now };
+  const cancelled: Subscription = { ...subscription, status: 'cancelled', cancelledAt: now, endedAt: now, resumeAt: null, pendingChange: null, updatedAt: now };
   return { subscription: cancelled, events: [{ kind: 'cancelled', subscription: cancelled }] };
 }
 
@@ -217,6 +363,7 @@ export function cancelAtPeriodEnd(subscription: Subscription, now: Date): Subscr
 
 export function pause(subscription: Subscription, resumeAt: Date | null, now: Date): SubscriptionChange {
   if (subscription.status !== 'active') throw wrongState('subscription_not_active', `Only an active subscription can be paused; '${subscription.id}' is ${subscription.status}.`);
+  if (subscription.pendingChange) throw wrongState('subscription_pending_change', `Subscription '${subscription.id}' has a change pending at its period's end; cancel it (DELETE …/pending-change) before pausing.`);
   if (resumeAt && resumeAt.getTime() <= now.getTime()) throw invalidArgument('resume_at', 'resume_at must be in the future.');
   const paused: Subscription = { ...subscription, status: 'paused', pausedAt: now, resumeAt, cancelAtPeriodEnd: false, cancelledAt: null, updatedAt: now };
   return { subscription: paused, events: [{ kind: 'paused', subscription: paused }] };
@@ -225,8 +372,8 @@ export function pause(subscription: Subscription, resumeAt: Date | null, now: Da
 /** Resumes a paused subscription at `at` (now, or its resume_at): a new period begins and is billed. */
 export function resume(subscription: Subscription, at: Date, now: Date): SubscriptionChange {
   if (subscription.status !== 'paused') throw wrongState('subscription_not_paused', `Only a paused subscription can be resumed; '${subscription.id}' is ${subscription.status}.`);
-  const resumed: Subscription = { ...startPeriodsAt(subscription, at), status: 'active', pausedAt: null, resumeAt: null, updatedAt: now };
-  return { subscription: resumed, events: [{ kind: 'resumed', subscription: resumed }], invoice: invoiceOfCurrentPeriod(resumed, 'subscription_cycle') };
+  const { subscription: resumed, invoice } = beginPeriod(subscription, (s) => ({ ...startPeriodsAt(s, at), status: 'active', pausedAt: null, resumeAt: null }), 'subscription_cycle', now);
+  return { subscription: resumed, events: [{ kind: 'resumed', subscription: resumed }], invoice };
 }
 
 /** Keeps a subscription that was set to end at its period's end. */
@@ -256,9 +403,13 @@ export function reactivate(old: Subscription, now: Date): SubscriptionChange {
     reactivatedFrom: old.id,
     createdAt: now,
     updatedAt: now,
+    // The add-ons come back with it; a coupon, pending change or prorations stay with the old one.
+    discount: null,
+    pendingChange: null,
+    pendingItems: [],
   };
-  const subscription = startPeriodsAt(base, now);
-  return { subscription, events: [{ kind: 'reactivated', subscription }], invoice: invoiceOfCurrentPeriod(subscription, 'subscription_create') };
+  const { subscription, invoice } = billCurrentPeriod(startPeriodsAt(base, now), 'subscription_create');
+  return { subscription, events: [{ kind: 'reactivated', subscription }], invoice };
 }
 
 export function extendTrial(subscription: Subscription, trialEnd: Date, now: Date): SubscriptionChange {
@@ -267,41 +418,76 @@ export function extendTrial(subscription: Subscription, trialEnd: Date, now: Dat
   }
   if (trialEnd.getTime() <= subscription.trialEnd.getTime()) throw invalidArgument('trial_end', 'trial_end must be later than the current trial end.');
   if (trialEnd.getTime() > now.getTime() + TRIAL_DAYS_MAX * DAY_MS) throw invalidArgument('trial_end', `trial_end must be within ${TRIAL_DAYS_MAX} days.`);
-  const extended: Subscription = { ...subscription, trialEnd, currentPeriodEnd: trialEnd, updatedAt: now };
+  // A change pending at the trial's end moves with it.
+  const pendingChange = subscription.pendingChange && { ...subscription.pendingChange, effectiveAt: trialEnd };
+  const extended: Subscription = { ...subscription, trialEnd, currentPeriodEnd: trialEnd, pendingChange, updatedAt: now };
   return { subscription: extended, events: [{ kind: 'trial_extended', subscription: extended, previousTrialEnd: subscription.trialEnd }] };
 }
 
 /** The trial ends at `at` (its trial_end): the first paid period begins, or it ends if set to. */
-export function endTrial(subscription: Subscription, at: Date, now: Date): SubscriptionChange {
+export function endTrial(subscription: Subscription, at: Date, now: Date, usage: PeriodUsage = {}): SubscriptionChange {
   if (subscription.status !== 'trialing') throw new DomainError('internal', 'step_stale', `Subscription '${subscription.id}' is not trialing.`);
   if (subscription.cancelAtPeriodEnd) {
-    const cancelled: Subscription = { ...subscription, status: 'cancelled', endedAt: at, cancelAtPeriodEnd: false, updatedAt: now };
+    // A change pending at the end never applies: the subscription ends there.
+    const cancelled: Subscription = { ...subscription, status: 'cancelled', endedAt: at, cancelAtPeriodEnd: false, pendingChange: null, updatedAt: now };
     return { subscription: cancelled, events: [{ kind: 'cancelled', subscription: cancelled }] };
   }
-  const active: Subscription = { ...startPeriodsAt(subscription, at), status: 'active', updatedAt: now };
-  return { subscription: active, events: [{ kind: 'activated', subscription: active }], invoice: invoiceOfCurrentPeriod(active, 'subscription_cycle') };
+  const { subscription: active, invoice, update } = beginPeriod(subscription, (s) => ({ ...startPeriodsAt(s, at), status: 'active' }), 'subscription_cycle', now, usage);
+  return { subscription: active, events: [...(update ? [update(active)] : []), { kind: 'activated', subscription: active }], invoice };
 }
 
 /**
  * The current period ended at `at`: the subscription ends if it was set to, completes if it
  * billed its last cycle, and otherwise renews into the next period, which is billed.
  */
-export function renew(subscription: Subscription, at: Date, now: Date): SubscriptionChange {
+export function renew(subscription: Subscription, at: Date, now: Date, usage: PeriodUsage = {}): SubscriptionChange {
   if (subscription.status !== 'active' && subscription.status !== 'past_due') {
     throw new DomainError('internal', 'step_stale', `Subscription '${subscription.id}' is ${subscription.status}.`);
   }
   if (subscription.cancelAtPeriodEnd) {
-    const cancelled: Subscription = { ...subscription, status: 'cancelled', endedAt: at, cancelAtPeriodEnd: false, updatedAt: now };
+    // A change pending at the end never applies: the subscription ends there.
+    const cancelled: Subscription = { ...subscription, status: 'cancelled', endedAt: at, cancelAtPeriodEnd: false, pendingChange: null, updatedAt: now };
     return { subscription: cancelled, events: [{ kind: 'cancelled', subscription: cancelled }] };
   }
   if (subscription.billingCycles !== null && subscription.periodsBilled >= subscription.billingCycles) {
-    const completed: Subscription = { ...subscription, status: 'completed', endedAt: at, updatedAt: now };
+    const completed: Subscription = { ...subscription, status: 'completed', endedAt: at, pendingChange: null, updatedAt: now };
     return { subscription: completed, events: [{ kind: 'completed', subscription: completed }] };
   }
-  const cycleIndex = subscription.cycleIndex + 1;
-  const { start, end } = periodOf(subscription.cycleAnchor, subscription.billingInterval, cycleIndex);
-  const renewed: Subscription = { ...subscription, cycleIndex, currentPeriodStart: start, currentPeriodEnd: end, periodsBilled: subscription.periodsBilled + 1, updatedAt: now };
-  return { subscription: renewed, events: [{ kind: 'activated', subscription: renewed }], invoice: invoiceOfCurrentPeriod(renewed, 'subscription_cycle') };
+  const nextPeriod = (s: Subscription): Subscription => {
+    const cycleIndex = s.cycleIndex + 1;
+    const { start, end } = periodOf(s.cycleAnchor, s.billingInterval, cycleIndex);
+    return { ...s, cycleIndex, currentPeriodStart: start, currentPeriodEnd: end, periodsBilled: s.periodsBilled + 1 };
+  };
+  const { subscription: renewed, invoice, update } = beginPeriod(subscription, nextPeriod, 'subscription_cycle', now, usage);
+  return { subscription: renewed, events: [...(update ? [update(renewed)] : []), { kind: 'activated', subscription: renewed }], invoice };
+}
+
+/** A new period of the subscription's (new) interval begins now and is billed: an interval change. */
+export function beginPeriodNow(subscription: Subscription, now: Date): { subscription: Subscription; invoice: PeriodInvoice } {
+  const { subscription: started, invoice } = beginPeriod(subscription, (s) => startPeriodsAt(s, now), 'subscription_update', now);
+  return { subscription: started, invoice };
+}
+
+/** The moves the billing clock makes, by step kind (the clock runs them; the preview simulates them). */
+export const LIFECYCLE_MOVES: Record<LifecycleStep['kind'], (subscription: Subscription, at: Date, now: Date) => SubscriptionChange> = {
+  end_trial: endTrial,
+  renew,
+  resume,
+};
+
+/**
+ * The invoice the subscription's next period will raise: the billing clock's own next move,
+ * run on a copy at its time — so the preview is, line for line, what the renewal bills
+ * (usage aside: metered lines show 0 until usage-metering's summary is wired in).
+ * None when the next move raises no invoice (it ends, completes, or is paused without resume_at).
+ */
+export function upcomingInvoice(subscription: Subscription): PeriodInvoice {
+  const step = nextLifecycleStep(subscription);
+  const invoice = step ? LIFECYCLE_MOVES[step.kind](subscription, step.runAt, step.runAt).invoice : undefined;
+  if (!invoice) {
+    throw wrongState('subscription_no_upcoming_invoice', `Subscription '${subscription.id}' (${subscription.status}${subscription.cancelAtPeriodEnd ? ', ending at its period end' : ''}) has no upcoming invoice.`);
+  }
+  return invoice;
 }
 
 /** What the billing clock must do next for this subscription, and when (its own time). */

@@ -1,10 +1,11 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
-import { requireTenant, subscriptionV1 } from '@recur/contracts';
+import { requireTenant, subscriptionMessagesV1, subscriptionV1 } from '@recur/contracts';
 import { checkPage, pageInfo } from '@recur/kernel';
 import { Commands } from '../infrastructure/commands';
-import { toSubscriptionMessage } from './subscription.mapper';
+import { toSubscriptionAddonMessage, toSubscriptionMessage } from './subscription.mapper';
+import { invoiceLineKind, type PeriodInvoice, type Subscription, type SubscriptionAddOn } from './subscription';
 import { SubscriptionsService } from './subscriptions.service';
 
 const fromSeconds = (seconds: bigint): Date => new Date(Number(seconds) * 1000);
@@ -31,7 +32,9 @@ export class SubscriptionsGrpcController {
         trialEnd: optionalSeconds(request.trialEnd),
         billingCycles: request.billingCycles,
         metadata: request.metadata,
-      })),
+        addOns: request.addOns.map((addOn) => ({ addonId: addOn.addonId, quantity: addOn.quantity })),
+        promotionCode: request.promotionCode,
+      }, request.requestId)),
     }));
   }
 
@@ -86,4 +89,91 @@ export class SubscriptionsGrpcController {
       subscription: toSubscriptionMessage(await this.subscriptions.extendTrial(tx, tenant, request.id, fromSeconds(request.trialEnd))),
     }));
   }
+
+  @GrpcMethod('SubscriptionService', 'ChangeSubscriptionPlan')
+  async changeSubscriptionPlan(request: subscriptionV1.ChangeSubscriptionPlanRequest): Promise<subscriptionV1.ChangeSubscriptionPlanResponse> {
+    const tenant = requireTenant(request.tenant);
+    return this.commands.run(tenant, request, subscriptionV1.ChangeSubscriptionPlanResponseSchema, async (tx) => ({
+      subscription: toSubscriptionMessage(await this.subscriptions.changePlan(tx, tenant, request.id, { planId: request.planId, quantity: request.quantity, effective: request.effective })),
+    }));
+  }
+
+  @GrpcMethod('SubscriptionService', 'CancelPendingChange')
+  async cancelPendingChange(request: subscriptionV1.CancelPendingChangeRequest): Promise<subscriptionV1.CancelPendingChangeResponse> {
+    const tenant = requireTenant(request.tenant);
+    return this.commands.run(tenant, request, subscriptionV1.CancelPendingChangeResponseSchema, async (tx) => ({
+      subscription: toSubscriptionMessage(await this.subscriptions.cancelPendingChange(tx, tenant, request.id)),
+    }));
+  }
+
+  @GrpcMethod('SubscriptionService', 'ChangeBillingInterval')
+  async changeBillingInterval(request: subscriptionV1.ChangeBillingIntervalRequest): Promise<subscriptionV1.ChangeBillingIntervalResponse> {
+    const tenant = requireTenant(request.tenant);
+    return this.commands.run(tenant, request, subscriptionV1.ChangeBillingIntervalResponseSchema, async (tx) => ({
+      subscription: toSubscriptionMessage(await this.subscriptions.changeBillingInterval(tx, tenant, request.id, request.billingInterval)),
+    }));
+  }
+
+  @GrpcMethod('SubscriptionService', 'ApplyPromotionCode')
+  async applyPromotionCode(request: subscriptionV1.ApplyPromotionCodeRequest): Promise<subscriptionV1.ApplyPromotionCodeResponse> {
+    const tenant = requireTenant(request.tenant);
+    return this.commands.run(tenant, request, subscriptionV1.ApplyPromotionCodeResponseSchema, async (tx) => ({
+      subscription: toSubscriptionMessage(await this.subscriptions.applyPromotionCode(tx, tenant, request.id, request.promotionCode, request.requestId)),
+    }));
+  }
+
+  @GrpcMethod('SubscriptionService', 'RemovePromotionCode')
+  async removePromotionCode(request: subscriptionV1.RemovePromotionCodeRequest): Promise<subscriptionV1.RemovePromotionCodeResponse> {
+    const tenant = requireTenant(request.tenant);
+    return this.commands.run(tenant, request, subscriptionV1.RemovePromotionCodeResponseSchema, async (tx) => ({
+      subscription: toSubscriptionMessage(await this.subscriptions.removePromotionCode(tx, tenant, request.id)),
+    }));
+  }
+
+  @GrpcMethod('SubscriptionService', 'GetUpcomingInvoice')
+  async getUpcomingInvoice(request: subscriptionV1.GetUpcomingInvoiceRequest): Promise<MessageInitShape<typeof subscriptionV1.GetUpcomingInvoiceResponseSchema>> {
+    const { subscription, invoice } = await this.subscriptions.upcomingInvoice(requireTenant(request.tenant), request.id);
+    return { upcomingInvoice: toUpcomingInvoiceMessage(subscription, invoice) };
+  }
+
+  @GrpcMethod('SubscriptionService', 'AddSubscriptionAddon')
+  async addSubscriptionAddon(request: subscriptionV1.AddSubscriptionAddonRequest): Promise<subscriptionV1.AddSubscriptionAddonResponse> {
+    const tenant = requireTenant(request.tenant);
+    return this.commands.run(tenant, request, subscriptionV1.AddSubscriptionAddonResponseSchema, async (tx) =>
+      addOnAnswer(await this.subscriptions.addAddOn(tx, tenant, request.id, request.addonId, request.quantity)));
+  }
+
+  @GrpcMethod('SubscriptionService', 'UpdateSubscriptionAddon')
+  async updateSubscriptionAddon(request: subscriptionV1.UpdateSubscriptionAddonRequest): Promise<subscriptionV1.UpdateSubscriptionAddonResponse> {
+    const tenant = requireTenant(request.tenant);
+    return this.commands.run(tenant, request, subscriptionV1.UpdateSubscriptionAddonResponseSchema, async (tx) =>
+      addOnAnswer(await this.subscriptions.updateAddOn(tx, tenant, request.id, request.addonId, request.quantity)));
+  }
+
+  @GrpcMethod('SubscriptionService', 'RemoveSubscriptionAddon')
+  async removeSubscriptionAddon(request: subscriptionV1.RemoveSubscriptionAddonRequest): Promise<subscriptionV1.RemoveSubscriptionAddonResponse> {
+    const tenant = requireTenant(request.tenant);
+    return this.commands.run(tenant, request, subscriptionV1.RemoveSubscriptionAddonResponseSchema, async (tx) =>
+      addOnAnswer(await this.subscriptions.removeAddOn(tx, tenant, request.id, request.addonId)));
+  }
+}
+
+const addOnAnswer = ({ subscription, addOn }: { subscription: Subscription; addOn: SubscriptionAddOn }) => ({
+  subscription: toSubscriptionMessage(subscription),
+  addOn: toSubscriptionAddonMessage(addOn, subscription.price.currency),
+});
+
+function toUpcomingInvoiceMessage(subscription: Subscription, invoice: PeriodInvoice): MessageInitShape<typeof subscriptionMessagesV1.UpcomingInvoiceSchema> {
+  return {
+    subscriptionId: subscription.id,
+    customerId: subscription.customerId,
+    currency: invoice.price.currency,
+    billingReason: invoice.billingReason,
+    periodStart: BigInt(Math.floor(invoice.periodStart.getTime() / 1000)),
+    periodEnd: BigInt(Math.floor(invoice.periodEnd.getTime() / 1000)),
+    lines: invoice.price.lines.map((line) => ({ kind: invoiceLineKind(line), description: line.description, quantity: BigInt(line.quantity), amount: BigInt(line.amount) })),
+    subtotal: BigInt(invoice.price.subtotal),
+    discount: BigInt(invoice.price.discount),
+    total: BigInt(invoice.price.total),
+  };
 }

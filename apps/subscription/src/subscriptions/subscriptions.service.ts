@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { failedPrecondition, invalidArgument, type Metadata, type Page, type TenantRef } from '@recur/kernel';
+import { failedPrecondition, invalidArgument, type Metadata, notFound, type Page, type TenantRef } from '@recur/kernel';
 import { CustomersRepository } from '../customers/customers.repository';
 import type { Prisma } from '../generated/prisma/client';
 import { TestClocksRepository } from '../test-clocks/test-clocks.repository';
@@ -12,12 +12,30 @@ import {
   keep,
   pause,
   reactivate,
+  type PeriodInvoice,
   resume,
   SUBSCRIPTION_STATUSES,
   type Subscription,
+  type SubscriptionAddOn,
+  type SubscriptionChange,
   type SubscriptionStatus,
+  upcomingInvoice,
 } from './subscription';
+import {
+  addAddOn,
+  applyDiscount,
+  assertCanTakeDiscount,
+  cancelPendingChange,
+  changeBillingInterval,
+  changePlanNow,
+  type PlanChange,
+  removeAddOn,
+  removeDiscount,
+  schedulePlanChange,
+  updateAddOn,
+} from './subscription-changes';
 import { SubscriptionsRepository } from './subscriptions.repository';
+import { startDiscount } from './discount';
 
 type Tx = Prisma.TransactionClient;
 
@@ -30,7 +48,14 @@ export interface CreateSubscriptionInput {
   trialEnd?: Date;
   billingCycles?: number;
   metadata?: Metadata;
+  addOns?: { addonId: string; quantity?: number }[];
+  promotionCode?: string;
 }
+
+/** The catalog command id of a redemption made by subscription command `requestId`: repeated with it, never without one. */
+const redemptionId = (requestId: string): string => (requestId ? `redeem:${requestId}` : '');
+
+export const PLAN_CHANGE_EFFECTS = ['immediately', 'period_end'] as const;
 
 /**
  * Subscription use cases. Each reads the subscription's own time (its customer's test clock,
@@ -46,7 +71,7 @@ export class SubscriptionsService {
     private readonly catalog: CatalogPlans,
   ) {}
 
-  async create(tx: Tx, tenant: TenantRef, input: CreateSubscriptionInput): Promise<Subscription> {
+  async create(tx: Tx, tenant: TenantRef, input: CreateSubscriptionInput, requestId: string): Promise<Subscription> {
     if (!input.customerId) throw invalidArgument('customer', 'customer is required', 'parameter_missing');
     if (!input.planId) throw invalidArgument('plan', 'plan is required', 'parameter_missing');
     const customer = await this.customers.getForUpdate(tx, tenant, input.customerId).catch(() => {
@@ -54,13 +79,15 @@ export class SubscriptionsService {
     });
     if (customer.deletedAt) throw failedPrecondition('customer_deleted', `Customer '${customer.id}' is deleted and cannot subscribe.`);
     const plan = await this.catalog.sellable(tenant, input.planId);
+    const addOns = await Promise.all((input.addOns ?? []).map(async ({ addonId, quantity }, index) => ({ addOn: await this.catalog.addOn(tenant, addonId, `add_ons[${index}].addon`), quantity })));
     const now = await this.clocks.timeOf(tx, customer.testClockId);
-    const change = createSubscription(tenant, {
-      ...input,
-      price: plan.price,
-      planIntervals: plan.billingIntervals,
-      testClockId: customer.testClockId,
-    }, now);
+    const fields = { ...input, addOns, price: plan.price, planIntervals: plan.billingIntervals, testClockId: customer.testClockId };
+    // Every rule is checked before the code is redeemed, so a refused subscription counts no redemption.
+    createSubscription(tenant, fields, now);
+    const discount = input.promotionCode === undefined
+      ? null
+      : startDiscount(await this.catalog.redeem(tenant, input.promotionCode, now, plan.price.currency, redemptionId(requestId)), now);
+    const change = createSubscription(tenant, { ...fields, discount }, now);
     await this.subscriptions.insert(tx, change);
     return change.subscription;
   }
@@ -113,7 +140,77 @@ export class SubscriptionsService {
     return change.subscription;
   }
 
-  private async change(tx: Tx, tenant: TenantRef, id: string, rule: (subscription: Subscription, now: Date) => ReturnType<typeof cancelNow>): Promise<Subscription> {
+  /** Changes plan and/or quantity now (prorated onto the next invoice) or at the period's end (a pending change). */
+  async changePlan(tx: Tx, tenant: TenantRef, id: string, input: { planId?: string; quantity?: number; effective?: string }): Promise<Subscription> {
+    const effective = input.effective || 'immediately';
+    if (!(PLAN_CHANGE_EFFECTS as readonly string[]).includes(effective)) throw invalidArgument('effective', `effective must be one of ${PLAN_CHANGE_EFFECTS.join(', ')}`);
+    if (input.planId === undefined && input.quantity === undefined) throw invalidArgument('plan', 'Give a plan, a quantity, or both.', 'parameter_missing');
+    const change: PlanChange = { quantity: input.quantity };
+    if (input.planId !== undefined) {
+      const plan = await this.catalog.sellable(tenant, input.planId);
+      change.plan = { id: plan.id, price: plan.price, billingIntervals: plan.billingIntervals };
+    }
+    return this.change(tx, tenant, id, (subscription, now) => (effective === 'period_end' ? schedulePlanChange(subscription, change, now) : changePlanNow(subscription, change, now)));
+  }
+
+  async cancelPendingChange(tx: Tx, tenant: TenantRef, id: string): Promise<Subscription> {
+    return this.change(tx, tenant, id, cancelPendingChange);
+  }
+
+  async changeBillingInterval(tx: Tx, tenant: TenantRef, id: string, interval: string): Promise<Subscription> {
+    const current = await this.subscriptions.get(tenant, id, tx);
+    const offered = await this.catalog.planIntervals(tenant, current.planId);
+    return this.change(tx, tenant, id, (subscription, now) => changeBillingInterval(subscription, interval, offered, now));
+  }
+
+  /**
+   * Redeems the code in the catalog (once per request id) and applies its coupon. The
+   * subscription's state is checked first, so a refused application counts no redemption.
+   */
+  async applyPromotionCode(tx: Tx, tenant: TenantRef, id: string, code: string, requestId: string): Promise<Subscription> {
+    if (!code) throw invalidArgument('promotion_code', 'promotion_code is required', 'parameter_missing');
+    const subscription = await this.subscriptions.getForUpdate(tx, tenant, id);
+    assertCanTakeDiscount(subscription);
+    const now = await this.clocks.timeOf(tx, subscription.testClockId);
+    const redeemed = await this.catalog.redeem(tenant, code, now, subscription.price.currency, redemptionId(requestId));
+    return this.save(tx, applyDiscount(subscription, redeemed, now));
+  }
+
+  async removePromotionCode(tx: Tx, tenant: TenantRef, id: string): Promise<Subscription> {
+    return this.change(tx, tenant, id, removeDiscount);
+  }
+
+  async upcomingInvoice(tenant: TenantRef, id: string): Promise<{ subscription: Subscription; invoice: PeriodInvoice }> {
+    const subscription = await this.subscriptions.get(tenant, id);
+    return { subscription, invoice: upcomingInvoice(subscription) };
+  }
+
+  async addAddOn(tx: Tx, tenant: TenantRef, id: string, addonId: string, quantity: number | undefined): Promise<{ subscription: Subscription; addOn: SubscriptionAddOn }> {
+    await this.subscriptions.get(tenant, id, tx);
+    const addOn = await this.catalog.addOn(tenant, addonId);
+    const subscription = await this.change(tx, tenant, id, (current, now) => addAddOn(current, addOn, quantity ?? 1, now));
+    return { subscription, addOn: subscription.addOns.find((item) => item.addonId === addonId)! };
+  }
+
+  async updateAddOn(tx: Tx, tenant: TenantRef, id: string, addonId: string, quantity: number): Promise<{ subscription: Subscription; addOn: SubscriptionAddOn }> {
+    const subscription = await this.change(tx, tenant, id, (current, now) => updateAddOn(current, addonId, quantity, now));
+    return { subscription, addOn: subscription.addOns.find((item) => item.addonId === addonId)! };
+  }
+
+  async removeAddOn(tx: Tx, tenant: TenantRef, id: string, addonId: string): Promise<{ subscription: Subscription; addOn: SubscriptionAddOn }> {
+    const before = await this.subscriptions.getForUpdate(tx, tenant, id);
+    const removed = before.addOns.find((item) => item.addonId === addonId);
+    if (!removed) throw notFound('subscription add-on', addonId);
+    const subscription = await this.change(tx, tenant, id, (current, now) => removeAddOn(current, addonId, now));
+    return { subscription, addOn: removed };
+  }
+
+  private async save(tx: Tx, change: SubscriptionChange): Promise<Subscription> {
+    await this.subscriptions.update(tx, change);
+    return change.subscription;
+  }
+
+  private async change(tx: Tx, tenant: TenantRef, id: string, rule: (subscription: Subscription, now: Date) => SubscriptionChange): Promise<Subscription> {
     const subscription = await this.subscriptions.getForUpdate(tx, tenant, id);
     const change = rule(subscription, await this.clocks.timeOf(tx, subscription.testClockId));
     await this.subscriptions.update(tx, change);

@@ -1,5 +1,5 @@
 import { fromInt64 } from '@recur/money';
-import type { Subscription, TestClock } from '../gen/recur/subscription/v1/subscription_pb';
+import type { PriceSnapshot, Subscription, SubscriptionAddon, SubscriptionDiscount, TestClock, UpcomingInvoice } from '../gen/recur/subscription/v1/subscription_pb';
 import { type PlanTierJson, presentPlanTier } from './plan';
 
 /** The statuses of a subscription (README, Subscriptions: the state machine). */
@@ -56,12 +56,137 @@ export interface SubscriptionJson {
   metadata: Record<string, string>;
   created: number;
   updated: number;
+  add_ons: SubscriptionAddonJson[];
+  discount: SubscriptionDiscountJson | null;
+  pending_change: PendingChangeJson | null;
+}
+
+/** An add-on a subscription carries, at the price it was attached at. */
+export interface SubscriptionAddonJson {
+  object: 'subscription_addon';
+  addon: string;
+  name: string;
+  quantity: number;
+  price_monthly: number;
+  currency: string;
+  added: number;
+}
+
+/** The coupon discounting a subscription's period invoices. */
+export interface SubscriptionDiscountJson {
+  object: 'discount';
+  coupon: string;
+  coupon_name: string;
+  type: string;
+  value: number;
+  currency: string | null;
+  duration: string;
+  duration_in_periods: number | null;
+  periods_remaining: number | null;
+  promotion_code: string;
+  promotion_code_text: string;
+  start: number;
+}
+
+/** A plan or quantity change the billing clock applies when the next period begins. */
+export interface PendingChangeJson {
+  plan: string;
+  quantity: number;
+  price: SubscriptionPriceJson;
+  effective_at: number;
+  requested: number;
+}
+
+/** One line of an upcoming invoice. */
+export interface UpcomingInvoiceLineJson {
+  kind: string;
+  description: string;
+  quantity: number;
+  amount: number;
+}
+
+/** What a subscription's next period invoice will bill (GET /v1/subscriptions/:id/upcoming-invoice). */
+export interface UpcomingInvoiceJson {
+  object: 'upcoming_invoice';
+  subscription: string;
+  customer: string;
+  currency: string;
+  billing_reason: string;
+  period_start: number;
+  period_end: number;
+  lines: UpcomingInvoiceLineJson[];
+  subtotal: number;
+  discount: number;
+  total: number;
 }
 
 const seconds = (value: bigint | undefined): number | null => (value === undefined ? null : Number(value));
 
+function presentPrice(price: PriceSnapshot | undefined): SubscriptionPriceJson {
+  return {
+    plan_name: price?.planName ?? '',
+    pricing_model: price?.pricingModel ?? '',
+    amount_monthly: fromInt64(price?.amountMonthly?.amountMinor ?? 0n, 'amount_monthly'),
+    currency: price?.amountMonthly?.currency ?? '',
+    package_size: price?.packageSize ?? 1,
+    tiers: (price?.tiers ?? []).map(presentPlanTier),
+    price_components: (price?.components ?? []).map((component) => ({
+      id: component.id,
+      type: component.type,
+      name: component.name,
+      metric_name: component.metricName ?? null,
+      unit_amount: fromInt64(component.unitAmount, 'unit_amount'),
+      included_quantity: fromInt64(component.includedQuantity, 'included_quantity'),
+    })),
+  };
+}
+
+export function presentSubscriptionAddon(addOn: SubscriptionAddon): SubscriptionAddonJson {
+  return {
+    object: 'subscription_addon',
+    addon: addOn.addonId,
+    name: addOn.name,
+    quantity: addOn.quantity,
+    price_monthly: fromInt64(addOn.priceMonthly?.amountMinor ?? 0n, 'price_monthly'),
+    currency: addOn.priceMonthly?.currency ?? '',
+    added: Number(addOn.added),
+  };
+}
+
+function presentDiscount(discount: SubscriptionDiscount): SubscriptionDiscountJson {
+  return {
+    object: 'discount',
+    coupon: discount.couponId,
+    coupon_name: discount.couponName,
+    type: discount.type,
+    value: discount.value,
+    currency: discount.currency ?? null,
+    duration: discount.duration,
+    duration_in_periods: discount.durationInPeriods ?? null,
+    periods_remaining: discount.periodsRemaining ?? null,
+    promotion_code: discount.promotionCodeId,
+    promotion_code_text: discount.promotionCode,
+    start: Number(discount.start),
+  };
+}
+
+export function presentUpcomingInvoice(invoice: UpcomingInvoice): UpcomingInvoiceJson {
+  return {
+    object: 'upcoming_invoice',
+    subscription: invoice.subscriptionId,
+    customer: invoice.customerId,
+    currency: invoice.currency,
+    billing_reason: invoice.billingReason,
+    period_start: Number(invoice.periodStart),
+    period_end: Number(invoice.periodEnd),
+    lines: invoice.lines.map((line) => ({ kind: line.kind, description: line.description, quantity: Number(line.quantity), amount: Number(line.amount) })),
+    subtotal: Number(invoice.subtotal),
+    discount: Number(invoice.discount),
+    total: Number(invoice.total),
+  };
+}
+
 export function presentSubscription(subscription: Subscription): SubscriptionJson {
-  const price = subscription.price;
   return {
     id: subscription.id,
     object: 'subscription',
@@ -71,22 +196,7 @@ export function presentSubscription(subscription: Subscription): SubscriptionJso
     status: subscription.status,
     billing_interval: subscription.billingInterval,
     quantity: subscription.quantity,
-    price: {
-      plan_name: price?.planName ?? '',
-      pricing_model: price?.pricingModel ?? '',
-      amount_monthly: fromInt64(price?.amountMonthly?.amountMinor ?? 0n, 'amount_monthly'),
-      currency: price?.amountMonthly?.currency ?? '',
-      package_size: price?.packageSize ?? 1,
-      tiers: (price?.tiers ?? []).map(presentPlanTier),
-      price_components: (price?.components ?? []).map((component) => ({
-        id: component.id,
-        type: component.type,
-        name: component.name,
-        metric_name: component.metricName ?? null,
-        unit_amount: fromInt64(component.unitAmount, 'unit_amount'),
-        included_quantity: fromInt64(component.includedQuantity, 'included_quantity'),
-      })),
-    },
+    price: presentPrice(subscription.price),
     current_period_start: Number(subscription.currentPeriodStart),
     current_period_end: Number(subscription.currentPeriodEnd),
     trial_start: seconds(subscription.trialStart),
@@ -103,6 +213,17 @@ export function presentSubscription(subscription: Subscription): SubscriptionJso
     metadata: { ...subscription.metadata },
     created: Number(subscription.created),
     updated: Number(subscription.updated),
+    add_ons: subscription.addOns.map(presentSubscriptionAddon),
+    discount: subscription.discount ? presentDiscount(subscription.discount) : null,
+    pending_change: subscription.pendingChange
+      ? {
+          plan: subscription.pendingChange.planId,
+          quantity: subscription.pendingChange.quantity,
+          price: presentPrice(subscription.pendingChange.price),
+          effective_at: Number(subscription.pendingChange.effectiveAt),
+          requested: Number(subscription.pendingChange.requested),
+        }
+      : null,
   };
 }
 
