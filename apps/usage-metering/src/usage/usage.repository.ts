@@ -4,7 +4,7 @@ import { appendToOutbox, type OutboxEvent } from '@recur/messaging';
 import type { PoolClient } from 'pg';
 import { PrismaService } from '../infrastructure/prisma.service';
 import type { PlacedRecord, UsageAlert, UsageRecord } from './usage';
-import { fromAlertRow, fromRecordRow, type AlertRow, type RecordRow } from './usage.mapper';
+import { fromAlertRow, fromRecordRow, type RecordRow } from './usage.mapper';
 
 /** The producer name of this service's topics (`<namespace>.usage-metering.internal|public`). */
 export const PRODUCER = 'usage-metering';
