@@ -31,6 +31,8 @@ const SUBSCRIPTIONS = Number(process.env.BENCH_SUBSCRIPTIONS ?? 64);
 const BATCH = Number(process.env.BENCH_BATCH ?? 1000);
 const BATCH_CONCURRENCY = Number(process.env.BENCH_BATCH_CONCURRENCY ?? 4);
 const PROFILE_DIR = process.env.BENCH_PROFILE ? resolve(process.env.BENCH_PROFILE) : undefined;
+/** `raw`, `single`, `batch` or all (default): one kind of work alone gives a profile of that work alone. */
+const WORK = new Set((process.env.BENCH_WORK ?? 'raw,single,batch').split(','));
 /** Each subscription's limit: crossed during the run, so the alert path runs too (and is checked). */
 const LIMIT = 2_000;
 const loop = { seconds: SECONDS, concurrency: CONCURRENCY };
@@ -156,12 +158,13 @@ const run = async (name, label, work) => {
   printPhase(label, results[name]);
   cpuPerUnit[name] = Object.fromEntries(Object.entries(used).map(([group, ms]) => [group, (ms * 1000) / Math.max(1, results[name].units)]));
 };
-await run('rawInsert', 'raw SQL: INSERT one usage row', () => closedLoop(loop, rawInsert));
-await run('rawIngest', 'raw SQL: ingest statement (tx)', () => closedLoop(loop, rawIngest));
-await run('v1Single', '/v1: POST /v1/usage', () => closedLoop(loop, single('single')));
-await run('v1Half', `/v1 at ${(results.v1Single.rate / 2).toFixed(0)}/s (half peak)`, () => openLoop(loop, results.v1Single.rate / 2, single('half')));
-await run('rawBatch', `raw SQL: INSERT ${BATCH} rows`, () => closedLoop({ seconds: SECONDS, concurrency: BATCH_CONCURRENCY }, rawBatch));
-await run('v1Batch', `/v1: POST /v1/usage/batch (${BATCH})`, () => closedLoop({ seconds: SECONDS, concurrency: BATCH_CONCURRENCY }, batch));
+const batchLoop = { seconds: SECONDS, concurrency: BATCH_CONCURRENCY };
+if (WORK.has('raw')) await run('rawInsert', 'raw SQL: INSERT one usage row', () => closedLoop(loop, rawInsert));
+if (WORK.has('raw')) await run('rawIngest', 'raw SQL: ingest statement (tx)', () => closedLoop(loop, rawIngest));
+if (WORK.has('single')) await run('v1Single', '/v1: POST /v1/usage', () => closedLoop(loop, single('single')));
+if (WORK.has('single')) await run('v1Half', `/v1 at ${(results.v1Single.rate / 2).toFixed(0)}/s (half peak)`, () => openLoop(loop, results.v1Single.rate / 2, single('half')));
+if (WORK.has('raw')) await run('rawBatch', `raw SQL: INSERT ${BATCH} rows`, () => closedLoop(batchLoop, rawBatch));
+if (WORK.has('batch')) await run('v1Batch', `/v1: POST /v1/usage/batch (${BATCH})`, () => closedLoop(batchLoop, batch));
 
 // The totals check: what /v1 accepted is what usage-metering counts, once.
 for (const record of sentSample) {
@@ -183,8 +186,9 @@ const stored = Number((await check.query('SELECT count(*) AS n FROM usage_record
 await check.end();
 
 const pct = (a, b) => `${((100 * a) / b).toFixed(1)} %`;
-const cpuCost = (name) => Object.values(cpuPerUnit[name]).reduce((sum, us) => sum + us, 0);
-const { rawInsert: ri, rawIngest: rt, v1Single: v1, v1Half: half, rawBatch: rb, v1Batch: vb } = results;
+const cpuCost = (name) => (cpuPerUnit[name] ? Object.values(cpuPerUnit[name]).reduce((sum, us) => sum + us, 0) : NaN);
+const none = { rate: NaN, unitRate: NaN, p50: NaN, p99: NaN, errors: 0 };
+const { rawInsert: ri = none, rawIngest: rt = none, v1Single: v1 = none, v1Half: half = none, rawBatch: rb = none, v1Batch: vb = none } = results;
 console.log('\n| work | raw PostgreSQL (pg, same cluster) | through /v1 | ratio | CPU ratio |');
 console.log('|---|---|---|---|---|');
 console.log(`| one record | ${ri.rate.toFixed(0)} /s, p50 ${ms(ri.p50)}, p99 ${ms(ri.p99)} | ${v1.rate.toFixed(0)} /s, p50 ${ms(v1.p50)}, p99 ${ms(v1.p99)} | ${pct(v1.rate, ri.rate)} | ${pct(cpuCost('rawInsert'), cpuCost('v1Single'))} |`);
@@ -192,10 +196,10 @@ console.log(`| one record, the service's statement raw | ${rt.rate.toFixed(0)} /
 console.log(`| batches of ${BATCH} (records/s) | ${rb.unitRate.toFixed(0)} /s | ${vb.unitRate.toFixed(0)} /s, p50 ${ms(vb.p50)} per batch | ${pct(vb.unitRate, rb.unitRate)} | ${pct(cpuCost('rawBatch'), cpuCost('v1Batch'))} |`);
 console.log(`\n/v1 single at half peak (${half.rate.toFixed(0)} /s): p50 ${ms(half.p50)}, p99 ${ms(half.p99)}, errors ${half.errors}`);
 console.log('\nCPU time per record (µs), by process group:');
-const groups = Object.keys(cpuPerUnit.v1Single);
+const groups = Object.keys(Object.values(cpuPerUnit)[0]);
 console.log(`| phase | ${groups.join(' | ')} |`);
 console.log(`|---|${groups.map(() => '---').join('|')}|`);
-for (const [name, label] of [['rawInsert', 'raw insert'], ['rawIngest', 'raw ingest statement'], ['v1Single', '/v1 single'], ['rawBatch', 'raw batch'], ['v1Batch', '/v1 batch']]) {
+for (const [name, label] of [['rawInsert', 'raw insert'], ['rawIngest', 'raw ingest statement'], ['v1Single', '/v1 single'], ['rawBatch', 'raw batch'], ['v1Batch', '/v1 batch']].filter(([name]) => cpuPerUnit[name])) {
   console.log(`| ${label} | ${groups.map((group) => cpuPerUnit[name][group].toFixed(0)).join(' | ')} |`);
 }
 console.log(`\nTotals check: ${accepted} records accepted as new, ${stored} stored, ${lost === 0 ? 'every subscription total equal to what was sent' : `${lost} units missing or extra`}; ${sentSample.length} replays counted nothing; alerts ${alertsOk ? 'exactly one per threshold crossed' : 'WRONG'}.`);

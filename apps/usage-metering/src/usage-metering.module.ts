@@ -1,9 +1,9 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { CLOCK, systemClock } from '@recur/kernel';
+import { CLOCK, intEnv, systemClock } from '@recur/kernel';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
 import { PrismaService } from './infrastructure/prisma.service';
 import { SubscriptionEventsConsumer } from './subscriptions/subscription-events.consumer';
-import { SubscriptionViewsRepository } from './subscriptions/subscription-views.repository';
+import { SubscriptionViewsRepository, USAGE_CACHE_MS } from './subscriptions/subscription-views.repository';
 import { UsageGrpcController } from './usage/usage.grpc.controller';
 import { UsageRepository } from './usage/usage.repository';
 import { UsageService } from './usage/usage.service';
@@ -19,6 +19,7 @@ export class UsageMeteringModule {
         { provide: SERVICE_RUNTIME, useValue: runtime },
         { provide: PrismaService, useFactory: () => new PrismaService(runtime.config.databaseUrl) },
         { provide: CLOCK, useValue: systemClock },
+        { provide: USAGE_CACHE_MS, useFactory: () => intEnv('USAGE_CACHE_MS', 1000) },
         SubscriptionViewsRepository,
         SubscriptionEventsConsumer,
         UsageRepository,

@@ -65,10 +65,12 @@ export class SubscriptionEventsConsumer implements OnApplicationBootstrap {
     const subscription = (payload as { subscription?: subscriptionMessagesV1.Subscription } | undefined)?.subscription;
     if (!subscription || !event.tenant?.accountId) return Promise.resolve('refused');
     const tenant = { accountId: event.tenant.accountId, livemode: event.tenant.livemode };
-    return this.prisma.$transaction(async (tx) => {
-      if (!(await claimInboxEvent(tx, CONSUMER, event.id))) return 'duplicate';
-      await this.views.save(tx, subscriptionFacts(subscription, tenant), this.clock());
-      return 'processed';
-    });
+    return this.prisma
+      .$transaction(async (tx): Promise<EventOutcome> => {
+        if (!(await claimInboxEvent(tx, CONSUMER, event.id))) return 'duplicate';
+        await this.views.save(tx, subscriptionFacts(subscription, tenant), this.clock());
+        return 'processed';
+      })
+      .finally(() => this.views.forget(tenant, subscription.id));
   }
 }

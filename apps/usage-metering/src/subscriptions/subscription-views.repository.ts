@@ -1,7 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { TenantRef } from '@recur/kernel';
 import type { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
+import { TtlCache } from '../infrastructure/ttl-cache';
 import type { MeteredComponent, SubscriptionView } from '../usage/usage';
 
 /** A subscription_views row as `pg` reads it. */
@@ -66,18 +67,51 @@ const UPSERT_VIEW = `
     source_updated = excluded.source_updated
   WHERE v.account_id = excluded.account_id AND v.livemode = excluded.livemode AND v.source_updated <= excluded.source_updated`;
 
-/** What usage-metering knows of subscriptions: a read model fed by the subscription service's events. */
+/** How long the ingest path keeps what it read of a subscription and its limits (README, Usage: consistency). */
+export const USAGE_CACHE_MS = Symbol('USAGE_CACHE_MS');
+
+const cacheKey = (tenant: TenantRef, id: string) => `${tenant.accountId} ${tenant.livemode} ${id}`;
+
+/**
+ * What usage-metering knows of subscriptions: a read model fed by the subscription service's
+ * events. Reads go through a short-lived cache (USAGE_CACHE_MS); this replica forgets an entry
+ * as soon as it applies an event of that subscription, other replicas within the cache's life.
+ */
 @Injectable()
 export class SubscriptionViewsRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  private readonly cache: TtlCache<SubscriptionView>;
+
+  constructor(
+    private readonly prisma: PrismaService,
+    @Inject(USAGE_CACHE_MS) cacheMs: number,
+  ) {
+    this.cache = new TtlCache(cacheMs);
+  }
 
   async find(tenant: TenantRef, ids: string[]): Promise<Map<string, SubscriptionView>> {
+    const found = new Map<string, SubscriptionView>();
+    for (const id of ids) {
+      const cached = this.cache.get(cacheKey(tenant, id));
+      if (cached) found.set(id, cached);
+    }
+    const missing = ids.filter((id) => !found.has(id));
+    if (missing.length === 0) return found;
     const { rows } = await this.prisma.pool.query<ViewRow>(
       `SELECT id, account_id, livemode, status, current_period_start, current_period_end, previous_period_start, previous_period_end, period_learned_at, metered_components, on_test_clock
          FROM subscription_views WHERE account_id = $1 AND livemode = $2 AND id = ANY($3::text[])`,
-      [tenant.accountId, tenant.livemode, ids],
+      [tenant.accountId, tenant.livemode, missing],
     );
-    return new Map(rows.map((row) => [row.id, fromViewRow(row)]));
+    for (const row of rows) {
+      const view = fromViewRow(row);
+      this.cache.set(cacheKey(tenant, row.id), view);
+      found.set(row.id, view);
+    }
+    return found;
+  }
+
+  /** Drops this replica's cached view, once a change of it committed. */
+  forget(tenant: TenantRef, id: string): void {
+    this.cache.delete(cacheKey(tenant, id));
   }
 
   async save(tx: Prisma.TransactionClient, facts: SubscriptionFacts, learnedAt: Date): Promise<void> {

@@ -1,8 +1,10 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { newId, type Page, type TenantRef } from '@recur/kernel';
 import { appendToOutbox, type OutboxEvent } from '@recur/messaging';
 import type { PoolClient } from 'pg';
 import { PrismaService } from '../infrastructure/prisma.service';
+import { TtlCache } from '../infrastructure/ttl-cache';
+import { USAGE_CACHE_MS } from '../subscriptions/subscription-views.repository';
 import type { PlacedRecord, UsageAlert, UsageRecord } from './usage';
 import { fromAlertRow, fromRecordRow, type RecordRow } from './usage.mapper';
 
@@ -71,8 +73,8 @@ export function ingestParameters(tenant: TenantRef, records: { id: string; recor
 const RECORD_COLUMNS = `id, account_id, livemode, subscription_id, metric_name, quantity, idempotency_key, "timestamp", timestamp_given, period_start, period_end, created_at`;
 const ALERT_COLUMNS = `id, account_id, livemode, subscription_id, metric_name, threshold, usage, "limit", period_start, period_end, created_at`;
 
-/** A transaction on one pooled connection; `pg` directly, as the ingest path runs. */
-export type Tx = PoolClient;
+/** Where the ingest statements run: a transaction's connection, or the pool (each statement on its own). */
+export type Tx = Pick<PoolClient, 'query'>;
 
 /**
  * Usage records, totals, alerts and limit overrides; every query is scoped to one tenant.
@@ -80,7 +82,15 @@ export type Tx = PoolClient;
  */
 @Injectable()
 export class UsageRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  /** Each subscription's limit overrides by metric, as the ingest path reads them (USAGE_CACHE_MS). */
+  private readonly overrideCache: TtlCache<Map<string, bigint>>;
+
+  constructor(
+    private readonly prisma: PrismaService,
+    @Inject(USAGE_CACHE_MS) cacheMs: number,
+  ) {
+    this.overrideCache = new TtlCache(cacheMs);
+  }
 
   /** Runs `work` in one transaction on one connection. */
   async transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
@@ -96,6 +106,14 @@ export class UsageRepository {
     } finally {
       client.release();
     }
+  }
+
+  /**
+   * Runs `work` on the pool without a transaction: for an ingest that no limit watches, whose one
+   * write statement is atomic by itself (one round trip instead of three).
+   */
+  withoutTransaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    return work(this.prisma.pool);
   }
 
   async ingest(tx: Tx, tenant: TenantRef, records: { id: string; record: PlacedRecord }[], created: Date): Promise<IngestOutcome> {
@@ -120,11 +138,25 @@ export class UsageRepository {
 
   /** The subscriptions' limit overrides, keyed `<subscription> <metric>`. */
   async overrides(tenant: TenantRef, subscriptionIds: string[]): Promise<Map<string, bigint>> {
-    const { rows } = await this.prisma.pool.query<{ subscription_id: string; metric_name: string; limit: string }>(
-      `SELECT subscription_id, metric_name, "limit" FROM usage_limits WHERE account_id = $1 AND livemode = $2 AND subscription_id = ANY($3::text[])`,
-      [tenant.accountId, tenant.livemode, subscriptionIds],
-    );
-    return new Map(rows.map((row) => [`${row.subscription_id} ${row.metric_name}`, BigInt(row.limit)]));
+    const key = (id: string) => `${tenant.accountId} ${tenant.livemode} ${id}`;
+    const bySubscription = new Map<string, Map<string, bigint>>();
+    for (const id of subscriptionIds) {
+      const cached = this.overrideCache.get(key(id));
+      if (cached) bySubscription.set(id, cached);
+    }
+    const missing = subscriptionIds.filter((id) => !bySubscription.has(id));
+    if (missing.length > 0) {
+      const { rows } = await this.prisma.pool.query<{ subscription_id: string; metric_name: string; limit: string }>(
+        `SELECT subscription_id, metric_name, "limit" FROM usage_limits WHERE account_id = $1 AND livemode = $2 AND subscription_id = ANY($3::text[])`,
+        [tenant.accountId, tenant.livemode, missing],
+      );
+      for (const id of missing) bySubscription.set(id, new Map());
+      for (const row of rows) bySubscription.get(row.subscription_id)!.set(row.metric_name, BigInt(row.limit));
+      for (const id of missing) this.overrideCache.set(key(id), bySubscription.get(id)!);
+    }
+    const overrides = new Map<string, bigint>();
+    for (const [id, limits] of bySubscription) for (const [metric, limit] of limits) overrides.set(`${id} ${metric}`, limit);
+    return overrides;
   }
 
   /** Records the alert unless this threshold of this period already has one; true when recorded. */
@@ -189,13 +221,14 @@ export class UsageRepository {
     const key = { accountId: tenant.accountId, livemode: tenant.livemode, subscriptionId, metricName };
     if (limit === undefined) {
       await this.prisma.usageLimit.deleteMany({ where: key });
-      return;
+    } else {
+      await this.prisma.usageLimit.upsert({
+        where: { accountId_livemode_subscriptionId_metricName: key },
+        create: { ...key, limit, updatedAt: now },
+        update: { limit, updatedAt: now },
+      });
     }
-    await this.prisma.usageLimit.upsert({
-      where: { accountId_livemode_subscriptionId_metricName: key },
-      create: { ...key, limit, updatedAt: now },
-      update: { limit, updatedAt: now },
-    });
+    this.overrideCache.delete(`${tenant.accountId} ${tenant.livemode} ${subscriptionId}`);
   }
 }
 

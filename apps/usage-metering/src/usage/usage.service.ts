@@ -95,7 +95,15 @@ export class UsageService {
     // One order for every writer: concurrent batches take the unique index's and the totals' locks alike.
     placed.sort((a, b) => a.record.subscriptionId.localeCompare(b.record.subscriptionId) || a.record.idempotencyKey.localeCompare(b.record.idempotencyKey));
 
-    await this.usage.transaction(async (tx) => {
+    // Only a record under a limit can raise an alert, which must commit with its total: those
+    // need a transaction; others are one statement.
+    const limitOf = (subscriptionId: string, metricName: string) =>
+      effectiveLimit(
+        views.get(subscriptionId)!.meteredComponents.find((candidate) => candidate.metricName === metricName),
+        overrides.get(`${subscriptionId} ${metricName}`),
+      ).limit;
+    const watched = placed.some(({ record }) => limitOf(record.subscriptionId, record.metricName) !== null);
+    await (watched ? this.usage.transaction.bind(this.usage) : this.usage.withoutTransaction.bind(this.usage))(async (tx: Tx) => {
       const { inserted, totals } = await this.usage.ingest(tx, tenant, placed, now);
       await this.answerRepeats(tx, tenant, placed.filter(({ id }) => !inserted.has(id)), outcomes, prefix);
       const stored = placed.filter(({ id }) => inserted.has(id));
@@ -107,9 +115,7 @@ export class UsageService {
         increments.set(key, { quantity: increment.quantity + BigInt(record.quantity), period: increment.period });
       }
       for (const total of totals) {
-        const view = views.get(total.subscriptionId)!;
-        const component = view.meteredComponents.find((candidate) => candidate.metricName === total.metricName);
-        const { limit } = effectiveLimit(component, overrides.get(`${total.subscriptionId} ${total.metricName}`));
+        const limit = limitOf(total.subscriptionId, total.metricName);
         if (limit === null) continue;
         const increment = increments.get(totalKey(total.subscriptionId, total.metricName, total.periodStart))!;
         for (const threshold of crossedThresholds(total.total - increment.quantity, total.total, limit)) {
