@@ -173,6 +173,8 @@ describe('recording usage', () => {
 
     // After the grace window the previous period is closed: the view learned of the new period long ago.
     await queryDatabase(service.databaseUrl, `UPDATE subscription_views SET period_learned_at = now() - make_interval(secs => $2) WHERE id = $1`, [subscription.id, USAGE_GRACE_SECONDS + 1]);
+    // Written behind the service's back, so its cached view lives on until USAGE_CACHE_MS (1 s) passes.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
     expect(await grpcFailure(record(tenant, subscription.id, { timestamp: BigInt(subscription.periodStart + 120) }))).toMatchObject({ errorCode: 'timestamp_outside_period' });
   });
 
