@@ -244,7 +244,7 @@ describe('reading usage', () => {
       ['api_calls', 4n, null, 'none', 10n],
       ['storage_gb', 2n, null, 'none', 10n],
     ]);
-    expect(await grpcFailure(summary(tenant, 'sub_unknown'))).toMatchObject({ code: grpc.status.NOT_FOUND });
+    expect(await grpcFailure(summary(tenant, 'sub_unknown'))).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, errorCode: 'resource_missing', param: 'subscription' });
   });
 });
 

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CLOCK, type Clock, DomainError, invalidArgument, isDomainError, notFound, type Page, type TenantRef } from '@recur/kernel';
+import { CLOCK, type Clock, DomainError, invalidArgument, isDomainError, type Page, type TenantRef } from '@recur/kernel';
 import { USAGE_BATCH_MAX } from '@recur/vocabulary';
 import { SubscriptionViewsRepository } from '../subscriptions/subscription-views.repository';
 import {
@@ -156,7 +156,8 @@ export class UsageService {
    */
   async summary(tenant: TenantRef, subscriptionId: string, periodStart?: Date): Promise<UsageSummary> {
     const view = (await this.subscriptions.find(tenant, [subscriptionId])).get(subscriptionId);
-    if (!view) throw notFound('subscription', subscriptionId);
+    // A query field naming an unknown id, as a body field would: 400, not a missing route's 404.
+    if (!view) throw unknownSubscription(subscriptionId, 'subscription');
     const period = periodOf(view, periodStart);
     const [totals, overrides] = await Promise.all([this.usage.totals(tenant, subscriptionId, period.start), this.usage.overrides(tenant, [subscriptionId])]);
     const metricNames = [...new Set([...view.meteredComponents.map((component) => component.metricName), ...totals.keys()])].sort();
