@@ -87,8 +87,14 @@ POST /v1/sales-links/:id/deactivate
 POST /v1/sales-links/:id/activate
 `.trim().split('\n');
 
-/** Routes beyond the specification, each asked for by an issue: sandbox test clocks (issue 10). */
+/**
+ * Routes beyond the specification, each asked for by an issue: sandbox test clocks (issue 10);
+ * usage batches, per-period totals and limit overrides (issue 13).
+ */
 const BEYOND_SPECIFICATION = `
+POST /v1/usage/batch
+GET /v1/usage/summary
+POST /v1/usage/limits
 POST /v1/test-clocks
 GET /v1/test-clocks
 GET /v1/test-clocks/:id

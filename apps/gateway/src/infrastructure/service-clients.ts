@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { catalogV1, createServiceClient, invoicingV1, type ServiceClient, subscriptionV1, webhookDispatchV1 } from '@recur/contracts';
+import { catalogV1, createServiceClient, invoicingV1, type ServiceClient, subscriptionV1, usageMeteringV1, webhookDispatchV1 } from '@recur/contracts';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config';
 
 /** The gRPC clients of the services the gateway translates to; one channel each, reused. */
@@ -9,12 +9,14 @@ export class ServiceClients implements OnModuleDestroy {
   readonly subscription: ServiceClient<typeof subscriptionV1.SubscriptionService>;
   readonly invoicing: ServiceClient<typeof invoicingV1.InvoicingService>;
   readonly webhookDispatch: ServiceClient<typeof webhookDispatchV1.WebhookDispatchService>;
+  readonly usageMetering: ServiceClient<typeof usageMeteringV1.UsageMeteringService>;
 
   constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
     this.catalog = createServiceClient(catalogV1.CatalogService, config.peers.catalog, {}, config.grpcDeadlineMs);
     this.subscription = createServiceClient(subscriptionV1.SubscriptionService, config.peers.subscription, {}, config.grpcDeadlineMs);
     this.invoicing = createServiceClient(invoicingV1.InvoicingService, config.peers.invoicing, {}, config.grpcDeadlineMs);
     this.webhookDispatch = createServiceClient(webhookDispatchV1.WebhookDispatchService, config.peers.webhookDispatch, {}, config.grpcDeadlineMs);
+    this.usageMetering = createServiceClient(usageMeteringV1.UsageMeteringService, config.peers.usageMetering, {}, config.grpcDeadlineMs);
   }
 
   onModuleDestroy(): void {
@@ -22,5 +24,6 @@ export class ServiceClients implements OnModuleDestroy {
     this.subscription.close();
     this.invoicing.close();
     this.webhookDispatch.close();
+    this.usageMetering.close();
   }
 }

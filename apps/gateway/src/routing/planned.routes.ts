@@ -14,11 +14,6 @@ export const PLANNED_ROUTES = [
     planned('POST', '/v1/refunds', 'Fully refund a paid invoice'),
     planned('GET', '/v1/refunds', 'List credit notes'),
   ]),
-  ...defineRoutes('Usage', [
-    planned('POST', '/v1/usage', 'Record usage'),
-    planned('GET', '/v1/usage', "List a subscription's usage"),
-    planned('GET', '/v1/usage/alerts', 'List recent threshold alerts'),
-  ]),
   ...defineRoutes('Sales links', [
     planned('POST', '/v1/sales-links', 'Create a sales link'),
     planned('GET', '/v1/sales-links', 'List sales links'),

@@ -8,6 +8,7 @@ import { PLAN_ROUTES } from '../plans/plans.routes';
 import { PROMOTION_CODE_ROUTES } from '../promotion-codes/promotion-codes.routes';
 import { SUBSCRIPTION_ROUTES } from '../subscriptions/subscriptions.routes';
 import { TEST_CLOCK_ROUTES } from '../test-clocks/test-clocks.routes';
+import { USAGE_ROUTES } from '../usage/usage.routes';
 import { WEBHOOK_ROUTES } from '../webhooks/webhooks.routes';
 import type { RouteDefinition } from './define-routes';
 import { PLANNED_ROUTES } from './planned.routes';
@@ -30,6 +31,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...INVOICE_ROUTES,
   ...SUBSCRIPTION_ROUTES,
   ...TEST_CLOCK_ROUTES,
+  ...USAGE_ROUTES,
   ...PLANNED_ROUTES,
 ];
 

@@ -1,0 +1,205 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CLOCK, type Clock, DomainError, invalidArgument, isDomainError, type Page, type TenantRef } from '@recur/kernel';
+import { USAGE_BATCH_MAX } from '@recur/vocabulary';
+import { SubscriptionViewsRepository } from '../subscriptions/subscription-views.repository';
+import {
+  checkUsageInput,
+  checkUsageLimit,
+  crossedThresholds,
+  effectiveLimit,
+  idempotencyKeyReused,
+  type LimitSource,
+  meteredComponent,
+  type Period,
+  type PlacedRecord,
+  placeRecord,
+  sameRecord,
+  type SubscriptionView,
+  type UsageAlert,
+  type UsageInput,
+  type UsageRecord,
+} from './usage';
+import { translateUsageAlert } from './usage-events.translator';
+import { newAlertId, newRecordId, type Tx, UsageRepository } from './usage.repository';
+
+/** The outcome of one record: stored, replayed (its key held the same record), or refused. */
+export interface RecordOutcome {
+  record?: UsageRecord;
+  replayed: boolean;
+  error?: DomainError;
+}
+
+export interface MetricSummary {
+  metricName: string;
+  total: bigint;
+  limit: bigint | null;
+  limitSource: LimitSource;
+  includedQuantity: number;
+}
+
+export interface UsageSummary {
+  subscription: SubscriptionView;
+  period: Period;
+  metrics: MetricSummary[];
+}
+
+interface Placed {
+  index: number;
+  id: string;
+  record: PlacedRecord;
+}
+
+const totalKey = (subscriptionId: string, metricName: string, periodStart: Date) => `${subscriptionId} ${metricName} ${periodStart.getTime()}`;
+const unknownSubscription = (id: string, param: string) => new DomainError('invalid_argument', 'resource_missing', `No such subscription: '${id}'`, param);
+
+/**
+ * Records usage, keeps period totals and raises threshold alerts. What it knows of
+ * subscriptions is the read model the subscription events feed: recording never calls
+ * another service.
+ */
+@Injectable()
+export class UsageService {
+  constructor(
+    private readonly usage: UsageRepository,
+    private readonly subscriptions: SubscriptionViewsRepository,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Records one record (`batch` false) or a batch, one outcome per record in order. A malformed
+   * record refuses the whole call, storing nothing; a record the rules refuse (unknown
+   * subscription, unmetered metric, a key reused with another body, …) is refused alone.
+   */
+  async record(tenant: TenantRef, inputs: UsageInput[], batch: boolean): Promise<RecordOutcome[]> {
+    if (batch && (inputs.length === 0 || inputs.length > USAGE_BATCH_MAX)) throw invalidArgument('records', `records must hold 1 to ${USAGE_BATCH_MAX} records`);
+    const prefix = (index: number) => (batch ? `records[${index}].` : '');
+    inputs.forEach((input, index) => checkUsageInput(input, prefix(index)));
+
+    const now = this.clock();
+    const subscriptionIds = [...new Set(inputs.map((input) => input.subscriptionId))];
+    const [views, overrides] = await Promise.all([this.subscriptions.find(tenant, subscriptionIds), this.usage.overrides(tenant, subscriptionIds)]);
+
+    const outcomes: RecordOutcome[] = inputs.map(() => ({ replayed: false }));
+    const placed: Placed[] = [];
+    inputs.forEach((input, index) => {
+      try {
+        const view = views.get(input.subscriptionId);
+        if (!view) throw unknownSubscription(input.subscriptionId, `${prefix(index)}subscription`);
+        placed.push({ index, id: newRecordId(), record: placeRecord(view, input, now, prefix(index)) });
+      } catch (error) {
+        if (!isDomainError(error)) throw error;
+        outcomes[index] = { replayed: false, error };
+      }
+    });
+    if (placed.length === 0) return outcomes;
+    // One order for every writer: concurrent batches take the unique index's and the totals' locks alike.
+    placed.sort((a, b) => a.record.subscriptionId.localeCompare(b.record.subscriptionId) || a.record.idempotencyKey.localeCompare(b.record.idempotencyKey));
+
+    // Only a record under a limit can raise an alert, which must commit with its total: those
+    // need a transaction; others are one statement.
+    const limitOf = (subscriptionId: string, metricName: string) =>
+      effectiveLimit(
+        views.get(subscriptionId)!.meteredComponents.find((candidate) => candidate.metricName === metricName),
+        overrides.get(`${subscriptionId} ${metricName}`),
+      ).limit;
+    const watched = placed.some(({ record }) => limitOf(record.subscriptionId, record.metricName) !== null);
+    await (watched ? this.usage.transaction.bind(this.usage) : this.usage.withoutTransaction.bind(this.usage))(async (tx: Tx) => {
+      const { inserted, totals } = await this.usage.ingest(tx, tenant, placed, now);
+      await this.answerRepeats(tx, tenant, placed.filter(({ id }) => !inserted.has(id)), outcomes, prefix);
+      const stored = placed.filter(({ id }) => inserted.has(id));
+      const increments = new Map<string, { quantity: bigint; period: Period }>();
+      for (const { id, index, record } of stored) {
+        outcomes[index] = { replayed: false, record: toRecord(tenant, id, record, now) };
+        const key = totalKey(record.subscriptionId, record.metricName, record.period.start);
+        const increment = increments.get(key) ?? { quantity: 0n, period: record.period };
+        increments.set(key, { quantity: increment.quantity + BigInt(record.quantity), period: increment.period });
+      }
+      for (const total of totals) {
+        const limit = limitOf(total.subscriptionId, total.metricName);
+        if (limit === null) continue;
+        const increment = increments.get(totalKey(total.subscriptionId, total.metricName, total.periodStart))!;
+        for (const threshold of crossedThresholds(total.total - increment.quantity, total.total, limit)) {
+          const alert: UsageAlert = {
+            id: newAlertId(), tenant, subscriptionId: total.subscriptionId, metricName: total.metricName,
+            threshold, usage: total.total, limit, period: increment.period, created: now,
+          };
+          await this.usage.insertAlert(tx, alert, translateUsageAlert(alert));
+        }
+      }
+    });
+    return outcomes;
+  }
+
+  /** Records whose key was taken: the original when the body is the same, else `idempotency_key_reused`. */
+  private async answerRepeats(tx: Tx, tenant: TenantRef, repeats: Placed[], outcomes: RecordOutcome[], prefix: (index: number) => string): Promise<void> {
+    if (repeats.length === 0) return;
+    const existing = await this.usage.findByKeys(tx, tenant, repeats.map(({ record }) => record));
+    const byKey = new Map(existing.map((record) => [`${record.subscriptionId} ${record.idempotencyKey}`, record]));
+    for (const { index, record } of repeats) {
+      const stored = byKey.get(`${record.subscriptionId} ${record.idempotencyKey}`)!;
+      outcomes[index] = sameRecord(stored, record) ? { record: stored, replayed: true } : { replayed: false, error: idempotencyKeyReused(record.idempotencyKey, `${prefix(index)}idempotency_key`) };
+    }
+  }
+
+  list(tenant: TenantRef, page: Page, filter: { subscriptionId: string; metricName?: string; periodStart?: Date }): Promise<{ records: UsageRecord[]; total: number }> {
+    return this.usage.listRecords(tenant, page, filter);
+  }
+
+  listAlerts(tenant: TenantRef, page: Page, filter: { subscriptionId?: string }): Promise<{ alerts: UsageAlert[]; total: number }> {
+    return this.usage.listAlerts(tenant, page, filter);
+  }
+
+  /**
+   * A period's totals per metric (the current period by default): every metric the plan meters,
+   * and any other metric that has usage in the period. The period's end is known for the current
+   * and the previous period; for an older start it is answered as the start (unknown here).
+   */
+  async summary(tenant: TenantRef, subscriptionId: string, periodStart?: Date): Promise<UsageSummary> {
+    const view = (await this.subscriptions.find(tenant, [subscriptionId])).get(subscriptionId);
+    // A query field naming an unknown id, as a body field would: 400, not a missing route's 404.
+    if (!view) throw unknownSubscription(subscriptionId, 'subscription');
+    const period = periodOf(view, periodStart);
+    const [totals, overrides] = await Promise.all([this.usage.totals(tenant, subscriptionId, period.start), this.usage.overrides(tenant, [subscriptionId])]);
+    const metricNames = [...new Set([...view.meteredComponents.map((component) => component.metricName), ...totals.keys()])].sort();
+    return {
+      subscription: view,
+      period,
+      metrics: metricNames.map((metricName) => {
+        const component = view.meteredComponents.find((candidate) => candidate.metricName === metricName);
+        const { limit, source } = effectiveLimit(component, overrides.get(`${subscriptionId} ${metricName}`));
+        return { metricName, total: totals.get(metricName) ?? 0n, limit, limitSource: source, includedQuantity: component?.includedQuantity ?? 0 };
+      }),
+    };
+  }
+
+  /** Sets (or, with `undefined`, removes) a subscription's own limit of a metric its plan meters. */
+  async setLimit(tenant: TenantRef, subscriptionId: string, metricName: string, limit: number | undefined): Promise<{ limit: bigint | undefined; updated: Date }> {
+    if (limit !== undefined) checkUsageLimit(limit);
+    const view = (await this.subscriptions.find(tenant, [subscriptionId])).get(subscriptionId);
+    if (!view) throw unknownSubscription(subscriptionId, 'subscription');
+    meteredComponent(view, metricName);
+    const now = this.clock();
+    const value = limit === undefined ? undefined : BigInt(limit);
+    await this.usage.setLimit(tenant, subscriptionId, metricName, value, now);
+    return { limit: value, updated: now };
+  }
+}
+
+function periodOf(view: SubscriptionView, start: Date | undefined): Period {
+  if (start === undefined || start.getTime() === view.currentPeriod.start.getTime()) return view.currentPeriod;
+  if (view.previousPeriod && start.getTime() === view.previousPeriod.start.getTime()) return view.previousPeriod;
+  return { start, end: start };
+}
+
+const toRecord = (tenant: TenantRef, id: string, record: PlacedRecord, created: Date): UsageRecord => ({
+  id,
+  tenant,
+  subscriptionId: record.subscriptionId,
+  metricName: record.metricName,
+  quantity: record.quantity,
+  idempotencyKey: record.idempotencyKey,
+  timestamp: record.timestampAt,
+  timestampGiven: record.timestampGiven,
+  period: record.period,
+  created,
+});
