@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { PgTransactions } from '@recur/persistence';
-import { createTestDatabase, eventually } from '@recur/testing';
+import { createTestDatabase, eventually, recordingPool } from '@recur/testing';
 import { Client, Pool } from 'pg';
 import {
   appendToOutbox, type BusMessage, claimInboxEvent, decodePublicEvent, FAULT_KILL_AFTER_PUBLISH, InProcessEventBus, newPublicEvent, OUTBOX_CHANNEL, OutboxRelay, type PublicEvent, publicEventsTopic,
@@ -94,6 +94,22 @@ describe('outbox', () => {
     } finally {
       await listener.end();
     }
+  });
+
+  it('on a transaction that can notify after its COMMIT (PgTransactions), wakes the relay after it, not inside it', async () => {
+    const { pool: ownPool, statements } = recordingPool(databaseUrl);
+    try {
+      await new PgTransactions(ownPool).transaction(async (tx) => {
+        await tx.execute('INSERT INTO widgets (id) VALUES ($1)', ['w_after_commit']);
+        await appendToOutbox(tx, PRODUCER, [newPublicEvent(tenant, 'customer.created', 'w_after_commit', { object: { id: 'w_after_commit' } }, new Date())]);
+      });
+    } finally {
+      await ownPool.end();
+    }
+    const committed = statements.indexOf('COMMIT');
+    expect(statements.slice(0, committed).filter((sql) => /notify/i.test(sql))).toEqual([]);
+    expect(statements.slice(committed + 1)).toEqual(['SELECT pg_notify($1, $2)']);
+    expect((await outbox()).map((row) => row.published_at)).toEqual([null]);
   });
 });
 

@@ -1,6 +1,6 @@
 import { StringValueSchema } from '@bufbuild/protobuf/wkt';
 import { invalidArgument, isDomainError } from '@recur/kernel';
-import { createTestDatabase, eventually } from '@recur/testing';
+import { createTestDatabase, eventually, recordingPool } from '@recur/testing';
 import { Client, Pool } from 'pg';
 import { CommandResults, COMMAND_RESULTS_TABLE, type PgTransaction, PgTransactions } from '../src';
 
@@ -103,16 +103,7 @@ describe('PgTransactions', () => {
   it('sends a wake-up asked for in a transaction after its COMMIT, in a statement of its own, and none for a rollback', async () => {
     const listener = new Client({ connectionString: databaseUrl });
     await listener.connect();
-    const statements: string[] = [];
-    const record = (client: { query: (...args: never[]) => unknown }) => {
-      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-      (client as { query: unknown }).query = (...args: unknown[]) => {
-        statements.push(typeof args[0] === 'string' ? args[0] : '');
-        return query(...args);
-      };
-    };
-    const ownPool = new Pool({ connectionString: databaseUrl, max: 1 });
-    ownPool.on('connect', record);
+    const { pool: ownPool, statements } = recordingPool(databaseUrl);
     try {
       let notifications = 0;
       listener.on('notification', () => (notifications += 1));
