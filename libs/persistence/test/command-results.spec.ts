@@ -46,9 +46,11 @@ function createWidget(id: string, runs: { count: number }, delayMs = 0) {
 
 describe('CommandResults on PgTransactions', () => {
   it('answers repeats of a request id with the first answer, also while the first still runs, and writes once', async () => {
+    // Open connections first, so the five really overlap (a new connection's handshake takes longer than a command).
+    (await Promise.all(Array.from({ length: 5 }, () => pool.connect()))).forEach((client) => client.release());
     const runs = { count: 0 };
     const answers = await Promise.all(
-      Array.from({ length: 5 }, (_, i) => commands.run(tenant, { requestId: 'req_1' }, StringValueSchema, createWidget(`w_${i}`, runs, 50))),
+      Array.from({ length: 5 }, (_, i) => commands.run(tenant, { requestId: 'req_1' }, StringValueSchema, createWidget(`w_${i}`, runs, 200))),
     );
     expect(runs.count).toBe(1);
     expect(new Set(answers.map((answer) => answer.value)).size).toBe(1);
