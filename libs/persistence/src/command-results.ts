@@ -44,6 +44,7 @@ interface StoredResult {
 export class CommandResults<Tx> {
   private readonly transactions: TransactionRunner<Tx>;
 
+  /** A service's Prisma client (every service's `Commands` passes its own), or any TransactionRunner. */
   constructor(database: PrismaTransactions<Tx & PrismaRawSql> | TransactionRunner<Tx>) {
     this.transactions = '$transaction' in database ? (prismaTransactions(database) as TransactionRunner<Tx>) : database;
   }
