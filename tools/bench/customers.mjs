@@ -241,26 +241,28 @@ async function startProcesses() {
   const common = { KAFKA_BROKERS: brokers, KAFKA_TOPIC_PREFIX: `bench-${randomBytes(3).toString('hex')}`, METRICS_PORT: '0', GRPC_HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
   const apps = [];
   const balancers = [];
+  // Every address first: services call each other (subscription ↔ invoicing), and gRPC clients wait for their peer.
+  const ports = {};
   const addresses = {};
   for (const service of SERVICES) {
-    await postgres.ensureDatabase(databaseName(service));
-    const replicas = service === 'subscription' ? REPLICAS : 1;
-    const ports = [];
-    for (let replica = 0; replica < replicas; replica++) {
-      const grpcPort = await freePort();
-      apps.push(await startApp(service, {
-        env: { ...common, DATABASE_URL: postgres.urlFor(databaseName(service)), GRPC_PORT: String(grpcPort) },
-        ready: { grpcPort },
-        nodeArgs: service === 'subscription' ? profileArgs(`subscription-${replica + 1}`) : [],
-      }));
-      ports.push(grpcPort);
-    }
+    ports[service] = await Promise.all(Array.from({ length: service === 'subscription' ? REPLICAS : 1 }, () => freePort()));
     if (service === 'subscription') {
-      const balancer = await startBalancer(ports);
+      const balancer = await startBalancer(ports[service]);
       balancers.push(balancer);
       addresses[service] = `127.0.0.1:${balancer.port}`;
     } else {
-      addresses[service] = `127.0.0.1:${ports[0]}`;
+      addresses[service] = `127.0.0.1:${ports[service][0]}`;
+    }
+  }
+  const peerAddresses = Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase().replace(/-/g, '_')}_GRPC_ADDR`, addresses[service]]));
+  for (const service of SERVICES) {
+    await postgres.ensureDatabase(databaseName(service));
+    for (const [replica, grpcPort] of ports[service].entries()) {
+      apps.push(await startApp(service, {
+        env: { ...common, ...peerAddresses, DATABASE_URL: postgres.urlFor(databaseName(service)), GRPC_PORT: String(grpcPort) },
+        ready: { grpcPort },
+        nodeArgs: service === 'subscription' ? profileArgs(`subscription-${replica + 1}`) : [],
+      }));
     }
   }
   await postgres.ensureDatabase(databaseName('gateway'));
@@ -275,7 +277,7 @@ async function startProcesses() {
         HTTP_HOST: '127.0.0.1',
         HTTP_PORT: String(httpPort),
         RECUR_OPERATOR_TOKEN: operatorToken,
-        ...Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase().replace(/-/g, '_')}_GRPC_ADDR`, addresses[service]])),
+        ...peerAddresses,
       },
       ready: { httpUrl: `http://127.0.0.1:${httpPort}/readyz` },
       nodeArgs: profileArgs(`gateway-${replica + 1}`),

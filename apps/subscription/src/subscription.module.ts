@@ -7,7 +7,7 @@ import { InvoicingClient } from './billing-clock/invoicing.client';
 import { CustomersGrpcController } from './customers/customers.grpc.controller';
 import { CustomersRepository } from './customers/customers.repository';
 import { CustomersService } from './customers/customers.service';
-import { Commands } from './infrastructure/commands';
+import { Commands, PgCommands } from './infrastructure/commands';
 import { PrismaService } from './infrastructure/prisma.service';
 import { SUBSCRIPTION_CONFIG, subscriptionConfigFromEnv } from './subscription-config';
 import { CatalogPlans } from './subscriptions/catalog-plans.client';
@@ -29,6 +29,7 @@ export class SubscriptionModule {
         { provide: SUBSCRIPTION_CONFIG, useFactory: () => subscriptionConfigFromEnv() },
         { provide: PrismaService, useFactory: () => new PrismaService(runtime.config.databaseUrl) },
         Commands,
+        PgCommands,
         { provide: CLOCK, useValue: systemClock },
         CustomersRepository,
         CustomersService,

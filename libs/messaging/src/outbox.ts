@@ -18,30 +18,41 @@ export interface OutboxRow {
   headers: Record<string, string>;
 }
 
-/** What appendToOutbox needs of a Prisma transaction client (or any other). */
-export interface OutboxTransaction {
+/** A Prisma transaction client: it can run nothing after its commit, so the wake-up goes inside. */
+export interface PrismaOutboxTransaction {
   $executeRawUnsafe(query: string, ...values: unknown[]): PromiseLike<number>;
 }
 
-/**
- * The rows (a JSON array of OutboxRow, kept in its order for `seq`) and the relay's wake-up in one
- * statement: one round trip inside the caller's transaction instead of two, and no ORM query
- * planning (Prisma's createMany cost more CPU than the rest of the insert, tools/bench).
- */
-const INSERT_AND_NOTIFY = `
-  WITH inserted AS (
+/** A transaction that can NOTIFY after it commits (@recur/persistence's PgTransaction). */
+export interface NotifyingOutboxTransaction {
+  execute(sql: string, values: unknown[]): Promise<void>;
+  notifyAfterCommit(channel: string): void;
+}
+
+export type OutboxTransaction = PrismaOutboxTransaction | NotifyingOutboxTransaction;
+
+/** The rows, from a JSON array of OutboxRow, kept in its order for `seq`. */
+const INSERT = `
     INSERT INTO ${OUTBOX_TABLE} (id, topic, key, type, payload, headers)
     SELECT id, topic, key, type, payload, headers
       FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (id text, topic text, key text, type text, payload jsonb, headers jsonb))
            WITH ORDINALITY AS event (id, topic, key, type, payload, headers, position)
-     ORDER BY position
-    RETURNING seq)
+     ORDER BY position`;
+
+/**
+ * The rows and the relay's wake-up in one statement: one round trip inside the caller's
+ * transaction instead of two, and no ORM query planning (Prisma's createMany cost more CPU than
+ * the rest of the insert, tools/bench).
+ */
+const INSERT_AND_NOTIFY = `
+  WITH inserted AS (${INSERT} RETURNING seq)
   SELECT pg_notify('${OUTBOX_CHANNEL}', '') FROM (SELECT count(*) FROM inserted) AS written`;
 
 /**
  * Records events in the same transaction as the change they describe, with the active
- * trace context, and wakes the relay at commit (NOTIFY is delivered only if the
- * transaction commits). No event exists without its change, nor a change without it.
+ * trace context, and wakes the relay at commit: after the COMMIT where the transaction can
+ * (a NOTIFY inside it serialises every notifying commit, README Performance), else inside it
+ * (delivered only if it commits). No event exists without its change, nor a change without it.
  * The topic follows from the envelope: an InternalEvent can only go to the producer's
  * internal topic, a PublicEvent only to its public one. The payload is the wire JSON.
  */
@@ -56,5 +67,10 @@ export async function appendToOutbox(tx: OutboxTransaction, producer: string, ev
     payload: encodeEvent(event),
     headers: { ...headers, 'event-id': event.id, 'event-type': event.type },
   }));
-  await tx.$executeRawUnsafe(INSERT_AND_NOTIFY, JSON.stringify(rows));
+  if ('notifyAfterCommit' in tx) {
+    await tx.execute(INSERT, [JSON.stringify(rows)]);
+    tx.notifyAfterCommit(OUTBOX_CHANNEL);
+  } else {
+    await tx.$executeRawUnsafe(INSERT_AND_NOTIFY, JSON.stringify(rows));
+  }
 }

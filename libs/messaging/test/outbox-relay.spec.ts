@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { createTestDatabase, eventually, sleep } from '@recur/testing';
+import { PgTransactions } from '@recur/persistence';
+import { createTestDatabase, eventually, recordingPool, sleep } from '@recur/testing';
 import { Client, Pool } from 'pg';
 import {
   appendToOutbox, type BusMessage, claimInboxEvent, decodePublicEvent, FAULT_KILL_AFTER_PUBLISH, InProcessEventBus, newPublicEvent, OUTBOX_CHANNEL, OutboxRelay, type PublicEvent, publicEventsTopic,
@@ -34,6 +35,15 @@ function startRelay(bus: InProcessEventBus): OutboxRelay {
   const relay = new OutboxRelay({ service: 'widgets', databaseUrl, bus, clock: () => RELAY_TIME, idlePollMs: 100 });
   running.push(relay);
   void relay.start();
+  return relay;
+}
+
+/** A relay that has found nothing to publish and sleeps until a wake-up or its poll. */
+async function idleRelay(bus: InProcessEventBus, idlePollMs: number): Promise<OutboxRelay> {
+  const relay = new OutboxRelay({ service: 'widgets', databaseUrl, bus, clock: () => RELAY_TIME, idlePollMs });
+  running.push(relay);
+  await relay.start();
+  await sleep(300);
   return relay;
 }
 
@@ -83,9 +93,50 @@ describe('outbox', () => {
       await listener.end();
     }
   });
+
+  it('on a transaction that can notify after its COMMIT (PgTransactions), wakes the relay after it, not inside it', async () => {
+    const { pool: ownPool, statements } = recordingPool(databaseUrl);
+    try {
+      await new PgTransactions(ownPool).transaction(async (tx) => {
+        await tx.execute('INSERT INTO widgets (id) VALUES ($1)', ['w_after_commit']);
+        await appendToOutbox(tx, PRODUCER, [newPublicEvent(tenant, 'customer.created', 'w_after_commit', { object: { id: 'w_after_commit' } }, new Date())]);
+      });
+    } finally {
+      await ownPool.end();
+    }
+    const committed = statements.indexOf('COMMIT');
+    expect(statements.slice(0, committed).filter((sql) => /notify/i.test(sql))).toEqual([]);
+    expect(statements.slice(committed + 1)).toEqual(['SELECT pg_notify($1, $2)']);
+    expect((await outbox()).map((row) => row.published_at)).toEqual([null]);
+  });
 });
 
 describe('OutboxRelay', () => {
+  it('wakes at once for events of a transaction that notifies after its COMMIT (PgTransactions)', async () => {
+    const bus = await recordingBus();
+    // A poll far beyond the test's patience: only the wake-up can publish in time.
+    await idleRelay(bus, 60_000);
+    const event = newPublicEvent(tenant, 'customer.created', 'w_fast', { object: { id: 'w_fast' } }, new Date());
+    await new PgTransactions(pool).transaction(async (tx) => {
+      await tx.execute('INSERT INTO widgets (id) VALUES ($1)', ['w_fast']);
+      await appendToOutbox(tx, PRODUCER, [event]);
+    });
+    await eventually(async () => bus.received.length > 0, 5_000, 'the publish after the wake-up');
+    expect(bus.received.map((message) => message.headers['event-id'])).toEqual([event.id]);
+  });
+
+  it('publishes events whose wake-up was lost (the process died between COMMIT and NOTIFY) at its next poll', async () => {
+    const bus = await recordingBus();
+    await idleRelay(bus, 1_000);
+    const event = newPublicEvent(tenant, 'customer.created', 'w_lost', { object: { id: 'w_lost' } }, new Date());
+    // The rows commit, and no NOTIFY ever follows.
+    await new PgTransactions(pool).transaction(async (tx) => {
+      await appendToOutbox({ execute: (sql, values) => tx.execute(sql, values), notifyAfterCommit: () => undefined }, PRODUCER, [event]);
+    });
+    await eventually(async () => bus.received.length > 0, 5_000, 'the publish at the poll');
+    expect(bus.received.map((message) => message.headers['event-id'])).toEqual([event.id]);
+  });
+
   it('publishes in commit order, keyed by aggregate, and stamps every row with its clock', async () => {
     const bus = await recordingBus();
     const events = [...(await createWidgets(['w_a', 'w_b'])), ...(await createWidgets(['w_c'])), ...(await createWidgets(['w_d', 'w_e']))];

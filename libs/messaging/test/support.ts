@@ -1,6 +1,6 @@
 import type { PoolClient } from 'pg';
 import type { InboxTransaction } from '../src/inbox';
-import type { OutboxTransaction } from '../src/outbox';
+import type { PrismaOutboxTransaction } from '../src/outbox';
 
 /** The outbox and inbox tables as every service's Prisma schema declares them, and a table of "changes". */
 export const MESSAGING_TABLES = `
@@ -21,7 +21,7 @@ export const MESSAGING_TABLES = `
  * of a Prisma transaction client they use, answered with the same SQL semantics (createMany's
  * skipDuplicates is ON CONFLICT DO NOTHING, and count is the rows inserted).
  */
-export function pgTransaction(client: PoolClient): OutboxTransaction & InboxTransaction {
+export function pgTransaction(client: PoolClient): PrismaOutboxTransaction & InboxTransaction {
   return {
     inboxEvent: {
       async createMany({ data, skipDuplicates }) {

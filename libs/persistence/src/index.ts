@@ -2,3 +2,4 @@ export * from './migrate';
 export * from './command-results';
 export * from './unique-violation';
 export * from './command-results-purge';
+export * from './transactions';

@@ -5,7 +5,7 @@ import { requireTenant, subscriptionV1 } from '@recur/contracts';
 import { checkPage, pageInfo } from '@recur/kernel';
 import { toCustomerMessage } from './customer.mapper';
 import { CustomersService } from './customers.service';
-import { Commands } from '../infrastructure/commands';
+import { Commands, PgCommands } from '../infrastructure/commands';
 
 /** gRPC edge of the customer use cases: decode, call, encode. No rules live here. */
 @Controller()
@@ -13,12 +13,13 @@ export class CustomersGrpcController {
   constructor(
     private readonly customers: CustomersService,
     private readonly commands: Commands,
+    private readonly pgCommands: PgCommands,
   ) {}
 
   @GrpcMethod('SubscriptionService', 'CreateCustomer')
   async createCustomer(request: subscriptionV1.CreateCustomerRequest): Promise<subscriptionV1.CreateCustomerResponse> {
     const tenant = requireTenant(request.tenant);
-    return this.commands.run(tenant, request, subscriptionV1.CreateCustomerResponseSchema, async (tx) => ({
+    return this.pgCommands.run(tenant, request, subscriptionV1.CreateCustomerResponseSchema, async (tx) => ({
       customer: toCustomerMessage(await this.customers.create(tx, tenant, { name: request.name, email: request.email, metadata: request.metadata, testClockId: request.testClockId })),
     }));
   }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { notFound, type Page, type TenantRef } from '@recur/kernel';
 import { appendToOutbox } from '@recur/messaging';
+import type { PgTransaction } from '@recur/persistence';
 import type { Customer as CustomerRow, Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 import type { Customer, CustomerChange } from './customer';
@@ -52,8 +53,13 @@ export class CustomersRepository {
     return { customers: rows.map(fromCustomerRow), total };
   }
 
-  async insert(tx: Tx, { customer, events }: CustomerChange): Promise<void> {
-    await tx.customer.create({ data: toCustomerRow(customer) });
+  /** On a plain `pg` transaction: creating customers is the hot command (PgCommands). */
+  async insert(tx: PgTransaction, { customer, events }: CustomerChange): Promise<void> {
+    await tx.execute(
+      `INSERT INTO customers (id, account_id, livemode, name, email, metadata, created_at, updated_at, deleted_at, test_clock_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      [customer.id, customer.tenant.accountId, customer.tenant.livemode, customer.name, customer.email, JSON.stringify(customer.metadata), customer.createdAt, customer.updatedAt, customer.deletedAt, customer.testClockId],
+    );
     await appendToOutbox(tx, PRODUCER, events.flatMap(translateCustomerEvent));
   }
 

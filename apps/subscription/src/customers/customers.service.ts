@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, type Clock, type Page, type TenantRef } from '@recur/kernel';
+import type { PgTransaction } from '@recur/persistence';
 import type { Prisma } from '../generated/prisma/client';
 import { createCustomer, type Customer, type CustomerFields, deleteCustomer, updateCustomer } from './customer';
 import { TestClocksRepository } from '../test-clocks/test-clocks.repository';
@@ -20,7 +21,7 @@ export class CustomersService {
     @Inject(CLOCK) private readonly now: Clock,
   ) {}
 
-  async create(tx: Tx, tenant: TenantRef, fields: { name: string; email: string; metadata?: Record<string, string>; testClockId?: string }): Promise<Customer> {
+  async create(tx: PgTransaction, tenant: TenantRef, fields: { name: string; email: string; metadata?: Record<string, string>; testClockId?: string }): Promise<Customer> {
     // A customer on a test clock lives in the clock's time; the clock must exist in this (sandbox) app.
     const testClockId = fields.testClockId ? (await this.clocks.forNewCustomer(tx, tenant, fields.testClockId)).id : null;
     const change = createCustomer(tenant, { ...fields, testClockId }, this.now());

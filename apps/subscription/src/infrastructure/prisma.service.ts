@@ -6,11 +6,12 @@ import { PrismaClient } from '../generated/prisma/client';
 /** The service's own database, through Prisma's driver adapter (no native engine). */
 @Injectable()
 export class PrismaService extends PrismaClient implements OnModuleDestroy {
-  /** Prisma's own connection pool, for the hot reads that skip the ORM (CustomersRepository.get). */
+  /** Prisma's own connection pool, for the hot paths that skip the ORM: CustomersRepository.get and PgCommands. */
   readonly pool: Pool;
 
   constructor(databaseUrl: string) {
-    const pool = new Pool({ connectionString: databaseUrl });
+    // A command waits at most 10 s for a connection, on Prisma's transactions (maxWait) and on PgCommands' alike.
+    const pool = new Pool({ connectionString: databaseUrl, connectionTimeoutMillis: 10_000 });
     super({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
     this.pool = pool;
   }

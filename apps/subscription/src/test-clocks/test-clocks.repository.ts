@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, type Clock, invalidArgument, notFound, type Page, type TenantRef } from '@recur/kernel';
+import type { PgTransaction } from '@recur/persistence';
 import { BILLING_JOBS_CHANNEL } from '../billing-clock/billing-jobs.repository';
 import type { Prisma, TestClock as TestClockRow } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
@@ -38,12 +39,13 @@ export class TestClocksRepository {
   }
 
   /** The clock a new customer is put on: a bad body field when unknown (400 resource_missing, param `test_clock`). */
-  async forNewCustomer(tx: Tx, tenant: TenantRef, id: string): Promise<TestClock> {
-    try {
-      return await this.get(tenant, id, tx);
-    } catch {
-      throw invalidArgument('test_clock', `No such test clock: '${id}'`, 'resource_missing');
-    }
+  async forNewCustomer(tx: PgTransaction, tenant: TenantRef, id: string): Promise<{ id: string }> {
+    const [clock] = await tx.query<{ id: string }>(
+      'SELECT id FROM test_clocks WHERE id = $1 AND account_id = $2 AND livemode = $3 AND deleted_at IS NULL',
+      [id, tenant.accountId, tenant.livemode],
+    );
+    if (!clock) throw invalidArgument('test_clock', `No such test clock: '${id}'`, 'resource_missing');
+    return clock;
   }
 
   /** The subscription's own time: its customer's clock's frozen time, or real time. */

@@ -1,0 +1,134 @@
+import { StringValueSchema } from '@bufbuild/protobuf/wkt';
+import { invalidArgument, isDomainError } from '@recur/kernel';
+import { createTestDatabase, eventually, recordingPool } from '@recur/testing';
+import { Client, Pool } from 'pg';
+import { CommandResults, COMMAND_RESULTS_TABLE, type PgTransaction, PgTransactions } from '../src';
+
+/**
+ * CommandResults on a plain `pg` transaction (PgTransactions), against a real PostgreSQL. The same
+ * bookkeeping on Prisma's transactions is exercised by every service's own tests.
+ */
+jest.setTimeout(30_000);
+
+const tenant = { accountId: 'acct_1', livemode: false };
+const CHANNEL = 'command_results_test';
+let databaseUrl: string;
+let pool: Pool;
+let commands: CommandResults<PgTransaction>;
+
+beforeAll(async () => {
+  databaseUrl = await createTestDatabase('persistence');
+  pool = new Pool({ connectionString: databaseUrl, max: 8 });
+  await pool.query(`
+    CREATE TABLE ${COMMAND_RESULTS_TABLE} (
+      account_id text NOT NULL, livemode boolean NOT NULL, rpc text NOT NULL, request_id text NOT NULL,
+      response bytea, error_kind text, error_code text, error_message text, error_param text,
+      created_at timestamptz(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+      PRIMARY KEY (account_id, livemode, rpc, request_id));
+    CREATE TABLE widgets (id text PRIMARY KEY);`);
+  commands = new CommandResults(new PgTransactions(pool));
+});
+afterEach(() => pool.query(`TRUNCATE ${COMMAND_RESULTS_TABLE}, widgets`));
+afterAll(() => pool.end());
+
+const widgets = async () => (await pool.query<{ id: string }>('SELECT id FROM widgets ORDER BY id')).rows.map((row) => row.id);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A command that writes a widget and answers its id, counting its runs. */
+function createWidget(id: string, runs: { count: number }, delayMs = 0) {
+  return async (tx: PgTransaction) => {
+    runs.count += 1;
+    await tx.execute('INSERT INTO widgets (id) VALUES ($1)', [id]);
+    if (delayMs) await sleep(delayMs);
+    return { value: id };
+  };
+}
+
+describe('CommandResults on PgTransactions', () => {
+  it('answers repeats of a request id with the first answer, also while the first still runs, and writes once', async () => {
+    // Open connections first, so the five really overlap (a new connection's handshake takes longer than a command).
+    (await Promise.all(Array.from({ length: 5 }, () => pool.connect()))).forEach((client) => client.release());
+    const runs = { count: 0 };
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => commands.run(tenant, { requestId: 'req_1' }, StringValueSchema, createWidget(`w_${i}`, runs, 200))),
+    );
+    expect(runs.count).toBe(1);
+    expect(new Set(answers.map((answer) => answer.value)).size).toBe(1);
+    expect(await widgets()).toEqual([answers[0].value]);
+  });
+
+  it('keeps request ids apart per tenant', async () => {
+    const runs = { count: 0 };
+    await commands.run(tenant, { requestId: 'req_1' }, StringValueSchema, createWidget('w_mine', runs));
+    await commands.run({ ...tenant, livemode: true }, { requestId: 'req_1' }, StringValueSchema, createWidget('w_theirs', runs));
+    expect(await widgets()).toEqual(['w_mine', 'w_theirs']);
+  });
+
+  it('records a refusal without the refused command\'s writes, and answers a repeat with the same refusal', async () => {
+    const refuse = async (tx: PgTransaction) => {
+      await tx.execute('INSERT INTO widgets (id) VALUES ($1)', ['w_partial']);
+      throw invalidArgument('name', 'name must not be empty');
+    };
+    const first = await commands.run(tenant, { requestId: 'req_refused' }, StringValueSchema, refuse).catch((error: unknown) => error);
+    const runs = { count: 0 };
+    const repeat = await commands.run(tenant, { requestId: 'req_refused' }, StringValueSchema, createWidget('w_later', runs)).catch((error: unknown) => error);
+    expect(isDomainError(first) && isDomainError(repeat)).toBe(true);
+    expect(repeat).toMatchObject({ kind: 'invalid_argument', param: 'name', message: 'name must not be empty' });
+    expect(runs.count).toBe(0);
+    expect(await widgets()).toEqual([]);
+  });
+
+  it('records nothing when the command fails on infrastructure, so a repeat runs again', async () => {
+    const broken = async (tx: PgTransaction) => {
+      await tx.execute('INSERT INTO widgets (id) VALUES ($1)', ['w_broken']);
+      await tx.execute('SELECT * FROM no_such_table', []);
+      return { value: 'never' };
+    };
+    await expect(commands.run(tenant, { requestId: 'req_retry' }, StringValueSchema, broken)).rejects.toThrow(/no_such_table/);
+    expect(await widgets()).toEqual([]);
+    const runs = { count: 0 };
+    expect(await commands.run(tenant, { requestId: 'req_retry' }, StringValueSchema, createWidget('w_retried', runs))).toMatchObject({ value: 'w_retried' });
+    expect(runs.count).toBe(1);
+  });
+
+  it('runs a command without a request id as a plain transaction, rolled back when it throws', async () => {
+    const runs = { count: 0 };
+    await commands.run(tenant, { requestId: '' }, StringValueSchema, createWidget('w_a', runs));
+    await commands.run(tenant, { requestId: '' }, StringValueSchema, createWidget('w_a2', runs));
+    await expect(commands.run(tenant, { requestId: '' }, StringValueSchema, createWidget('w_a', runs))).rejects.toThrow(/duplicate key/);
+    expect(await widgets()).toEqual(['w_a', 'w_a2']);
+    expect((await pool.query(`SELECT count(*)::int AS n FROM ${COMMAND_RESULTS_TABLE}`)).rows[0].n).toBe(0);
+  });
+});
+
+describe('PgTransactions', () => {
+  it('sends a wake-up asked for in a transaction after its COMMIT, in a statement of its own, and none for a rollback', async () => {
+    const listener = new Client({ connectionString: databaseUrl });
+    await listener.connect();
+    const { pool: ownPool, statements } = recordingPool(databaseUrl);
+    try {
+      let notifications = 0;
+      listener.on('notification', () => (notifications += 1));
+      await listener.query(`LISTEN ${CHANNEL}`);
+      const transactions = new PgTransactions(ownPool);
+      await expect(transactions.transaction(async (tx) => {
+        tx.notifyAfterCommit(CHANNEL);
+        throw new Error('rolled back');
+      })).rejects.toThrow('rolled back');
+      await transactions.transaction(async (tx) => {
+        await tx.execute('INSERT INTO widgets (id) VALUES ($1)', ['w_committed']);
+        tx.notifyAfterCommit(CHANNEL);
+        tx.notifyAfterCommit(CHANNEL);
+      });
+      await eventually(async () => notifications > 0, 5_000, 'the wake-up');
+      await sleep(200);
+      expect(notifications).toBe(1);
+      const committed = statements.lastIndexOf('COMMIT');
+      expect(statements.slice(committed + 1)).toEqual(['SELECT pg_notify($1, $2)']);
+      expect(statements.slice(0, committed).filter((sql) => /notify/i.test(sql))).toEqual([]);
+    } finally {
+      await ownPool.end();
+      await listener.end();
+    }
+  });
+});
