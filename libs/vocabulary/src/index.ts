@@ -3,3 +3,4 @@ export * from './customer';
 export * from './event-types';
 export * from './bounds';
 export * from './invoice';
+export * from './payment';
