@@ -34,9 +34,13 @@ export class PaymentsModule {
         PaymentsService,
         {
           provide: PaymentJanitor,
-          inject: [PrismaService, PaymentsService, ProviderAdapters, InvoicingClient, CLOCK],
-          useFactory: (prisma: PrismaService, payments: PaymentsService, adapters: ProviderAdapters, invoicing: InvoicingClient, clock: Clock) =>
-            new PaymentJanitor(prisma, payments, adapters, invoicing, clock, { databaseUrl: runtime.config.databaseUrl, log: (message, fields) => runtime.logger.warn(message, fields) }),
+          inject: [PrismaService, PaymentsService, ProviderAdapters, InvoicingClient, CLOCK, PAYMENTS_CONFIG],
+          useFactory: (prisma: PrismaService, payments: PaymentsService, adapters: ProviderAdapters, invoicing: InvoicingClient, clock: Clock, config: PaymentsConfig) =>
+            new PaymentJanitor(prisma, payments, adapters, invoicing, clock, {
+              databaseUrl: runtime.config.databaseUrl,
+              checkDelayMs: (attempts) => Math.min(config.statusCheckAfterMs * 2 ** Math.max(0, attempts - 1), 30 * 60_000),
+              log: (message, fields) => runtime.logger.warn(message, fields),
+            }),
         },
       ],
     };
