@@ -92,7 +92,7 @@ export class FakePawapay {
     const body = text ? (JSON.parse(text) as Record<string, unknown>) : undefined;
     const path = request.url ?? '';
     this.requests.push({ method: request.method ?? '', path, authorization: request.headers.authorization, body });
-    const answer = (status: number, json: unknown) => response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(json));
+    const answer = (status: number, json: unknown): void => void response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(json));
     if (request.headers.authorization !== `Bearer ${this.token}`) return answer(401, { errorMessage: 'Unauthorized' });
 
     if (request.method === 'POST' && path === '/v2/paymentpage') {
