@@ -87,8 +87,10 @@ POST /v1/sales-links/:id/deactivate
 POST /v1/sales-links/:id/activate
 `.trim().split('\n');
 
-/** Routes beyond the specification, each asked for by an issue: sandbox test clocks (issue 10). */
+/** Routes beyond the specification, each asked for by an issue: sandbox test clocks (issue 10), payment attempts (issue 12). */
 const BEYOND_SPECIFICATION = `
+GET /v1/payments
+GET /v1/payments/:id
 POST /v1/test-clocks
 GET /v1/test-clocks
 GET /v1/test-clocks/:id
