@@ -48,7 +48,7 @@ describe('paying an invoice', () => {
     const page = await browser.newPage();
     try {
       await page.goto(initiated.body.redirectUrl);
-      expect(await page.getByTestId('amount').textContent()).toBe('ZMW 123.45');
+      expect(await page.getByTestId('amount').textContent()).toBe('ZMW\u00a0123.45');
       expect(await page.getByTestId('invoice-number').textContent()).toBe(invoice.number);
       expect(await page.getByTestId('phone-number').textContent()).toBe(SANDBOX_MAGIC_NUMBERS.succeed);
       const html = await page.content();
@@ -131,9 +131,12 @@ describe('a past_due subscription', () => {
     const { body: payment } = await call('POST', '/v1/payments/initiate', { invoice_id: invoice.id, phone_number: SANDBOX_MAGIC_NUMBERS.succeed, provider: 'MTN_MOMO_ZMB' });
     const page = await browser.newPage();
     try {
+      expect(payment.status).toBe('pending');
       await page.goto(payment.redirectUrl);
       await page.getByRole('button', { name: 'Approve' }).click();
-      await page.waitForURL(/\/pay\/return\//);
+      await page.waitForURL(/\/pay\/return\//, { timeout: 10_000 }).catch(async (error: Error) => {
+        throw new Error(`${error.message}\nat ${page.url()}:\n${await page.content()}`);
+      });
     } finally {
       await page.close();
     }
