@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { JsonObject } from '@bufbuild/protobuf';
 import { generateKeyPairSync } from 'node:crypto';
 import { invoicingV1, paymentsV1, type ServiceClient, subscriptionV1 } from '@recur/contracts';
-import { eventually, grpcFailure, queryDatabase, startServiceUnderTest, type ServiceUnderTest } from '@recur/testing';
+import { connectDatabase, eventually, grpcFailure, queryDatabase, startServiceUnderTest, type ServiceUnderTest } from '@recur/testing';
 import { SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
 import { randomBytes } from 'node:crypto';
 import { FakePawapay } from './fake-pawapay';
@@ -262,12 +262,18 @@ describe('pawaPay callbacks and the janitor', () => {
   it('callbacks racing each other and the janitor settle once: one PaymentSucceeded, one invoice.paid', async () => {
     const { tenant, invoice, payment, depositId } = await livePayment();
     pawapay.finish(depositId, 'COMPLETED');
-    // Make the janitor due now and wake it, while eight callbacks arrive at the same moment.
-    await queryDatabase(payments.databaseUrl, "UPDATE payments SET due_at = now() - interval '1 second', lease_until = NULL WHERE id = $1", [payment.id]);
-    const [outcomes] = await Promise.all([
-      Promise.all(Array.from({ length: 8 }, () => deliver(pawapay.callback(CALLBACK_URL, depositId)))),
-      queryDatabase(payments.databaseUrl, "SELECT pg_notify('payments_due', '')"),
-    ]);
+    // Hold the payment's row so every settler reaches it at the same moment: eight callbacks queue
+    // behind the lock and race when it is released, and the janitor, due just before the release
+    // (its claim skips the locked row until then), joins the race.
+    await queryDatabase(payments.databaseUrl, "UPDATE payments SET due_at = now() + interval '900 milliseconds', lease_until = NULL WHERE id = $1", [payment.id]);
+    const holder = await connectDatabase(payments.databaseUrl);
+    await holder.query('BEGIN');
+    await holder.query('SELECT 1 FROM payments WHERE id = $1 FOR UPDATE', [payment.id]);
+    const racing = Promise.all(Array.from({ length: 8 }, () => deliver(pawapay.callback(CALLBACK_URL, depositId))));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await holder.query('COMMIT');
+    await holder.end();
+    const outcomes = await racing;
     expect(outcomes.filter((o) => o.outcome === 'settled').length).toBeLessThanOrEqual(1);
     await eventually(async () => (await invoiceOf(tenant, invoice.id)).status === 'paid', 10_000, 'invoice paid');
     // Give the janitor time to have run too, then count.

@@ -14,7 +14,7 @@ export const PAGE_LOGGER = Symbol('PAGE_LOGGER');
  * Pages served outside `/v1`, without a key: the sandbox payer page (`/sandbox/pay/<token>`) and
  * the return page (`/pay/return/<token>`). The token — 32 random bytes, made by payments for
  * each payment — is the only credential; pages are never cached, never framed, send no
- * Referer (the token is in the URL) and load nothing from elsewhere. Approve and Decline are
+ * Referer to another origin (the token is in the URL) and load nothing from elsewhere. Approve and Decline are
  * form posts guarded by a double-submit CSRF token and, when the browser sends one, an Origin
  * check.
  */
@@ -79,7 +79,9 @@ export class PayerPagesController {
       .set({
         'content-type': 'text/html; charset=utf-8',
         'cache-control': 'no-store',
-        'referrer-policy': 'no-referrer',
+        // The token is in the URL: no Referer leaves for another origin; same-origin posts keep
+        // their Origin header (under no-referrer a browser sends `Origin: null`).
+        'referrer-policy': 'same-origin',
         'x-frame-options': 'DENY',
         'x-content-type-options': 'nosniff',
         'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
