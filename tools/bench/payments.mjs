@@ -35,7 +35,10 @@ const [postgres, kafka] = await Promise.all([
   startKafkaBroker({ dataDir: join(dir, 'kafka') }),
 ]);
 const freePort = () => new Promise((resolve) => {
-  const server = createServer().listen(0, '127.0.0.1', () => server.close(() => resolve(server.address().port)));
+  const server = createServer().listen(0, '127.0.0.1', () => {
+    const { port } = server.address();
+    server.close(() => resolve(port));
+  });
 });
 
 const prefix = `bench-${randomBytes(3).toString('hex')}`;
@@ -43,6 +46,13 @@ const [subscriptionPort, invoicingPort, paymentsPort, httpPort] = await Promise.
 const baseUrl = `http://127.0.0.1:${httpPort}`;
 const operatorToken = randomBytes(16).toString('hex');
 const children = [];
+// Whatever happens, the processes this bench started stop with it.
+const stopChildren = () => children.forEach((child) => child.exitCode === null && child.kill('SIGTERM'));
+process.on('exit', stopChildren);
+process.on('uncaughtException', (error) => {
+  console.error(error);
+  process.exit(1);
+});
 async function startApp(app, port, env) {
   await postgres.ensureDatabase(`bench_${app}`);
   const child = spawn(process.execPath, [join(ROOT, 'apps', app, 'dist', 'main.js')], {
@@ -81,9 +91,15 @@ async function call(method, path, body) {
 
 // invoice.paid arrivals on Kafka, by invoice id.
 const paidAt = new Map();
-const consumer = new Kafka({ clientId: 'bench-payments', brokers: kafka.brokers.split(','), logLevel: logLevel.NOTHING }).consumer({ groupId: `${prefix}-bench` });
+const kafkaClient = new Kafka({ clientId: 'bench-payments', brokers: kafka.brokers.split(','), logLevel: logLevel.NOTHING });
+const paidTopic = publicEventsTopic('invoicing', { KAFKA_TOPIC_PREFIX: prefix });
+const admin = kafkaClient.admin();
+await admin.connect();
+await admin.createTopics({ topics: [{ topic: paidTopic, numPartitions: 3 }], waitForLeaders: true }).catch(() => undefined);
+await admin.disconnect();
+const consumer = kafkaClient.consumer({ groupId: `${prefix}-bench` });
 await consumer.connect();
-await consumer.subscribe({ topic: publicEventsTopic('invoicing', { KAFKA_TOPIC_PREFIX: prefix }), fromBeginning: true });
+await consumer.subscribe({ topic: paidTopic, fromBeginning: true });
 await consumer.run({
   eachMessage: async ({ message }) => {
     const event = decodePublicEvent(message.value.toString());
