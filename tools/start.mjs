@@ -126,6 +126,9 @@ async function main() {
   const portOf = (name) => SERVICES.find(({ app }) => app === name).port;
   process.env.CATALOG_GRPC_ADDR = `127.0.0.1:${portOf('catalog')}`;
   process.env.INVOICING_GRPC_ADDR = `127.0.0.1:${portOf('invoicing')}`;
+  // Invoices link to the gateway's pages, and payments send payers there: on this port.
+  process.env.PAYMENT_PAGE_URL ??= `http://127.0.0.1:${HTTP_PORT}/pay`;
+  process.env.PAYMENT_PAGES_URL ??= `http://127.0.0.1:${HTTP_PORT}`;
   await step(`Starting ${SERVICES.map(({ app }) => app).join(', ')} (migrations included)…`, async () => {
     for (const { app, start, port } of SERVICES) {
       await postgres.ensureDatabase(databaseName(app));

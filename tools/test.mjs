@@ -7,7 +7,7 @@
 //   5. the Helm chart and deploy files (helm lint/template, manifests up to date)
 // Set RECUR_TEST_SKIP_HELM=1 to skip step 5 on a machine without Go.
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,6 +44,13 @@ try {
     await step('install pdftotext (poppler-utils)', async () => {
       await run('apt-get', ['update', '-qq']);
       await run('apt-get', ['install', '-y', '-qq', 'poppler-utils']);
+    });
+  }
+  // The payer pages are tested in real Chromium (playwright-core drives Debian's build).
+  if (!existsSync(process.env.RECUR_CHROMIUM_PATH ?? '/usr/bin/chromium')) {
+    await step('install Chromium', async () => {
+      await run('apt-get', ['update', '-qq']);
+      await run('apt-get', ['install', '-y', '-qq', 'chromium']);
     });
   }
   await step('typecheck', () => run('npx', ['nx', 'run-many', '-t', 'typecheck', '--output-style=stream-without-prefixes']));

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
+import express from 'express';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { applyMigrations } from '@recur/persistence';
 import { CLOCK, type Clock } from '@recur/kernel';
@@ -31,6 +32,9 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   // The request id comes first, so even a body that fails to parse gets one.
   const requestId = new RequestIdMiddleware();
   app.use(requestId.use.bind(requestId));
+  // Provider callbacks are verified over their exact bytes; the payer pages post forms.
+  app.use('/callbacks', express.raw({ type: () => true, limit: '64kb' }));
+  app.use('/sandbox/pay', express.urlencoded({ extended: false, limit: '8kb' }));
   app.useBodyParser('json', { limit: BODY_LIMIT });
   app.useGlobalPipes(createValidationPipe());
   app.useGlobalFilters(new ApiExceptionFilter(logger));

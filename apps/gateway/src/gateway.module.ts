@@ -1,5 +1,6 @@
 import { type DynamicModule, type MiddlewareConsumer, Module, type NestModule, RequestMethod } from '@nestjs/common';
 import { CLOCK, systemClock } from '@recur/kernel';
+import { JsonLogger } from '@recur/telemetry';
 import { AccountsService } from './accounts/accounts.service';
 import { OperatorController } from './accounts/operator.controller';
 import { OperatorTokenGuard } from './accounts/operator-token.guard';
@@ -14,6 +15,8 @@ import { IdempotencyRepository } from './idempotency/idempotency.repository';
 import { PrismaService } from './infrastructure/prisma.service';
 import { ServiceClients } from './infrastructure/service-clients';
 import { OpenApiController } from './openapi/openapi.controller';
+import { PAGE_LOGGER, PayerPagesController } from './pages/payer-pages.controller';
+import { ProviderCallbacksController } from './pages/provider-callbacks.controller';
 import { ApiController } from './routing/api.controller';
 import { RoutePolicyMiddleware } from './routing/route-policy.middleware';
 
@@ -27,10 +30,11 @@ export class GatewayModule implements NestModule {
   static forConfig(config: GatewayConfig): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [ApiController, OperatorController, HealthController, OpenApiController],
+      controllers: [ApiController, OperatorController, HealthController, OpenApiController, PayerPagesController, ProviderCallbacksController],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },
         { provide: CLOCK, useValue: systemClock },
+        { provide: PAGE_LOGGER, useValue: new JsonLogger('gateway') },
         { provide: PrismaService, useFactory: () => new PrismaService(config.databaseUrl) },
         ServiceClients,
         ApiKeysRepository,

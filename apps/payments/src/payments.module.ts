@@ -1,6 +1,17 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { CLOCK, type Clock, systemClock } from '@recur/kernel';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
+import { Commands } from './infrastructure/commands';
 import { PrismaService } from './infrastructure/prisma.service';
+import { InvoicingClient } from './invoices/invoicing.client';
+import { PaymentJanitor } from './payments/payment-janitor.worker';
+import { PaymentsGrpcController } from './payments/payments.grpc.controller';
+import { PaymentsRepository } from './payments/payments.repository';
+import { PaymentsService } from './payments/payments.service';
+import { PAYMENTS_CONFIG, type PaymentsConfig, paymentsConfigFromEnv } from './payments-config';
+import { PawapayAdapter } from './providers/pawapay.adapter';
+import { LIVE_ADAPTER, ProviderAdapters, SANDBOX_ADAPTER } from './providers/provider-adapters.service';
+import { SandboxAdapter } from './providers/sandbox.adapter';
 
 /** Owns payment initiation and attempts, provider adapters, provider callbacks, refunds at the provider and prepaid wallets. */
 @Module({})
@@ -8,10 +19,29 @@ export class PaymentsModule {
   static forRuntime(runtime: ServiceRuntime): DynamicModule {
     return {
       module: PaymentsModule,
-      controllers: [],
+      controllers: [PaymentsGrpcController],
       providers: [
         { provide: SERVICE_RUNTIME, useValue: runtime },
         { provide: PrismaService, useFactory: () => new PrismaService(runtime.config.databaseUrl) },
+        { provide: PAYMENTS_CONFIG, useFactory: () => paymentsConfigFromEnv() },
+        { provide: CLOCK, useValue: systemClock },
+        { provide: SANDBOX_ADAPTER, inject: [PAYMENTS_CONFIG], useFactory: (config: PaymentsConfig) => new SandboxAdapter(config.pagesUrl) },
+        { provide: LIVE_ADAPTER, inject: [PAYMENTS_CONFIG, CLOCK], useFactory: (config: PaymentsConfig, clock: Clock) => new PawapayAdapter(config.pawapay, clock) },
+        Commands,
+        ProviderAdapters,
+        InvoicingClient,
+        PaymentsRepository,
+        PaymentsService,
+        {
+          provide: PaymentJanitor,
+          inject: [PrismaService, PaymentsService, ProviderAdapters, InvoicingClient, CLOCK, PAYMENTS_CONFIG],
+          useFactory: (prisma: PrismaService, payments: PaymentsService, adapters: ProviderAdapters, invoicing: InvoicingClient, clock: Clock, config: PaymentsConfig) =>
+            new PaymentJanitor(prisma, payments, adapters, invoicing, clock, {
+              databaseUrl: runtime.config.databaseUrl,
+              checkDelayMs: (attempts) => Math.min(config.statusCheckAfterMs * 2 ** Math.max(0, attempts - 1), 30 * 60_000),
+              log: (message, fields) => runtime.logger.warn(message, fields),
+            }),
+        },
       ],
     };
   }

@@ -8,6 +8,7 @@ import { CustomersGrpcController } from './customers/customers.grpc.controller';
 import { CustomersRepository } from './customers/customers.repository';
 import { CustomersService } from './customers/customers.service';
 import { Commands, PgCommands } from './infrastructure/commands';
+import { InvoicePaidConsumer } from './invoice-payments/invoice-paid.consumer';
 import { PrismaService } from './infrastructure/prisma.service';
 import { SUBSCRIPTION_CONFIG, subscriptionConfigFromEnv } from './subscription-config';
 import { CatalogPlans } from './subscriptions/catalog-plans.client';
@@ -40,6 +41,7 @@ export class SubscriptionModule {
         SubscriptionsRepository,
         SubscriptionsService,
         InvoicingClient,
+        InvoicePaidConsumer,
         {
           provide: BillingClock,
           inject: [PrismaService, SubscriptionsRepository, InvoicingClient, CLOCK],

@@ -4,3 +4,4 @@ export * from './event-types';
 export * from './bounds';
 export * from './invoice';
 export * from './usage';
+export * from './payment';

@@ -52,13 +52,17 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
   const grpcPorts = await Promise.all(SERVICES.map(() => freePort()));
   SERVICES.forEach((service, index) => (addresses[service] = `127.0.0.1:${grpcPorts[index]}`));
   const peerEnv = Object.fromEntries(SERVICES.map((service) => [peerVariable(service), addresses[service]]));
+  // The gateway's address is known first: invoices link to its pages, payments send payers there.
+  const httpPort = await freePort();
+  const pagesUrl = `http://127.0.0.1:${httpPort}`;
+  const pageEnv: Partial<Record<ServiceName, Record<string, string>>> = { invoicing: { PAYMENT_PAGE_URL: `${pagesUrl}/pay` }, payments: { PAYMENT_PAGES_URL: pagesUrl } };
   const starting = await Promise.allSettled(
     SERVICES.map(async (service, index) => {
       const databaseUrl = await createTestDatabase(service.replace(/-/g, '_'));
       const grpcPort = grpcPorts[index];
       databaseUrls[service] = databaseUrl;
       const app = await startApp(service, {
-        env: { ...common, ...peerEnv, DATABASE_URL: databaseUrl, GRPC_PORT: String(grpcPort), RECUR_TRACE_FILE: join(traceDir, `${service}.jsonl`), ...options.env?.[service] },
+        env: { ...common, ...peerEnv, ...pageEnv[service], DATABASE_URL: databaseUrl, GRPC_PORT: String(grpcPort), RECUR_TRACE_FILE: join(traceDir, `${service}.jsonl`), ...options.env?.[service] },
         ready: { grpcPort },
       });
       return [service, app] as const;
@@ -74,7 +78,6 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
   const failed = starting.find((outcome) => outcome.status === 'rejected');
   if (failed) await abandon(failed.reason);
   const operatorToken = randomBytes(16).toString('hex');
-  const httpPort = await freePort();
   databaseUrls.gateway = await createTestDatabase('gateway');
   const gateway = await startApp('gateway', {
     env: {

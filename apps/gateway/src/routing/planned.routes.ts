@@ -9,8 +9,7 @@ export const PLANNED_ROUTES = [
   ...defineRoutes('Invoices', [
     planned('POST', '/v1/invoices/:id/resend', 'Resend an invoice by e-mail'),
   ]),
-  ...defineRoutes('Payments', [
-    planned('POST', '/v1/payments/initiate', 'Start paying an invoice'),
+  ...defineRoutes('Refunds', [
     planned('POST', '/v1/refunds', 'Fully refund a paid invoice'),
     planned('GET', '/v1/refunds', 'List credit notes'),
   ]),

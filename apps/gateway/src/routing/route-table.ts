@@ -4,6 +4,7 @@ import { ADDON_ROUTES } from '../addons/addons.routes';
 import { COUPON_ROUTES } from '../coupons/coupons.routes';
 import { CUSTOMER_ROUTES } from '../customers/customers.routes';
 import { INVOICE_ROUTES } from '../invoices/invoices.routes';
+import { PAYMENT_ROUTES } from '../payments/payments.routes';
 import { PLAN_ROUTES } from '../plans/plans.routes';
 import { PROMOTION_CODE_ROUTES } from '../promotion-codes/promotion-codes.routes';
 import { SUBSCRIPTION_ROUTES } from '../subscriptions/subscriptions.routes';
@@ -32,6 +33,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...SUBSCRIPTION_ROUTES,
   ...TEST_CLOCK_ROUTES,
   ...USAGE_ROUTES,
+  ...PAYMENT_ROUTES,
   ...PLANNED_ROUTES,
 ];
 

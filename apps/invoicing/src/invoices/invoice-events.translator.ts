@@ -12,6 +12,8 @@ import { toInvoiceJson, toInvoiceMessage } from './invoice.mapper';
  * link), so it is published when an invoice is finalized — at creation with status `open`,
  * on finalize of a draft, or for a renewal — never for a draft. `data.source` says which
  * path raised it (`manual`, `subscription_cycle`, …), the same as the invoice's billing_reason.
+ * `invoice.paid` and `invoice.payment_failed` name the payment (`data.payment`), the latter
+ * with the provider's reason (`data.failure_code`).
  */
 export function translateInvoiceEvent(event: InvoiceEvent): OutboxEvent[] {
   const { invoice } = event;
@@ -32,5 +34,19 @@ export function translateInvoiceEvent(event: InvoiceEvent): OutboxEvent[] {
         newInternalEvent(tenant, id, invoicingEventsV1.InvoiceVoidedSchema, { invoice: message }, invoice.updatedAt),
         newPublicEvent(tenant, 'invoice.voided', id, { object: toInvoiceJson(invoice) }, invoice.updatedAt),
       ];
+    case 'paid': {
+      const data: PublicEventData & { payment: string } = { object: toInvoiceJson(invoice), payment: event.paymentId };
+      return [
+        newInternalEvent(tenant, id, invoicingEventsV1.InvoicePaidSchema, { invoice: message, paymentId: event.paymentId }, invoice.updatedAt),
+        newPublicEvent(tenant, 'invoice.paid', id, data, invoice.updatedAt),
+      ];
+    }
+    case 'payment_failed': {
+      const data: PublicEventData & { payment: string; failure_code: string } = { object: toInvoiceJson(invoice), payment: event.paymentId, failure_code: event.failureCode };
+      return [
+        newInternalEvent(tenant, id, invoicingEventsV1.InvoicePaymentFailedSchema, { invoice: message, paymentId: event.paymentId, failureCode: event.failureCode }, invoice.updatedAt),
+        newPublicEvent(tenant, 'invoice.payment_failed', id, data, invoice.updatedAt),
+      ];
+    }
   }
 }

@@ -1,6 +1,6 @@
 import { INVOICE_CREATE_STATUSES, INVOICE_DEFAULT_DUE_DAYS, INVOICE_DESCRIPTION_MAX, INVOICE_LINES_MAX, type InvoiceStatus, isCalendarDate, QUANTITY_MAX } from '@recur/vocabulary';
 import { checkMetadata, DomainError, failedPrecondition, invalidArgument, type Metadata, newId, type TenantRef } from '@recur/kernel';
-import { AMOUNT_MAX, checkCurrencyCode, compare, type Money, money, subtract, sum, zero } from '@recur/money';
+import { add, AMOUNT_MAX, checkCurrencyCode, compare, type Money, money, subtract, sum, zero } from '@recur/money';
 
 /** Who is billed, as the invoice keeps it: taken at creation and again at finalization. */
 export interface BilledCustomer {
@@ -56,7 +56,9 @@ export interface Invoice {
 export type InvoiceEvent =
   | { kind: 'created'; invoice: Invoice }
   | { kind: 'finalized'; invoice: Invoice }
-  | { kind: 'voided'; invoice: Invoice };
+  | { kind: 'voided'; invoice: Invoice }
+  | { kind: 'paid'; invoice: Invoice; paymentId: string }
+  | { kind: 'payment_failed'; invoice: Invoice; paymentId: string; failureCode: string };
 
 /** An invoice after a change, with the events the change recorded; the use case saves both at once. */
 export interface InvoiceChange {
@@ -66,8 +68,8 @@ export interface InvoiceChange {
 
 /**
  * The state machine: each move and the statuses it may start from (README, Invoices).
- * `pay`, `fail` and `refund` are the payments capability's moves; they are listed so the
- * whole machine is one table, and land with it.
+ * `pay` and `fail` are the settlements the payments service reports; `refund` lands with
+ * refunds and credit notes.
  */
 export const INVOICE_MOVES = {
   finalize: ['draft'],
@@ -82,6 +84,7 @@ export type InvoiceMove = keyof typeof INVOICE_MOVES;
 function refusal(move: InvoiceMove, invoice: Invoice): DomainError {
   const code =
     move === 'finalize' ? 'invoice_not_draft'
+      : move === 'pay' && invoice.status === 'void' ? 'invoice_void'
       : invoice.status === 'void' ? 'invoice_already_void'
         : invoice.status === 'paid' ? 'invoice_paid'
           : invoice.status === 'refunded' ? 'invoice_refunded'
@@ -325,6 +328,40 @@ export function voidInvoice(invoice: Invoice, now: Date): InvoiceChange {
   assertMove(invoice, 'void');
   const voided: Invoice = { ...invoice, status: 'void', amountDue: zero(invoice.currency), voidedAt: now, updatedAt: now };
   return { invoice: voided, events: [{ kind: 'voided', invoice: voided }] };
+}
+
+/** What a settled payment tells the invoice. */
+export interface Settlement {
+  paymentId: string;
+  amount: Money;
+  paidAt: Date;
+}
+
+/**
+ * An open or failed invoice is paid by a payment of exactly its amount due: `amount_paid`
+ * becomes the total, `amount_due` zero (`invoice.paid`). The failed move is where dunning starts.
+ */
+export function payInvoice(invoice: Invoice, settlement: Settlement, now: Date): InvoiceChange {
+  assertMove(invoice, 'pay');
+  if (settlement.amount.currency !== invoice.currency || settlement.amount.amountMinor !== invoice.amountDue.amountMinor) {
+    throw invalidArgument('amount', `the payment's amount must equal the amount due (${invoice.amountDue.amountMinor} ${invoice.currency})`, 'amount_mismatch');
+  }
+  const paid: Invoice = {
+    ...invoice,
+    status: 'paid',
+    amountPaid: add(invoice.amountPaid, settlement.amount),
+    amountDue: zero(invoice.currency),
+    paidAt: settlement.paidAt,
+    updatedAt: now,
+  };
+  return { invoice: paid, events: [{ kind: 'paid', invoice: paid, paymentId: settlement.paymentId }] };
+}
+
+/** A payment attempt of an open invoice failed at the provider: the invoice is failed (`invoice.payment_failed`). */
+export function failInvoicePayment(invoice: Invoice, paymentId: string, failureCode: string, now: Date): InvoiceChange {
+  assertMove(invoice, 'fail');
+  const failed: Invoice = { ...invoice, status: 'failed', updatedAt: now };
+  return { invoice: failed, events: [{ kind: 'payment_failed', invoice: failed, paymentId, failureCode }] };
 }
 
 /** Created and finalized in one command: the invoice is recorded as created in its final form. */

@@ -2,7 +2,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { invoicingV1, moneyFromMessage, requireTenant } from '@recur/contracts';
-import { checkPage, invalidArgument, pageInfo } from '@recur/kernel';
+import { checkPage, hasPrefix, invalidArgument, pageInfo } from '@recur/kernel';
 import { fromInt64 } from '@recur/money';
 import { CustomerDirectory } from '../customers/customer-directory.client';
 import { Commands } from '../infrastructure/commands';
@@ -14,6 +14,10 @@ const fromUnixSeconds = (seconds: bigint, param: string): Date => {
   const value = fromInt64(seconds, param);
   if (value <= 0) throw invalidArgument(param, `${param} must be a positive unix time in seconds`);
   return new Date(value * 1000);
+};
+const checkPaymentId = (id: string): string => {
+  if (!hasPrefix(id, 'pay')) throw invalidArgument('payment_id', 'payment_id must be a payment id (pay_…)');
+  return id;
 };
 const optionalTime = (seconds: bigint, param: string): Date | null => (seconds === 0n ? null : fromUnixSeconds(seconds, param));
 
@@ -107,6 +111,28 @@ export class InvoicesGrpcController {
     const tenant = requireTenant(request.tenant);
     return this.commands.run(tenant, request, invoicingV1.VoidInvoiceResponseSchema, async (tx) => ({
       invoice: toInvoiceMessage(await this.invoices.void(tx, tenant, request.id)),
+    }));
+  }
+
+  /** Idempotent by payment id: the payment id is the command's request id, whatever the caller sent. */
+  @GrpcMethod('InvoicingService', 'PayInvoice')
+  async payInvoice(request: invoicingV1.PayInvoiceRequest): Promise<invoicingV1.PayInvoiceResponse> {
+    const tenant = requireTenant(request.tenant);
+    const paymentId = checkPaymentId(request.paymentId);
+    return this.commands.run(tenant, { requestId: paymentId }, invoicingV1.PayInvoiceResponseSchema, async (tx) => ({
+      invoice: toInvoiceMessage(
+        await this.invoices.pay(tx, tenant, request.id, { paymentId, amount: moneyFromMessage(request.amount), paidAt: fromUnixSeconds(request.paidAt, 'paid_at') }),
+      ),
+    }));
+  }
+
+  /** Idempotent by payment id, as PayInvoice. */
+  @GrpcMethod('InvoicingService', 'FailInvoicePayment')
+  async failInvoicePayment(request: invoicingV1.FailInvoicePaymentRequest): Promise<invoicingV1.FailInvoicePaymentResponse> {
+    const tenant = requireTenant(request.tenant);
+    const paymentId = checkPaymentId(request.paymentId);
+    return this.commands.run(tenant, { requestId: paymentId }, invoicingV1.FailInvoicePaymentResponseSchema, async (tx) => ({
+      invoice: toInvoiceMessage(await this.invoices.failPayment(tx, tenant, request.id, paymentId, request.failureCode || 'payment_failed')),
     }));
   }
 

@@ -14,6 +14,9 @@ import {
   type Invoice,
   type InvoiceChange,
   type OneOffInvoiceFields,
+  failInvoicePayment,
+  payInvoice,
+  type Settlement,
   type SubscriptionInvoiceFields,
   voidInvoice,
 } from './invoice';
@@ -72,6 +75,20 @@ export class InvoicesService {
 
   async void(tx: Tx, tenant: TenantRef, id: string): Promise<Invoice> {
     const change = voidInvoice(await this.invoices.getForUpdate(tx, tenant, id), this.now());
+    await this.invoices.update(tx, change);
+    return change.invoice;
+  }
+
+  /** Records a settled payment on the invoice (`pay`). The caller makes it idempotent by payment id. */
+  async pay(tx: Tx, tenant: TenantRef, id: string, settlement: Settlement): Promise<Invoice> {
+    const change = payInvoice(await this.invoices.getForUpdate(tx, tenant, id), settlement, this.now());
+    await this.invoices.update(tx, change);
+    return change.invoice;
+  }
+
+  /** Records a failed payment attempt on the invoice (`fail`): dunning starts from here. */
+  async failPayment(tx: Tx, tenant: TenantRef, id: string, paymentId: string, failureCode: string): Promise<Invoice> {
+    const change = failInvoicePayment(await this.invoices.getForUpdate(tx, tenant, id), paymentId, failureCode, this.now());
     await this.invoices.update(tx, change);
     return change.invoice;
   }

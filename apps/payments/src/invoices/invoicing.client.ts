@@ -1,0 +1,63 @@
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { createServiceClient, fromGrpcError, invoicingV1, moneyFromMessage, type ServiceClient, toMoneyMessage, toTenantMessage } from '@recur/contracts';
+import { invalidArgument, type TenantRef, unixSeconds } from '@recur/kernel';
+import type { PayableInvoice, Payment } from '../payments/payment';
+import { PAYMENTS_CONFIG, type PaymentsConfig } from '../payments-config';
+
+const INVOICING_TIMEOUT_MS = 5_000;
+
+/** What payments tells invoicing when a payment settles; idempotent by payment id on invoicing's side. */
+export interface SettlementRecorder {
+  /** Records the payment's outcome on its invoice; a refusal of the move (already paid, void…) is an answer too. */
+  apply(payment: Payment): Promise<'applied' | { refused: string }>;
+}
+
+/** The invoicing service as payments uses it: the invoice to pay, and the settlement moves. */
+@Injectable()
+export class InvoicingClient implements SettlementRecorder, OnModuleDestroy {
+  private readonly client: ServiceClient<typeof invoicingV1.InvoicingService>;
+
+  constructor(@Inject(PAYMENTS_CONFIG) config: PaymentsConfig) {
+    this.client = createServiceClient(invoicingV1.InvoicingService, config.invoicingGrpcAddr);
+  }
+
+  onModuleDestroy(): void {
+    this.client.close();
+  }
+
+  /** The invoice as payments needs it; an invoice unknown in the tenant is a bad `invoice_id`. */
+  async payableInvoice(tenant: TenantRef, id: string): Promise<PayableInvoice> {
+    try {
+      const { invoice } = await this.client.getInvoice({ tenant: toTenantMessage(tenant), id }, { timeoutMs: INVOICING_TIMEOUT_MS });
+      return { id: invoice!.id, number: invoice!.number, status: invoice!.status, amountDue: moneyFromMessage(invoice!.amountDue, 'amount_due') };
+    } catch (failure) {
+      const error = fromGrpcError(failure);
+      if (error.kind === 'not_found') throw invalidArgument('invoice_id', `No such invoice: '${id}'`, 'resource_missing');
+      throw error;
+    }
+  }
+
+  async apply(payment: Payment): Promise<'applied' | { refused: string }> {
+    const tenant = toTenantMessage(payment.tenant);
+    try {
+      if (payment.status === 'succeeded') {
+        await this.client.payInvoice(
+          { tenant, id: payment.invoiceId, paymentId: payment.id, amount: toMoneyMessage(payment.amount), paidAt: BigInt(unixSeconds(payment.settledAt!)), requestId: payment.id },
+          { timeoutMs: INVOICING_TIMEOUT_MS },
+        );
+      } else {
+        await this.client.failInvoicePayment(
+          { tenant, id: payment.invoiceId, paymentId: payment.id, failureCode: payment.failureCode ?? 'payment_failed', requestId: payment.id },
+          { timeoutMs: INVOICING_TIMEOUT_MS },
+        );
+      }
+      return 'applied';
+    } catch (failure) {
+      const error = fromGrpcError(failure);
+      // The invoice moved on (paid by another payment, voided): nothing to retry. The refund of a
+      // payment that succeeded on an invoice that can no longer take it is the refunds capability's.
+      if (error.kind === 'failed_precondition') return { refused: error.code };
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,135 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import { DomainError, failedPrecondition, invalidArgument, newId, type TenantRef } from '@recur/kernel';
+import type { Money } from '@recur/money';
+import { isPaymentProvider, PAYMENT_PROVIDER_CODES, PAYMENT_PROVIDERS, type PaymentProvider, type PaymentStatus } from '@recur/vocabulary';
+
+/** The adapter a payment runs on. Chosen by the tenant's mode (adapterFor), never by a caller. */
+export type AdapterName = 'sandbox' | 'pawapay';
+
+/** A payment attempt as the domain sees it; persistence and transport map to and from this. */
+export interface Payment {
+  id: string;
+  tenant: TenantRef;
+  invoiceId: string;
+  invoiceNumber: string;
+  status: PaymentStatus;
+  amount: Money;
+  /** E.164: `+260971000001`. */
+  phoneNumber: string;
+  provider: PaymentProvider;
+  adapter: AdapterName;
+  /** The provider's id of the payment: pawaPay's depositId (a UUIDv4 we choose before calling it). */
+  providerPaymentId: string;
+  /** The unguessable token of the payer pages (32 random bytes, base64url). */
+  pageToken: string;
+  redirectUrl: string;
+  failureCode: string | null;
+  failureMessage: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  settledAt: Date | null;
+}
+
+export type PaymentEvent = { kind: 'succeeded'; payment: Payment } | { kind: 'failed'; payment: Payment };
+
+export interface PaymentChange {
+  payment: Payment;
+  events: PaymentEvent[];
+}
+
+/** Two worlds, enforced here: a sandbox tenant's payments run on the simulator, a live tenant's on pawaPay. */
+export const adapterFor = (tenant: TenantRef): AdapterName => (tenant.livemode ? 'pawapay' : 'sandbox');
+
+/** What an invoice must look like to be paid: the fields payments reads from invoicing. */
+export interface PayableInvoice {
+  id: string;
+  number: string;
+  status: string;
+  amountDue: Money;
+}
+
+/** Only open or failed invoices are collected; each other status answers its own code (409 at the gateway). */
+export function assertPayable(invoice: PayableInvoice): void {
+  if (invoice.status === 'open' || invoice.status === 'failed') return;
+  const code = invoice.status === 'void' ? 'invoice_void' : `invoice_${invoice.status}`;
+  throw failedPrecondition(code, `Invoice '${invoice.id}' is ${invoice.status}; only open or failed invoices can be paid.`);
+}
+
+/**
+ * A phone number in international format (`+` and the country code), valid for its country by
+ * libphonenumber's metadata, and in the country its provider serves. Answers E.164.
+ */
+export function checkPhoneNumber(value: string, provider: PaymentProvider): string {
+  const trimmed = value.trim();
+  if (!trimmed.startsWith('+')) throw invalidArgument('phone_number', 'phone_number must be in international format, starting with + and the country code');
+  const parsed = parsePhoneNumberFromString(trimmed);
+  if (!parsed || !parsed.isValid()) throw invalidArgument('phone_number', `phone_number '${value}' is not a valid phone number`);
+  const country = PAYMENT_PROVIDERS[provider];
+  if (parsed.country !== country) {
+    throw invalidArgument('phone_number', `phone_number is not a ${country} number; provider ${provider} serves ${country} only`, 'phone_number_provider_mismatch');
+  }
+  return parsed.number;
+}
+
+export function checkProvider(value: string): PaymentProvider {
+  if (!isPaymentProvider(value)) throw invalidArgument('provider', `provider must be one of ${PAYMENT_PROVIDER_CODES.join(', ')}`);
+  return value;
+}
+
+export interface NewPaymentFields {
+  invoice: PayableInvoice;
+  phoneNumber: string;
+  provider: string;
+}
+
+/** A new pending payment of the invoice's amount due; the redirect address comes from its adapter. */
+export function newPayment(tenant: TenantRef, fields: NewPaymentFields, now: Date): Payment {
+  const provider = checkProvider(fields.provider);
+  const phoneNumber = checkPhoneNumber(fields.phoneNumber, provider);
+  assertPayable(fields.invoice);
+  if (fields.invoice.amountDue.amountMinor <= 0) throw failedPrecondition('invoice_nothing_due', `Invoice '${fields.invoice.id}' has nothing due.`);
+  return {
+    id: newId('pay'),
+    tenant,
+    invoiceId: fields.invoice.id,
+    invoiceNumber: fields.invoice.number,
+    status: 'pending',
+    amount: fields.invoice.amountDue,
+    phoneNumber,
+    provider,
+    adapter: adapterFor(tenant),
+    providerPaymentId: randomUUID(),
+    pageToken: randomBytes(32).toString('base64url'),
+    redirectUrl: '',
+    failureCode: null,
+    failureMessage: null,
+    createdAt: now,
+    updatedAt: now,
+    settledAt: null,
+  };
+}
+
+/** What a provider (or the sandbox payer) says became of a payment. */
+export type Outcome = { status: 'succeeded' } | { status: 'failed'; code: string; message: string };
+
+/**
+ * Settles a pending payment once: a payment already settled is left as it is, whatever the
+ * second report says (a duplicate callback, a callback racing the janitor), and records nothing.
+ */
+export function settle(payment: Payment, outcome: Outcome, now: Date): PaymentChange {
+  if (payment.status !== 'pending') return { payment, events: [] };
+  const settled: Payment =
+    outcome.status === 'succeeded'
+      ? { ...payment, status: 'succeeded', settledAt: now, updatedAt: now }
+      : { ...payment, status: 'failed', failureCode: outcome.code, failureMessage: outcome.message, settledAt: now, updatedAt: now };
+  return { payment: settled, events: [{ kind: outcome.status, payment: settled }] };
+}
+
+/** A payment whose page session ended without the payer paying (the janitor's verdict). */
+export const EXPIRED = { status: 'failed', code: 'payment_expired', message: 'The payer did not complete the payment before the session ended.' } as const satisfies Outcome;
+
+/** The provider refused to start the payment: it fails at once, as a failed attempt. */
+export const rejectedAtStart = (payment: Payment, code: string, message: string, now: Date): PaymentChange => settle(payment, { status: 'failed', code, message }, now);
+
+export const paymentNotFound = (id: string) => new DomainError('not_found', 'resource_missing', `No such payment: '${id}'`, 'id');

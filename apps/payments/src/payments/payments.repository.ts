@@ -1,0 +1,89 @@
+import { Injectable } from '@nestjs/common';
+import type { Page, TenantRef } from '@recur/kernel';
+import { appendToOutbox } from '@recur/messaging';
+import type { Prisma } from '../generated/prisma/client';
+import { PrismaService } from '../infrastructure/prisma.service';
+import { type Payment, type PaymentChange, paymentNotFound } from './payment';
+import { translatePaymentEvent } from './payment-events.translator';
+import { fromPaymentRow, toPaymentColumns } from './payment.mapper';
+
+/** The producer name of this service's topics (`<namespace>.payments.internal`). */
+export const PRODUCER = 'payments';
+/** NOTIFY channel that wakes the payment janitor when a payment has work (PaymentJanitor). */
+export const PAYMENTS_DUE_CHANNEL = 'payments_due';
+
+type Tx = Prisma.TransactionClient;
+
+/**
+ * Payments in the service's database; tenant-scoped queries filter by account and mode. Saving
+ * a change writes its events to the outbox and schedules the janitor's next look, in the
+ * caller's transaction.
+ */
+@Injectable()
+export class PaymentsRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  async get(tenant: TenantRef, id: string, tx: Tx = this.prisma): Promise<Payment> {
+    const row = await tx.payment.findFirst({ where: { id, accountId: tenant.accountId, livemode: tenant.livemode } });
+    if (!row) throw paymentNotFound(id);
+    return fromPaymentRow(row);
+  }
+
+  /** Locks the payment for the rest of the transaction: concurrent settlements of one payment serialise. */
+  async getForUpdate(tx: Tx, id: string): Promise<Payment | undefined> {
+    const [row] = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM payments WHERE id = ${id} FOR UPDATE`;
+    if (!row) return undefined;
+    return fromPaymentRow((await tx.payment.findUnique({ where: { id } }))!);
+  }
+
+  /** The payment behind a page token; the token is the page's only credential. */
+  async findByPageToken(token: string): Promise<Payment | undefined> {
+    const row = await this.prisma.payment.findUnique({ where: { pageToken: token } });
+    return row ? fromPaymentRow(row) : undefined;
+  }
+
+  /** The payment a provider names by its own id (pawaPay's depositId). */
+  async findByProviderPaymentId(providerPaymentId: string): Promise<Payment | undefined> {
+    const row = await this.prisma.payment.findUnique({ where: { providerPaymentId } });
+    return row ? fromPaymentRow(row) : undefined;
+  }
+
+  /** Serialises the initiations of one invoice until the transaction ends. */
+  async lockInvoice(tx: Tx, tenant: TenantRef, invoiceId: string): Promise<void> {
+    const key = JSON.stringify(['payment-invoice', tenant.accountId, tenant.livemode, invoiceId]);
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`;
+  }
+
+  async findPending(tx: Tx, tenant: TenantRef, invoiceId: string): Promise<Payment | undefined> {
+    const row = await tx.payment.findFirst({ where: { accountId: tenant.accountId, livemode: tenant.livemode, invoiceId, status: 'pending' } });
+    return row ? fromPaymentRow(row) : undefined;
+  }
+
+  async list(tenant: TenantRef, page: Page, invoiceId: string | undefined): Promise<{ payments: Payment[]; total: number }> {
+    const where = { accountId: tenant.accountId, livemode: tenant.livemode, ...(invoiceId === undefined ? {} : { invoiceId }) };
+    const [rows, total] = await Promise.all([
+      this.prisma.payment.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
+      this.prisma.payment.count({ where }),
+    ]);
+    return { payments: rows.map(fromPaymentRow), total };
+  }
+
+  /** A new payment; a pending one is first checked at its provider at `checkAt`, a settled one is told to invoicing now. */
+  async insert(tx: Tx, { payment, events }: PaymentChange, checkAt: Date): Promise<void> {
+    await tx.payment.create({ data: { ...toPaymentColumns(payment), dueAt: payment.status === 'pending' ? checkAt : payment.updatedAt } });
+    await this.afterChange(tx, events);
+  }
+
+  /** Saves a settlement: the janitor tells invoicing at once (its attempts start over). */
+  async saveSettlement(tx: Tx, { payment, events }: PaymentChange): Promise<void> {
+    if (events.length === 0) return;
+    const { id: _id, accountId: _a, livemode: _l, ...columns } = toPaymentColumns(payment);
+    await tx.payment.update({ where: { id: payment.id }, data: { ...columns, dueAt: payment.updatedAt, leaseUntil: null, attempts: 0, lastError: null } });
+    await this.afterChange(tx, events);
+  }
+
+  private async afterChange(tx: Tx, events: PaymentChange['events']): Promise<void> {
+    await appendToOutbox(tx, PRODUCER, events.flatMap(translatePaymentEvent));
+    await tx.$executeRaw`SELECT pg_notify(${PAYMENTS_DUE_CHANNEL}, '')`;
+  }
+}

@@ -1,0 +1,135 @@
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import { DomainError, type Clock } from '@recur/kernel';
+import { toDecimalString } from '@recur/money';
+import type { Outcome, Payment } from '../payments/payment';
+import type { PawapayConfig } from '../payments-config';
+import { verifySignedRequest } from './http-message-signatures';
+import type { PaymentProviderAdapter, ProviderCallback, ProviderStatus, ReceivedCallback, RefundRequest, RefundResult, StartResult } from './payment-provider';
+
+/** A payment page session lasts 15 minutes at pawaPay; past it (and a margin) a deposit never made is expired. */
+export const PAWAPAY_SESSION_MS = 15 * 60_000 + 60_000;
+/** What a pawaPay callback signature must cover to be believed. */
+const SIGNED_COMPONENTS = ['@method', '@authority', '@path', 'content-digest'];
+
+interface FailureReason {
+  failureCode?: string;
+  failureMessage?: string;
+}
+
+interface DepositJson {
+  depositId?: string;
+  status?: string;
+  amount?: string;
+  currency?: string;
+  failureReason?: FailureReason;
+}
+
+const unavailable = (message: string) => new DomainError('unavailable', 'provider_unavailable', message);
+
+/** pawaPay's failure codes in ours: lowercase, as every Recur code is (`INSUFFICIENT_BALANCE` → `insufficient_balance`). */
+const failure = (reason: FailureReason | undefined, fallback: string): Extract<Outcome, { status: 'failed' }> => ({
+  status: 'failed',
+  code: (reason?.failureCode ?? fallback).toLowerCase(),
+  message: reason?.failureMessage ?? 'The provider reported the payment as failed.',
+});
+
+/** A final deposit status in our terms; null while pawaPay still works on it. */
+function outcomeOf(deposit: DepositJson): Outcome | null {
+  if (deposit.status === 'COMPLETED') return { status: 'succeeded' };
+  if (deposit.status === 'FAILED') return failure(deposit.failureReason, 'PAYMENT_FAILED');
+  return null;
+}
+
+/**
+ * The live adapter: pawaPay Merchant API v2 (payment page, deposit status, refunds, signed
+ * callbacks). Base URL and token come from configuration; its sandbox and production differ
+ * only by them. It refuses any sandbox payment itself, a second wall behind adapterFor.
+ */
+export class PawapayAdapter implements PaymentProviderAdapter {
+  readonly name = 'pawapay' as const;
+  private readonly callbackKey: KeyObject | undefined;
+
+  constructor(
+    private readonly config: PawapayConfig,
+    private readonly now: Clock,
+  ) {
+    this.callbackKey = config.callbackPublicKey ? createPublicKey(config.callbackPublicKey) : undefined;
+  }
+
+  async start(payment: Payment, returnUrl: string): Promise<StartResult> {
+    const body = {
+      depositId: payment.providerPaymentId,
+      returnUrl,
+      customerMessage: `Invoice ${payment.invoiceNumber}`.slice(0, 22).padEnd(4, '.'),
+      amountDetails: { amount: toDecimalString(payment.amount), currency: payment.amount.currency.toUpperCase() },
+      phoneNumber: payment.phoneNumber.replace(/^\+/, ''),
+      country: payment.provider.slice(payment.provider.lastIndexOf('_') + 1),
+      reason: `Invoice ${payment.invoiceNumber}`.slice(0, 50),
+      metadata: [{ invoiceId: payment.invoiceId }, { paymentId: payment.id }],
+    };
+    const answer = await this.call<{ redirectUrl?: string; status?: string; failureReason?: FailureReason }>(payment, 'POST', '/v2/paymentpage', body);
+    if (answer.redirectUrl) return { redirectUrl: answer.redirectUrl };
+    const { code, message } = failure(answer.failureReason, 'REJECTED');
+    return { rejected: { code, message } };
+  }
+
+  async status(payment: Payment): Promise<ProviderStatus> {
+    const answer = await this.call<{ status?: string; data?: DepositJson }>(payment, 'GET', `/v2/deposits/${payment.providerPaymentId}`);
+    if (answer.status === 'NOT_FOUND') return { state: 'not_found' };
+    const outcome = answer.data ? outcomeOf(answer.data) : null;
+    return outcome ? { state: 'settled', outcome } : { state: 'pending' };
+  }
+
+  async refund({ refundId, payment, amount }: RefundRequest): Promise<RefundResult> {
+    const answer = await this.call<{ status?: string; failureReason?: FailureReason }>(payment, 'POST', '/v2/refunds', {
+      refundId,
+      depositId: payment.providerPaymentId,
+      amount: toDecimalString(amount),
+      currency: amount.currency.toUpperCase(),
+    });
+    if (answer.status === 'ACCEPTED' || answer.status === 'DUPLICATE_IGNORED') return { accepted: true };
+    const { code, message } = failure(answer.failureReason, 'REJECTED');
+    return { rejected: { code, message } };
+  }
+
+  parseCallback(callback: ReceivedCallback): ProviderCallback {
+    if (!this.callbackKey) {
+      throw new DomainError('unauthenticated', 'signature_invalid', 'pawaPay callbacks are refused: no PAWAPAY_CALLBACK_PUBLIC_KEY is configured (pending payments are resolved by status checks)');
+    }
+    verifySignedRequest(callback, { publicKey: this.callbackKey, required: SIGNED_COMPONENTS, now: this.now() });
+    let deposit: DepositJson;
+    try {
+      deposit = JSON.parse(Buffer.from(callback.body).toString('utf8')) as DepositJson;
+    } catch {
+      throw new DomainError('invalid_argument', 'parameter_invalid', 'the callback body is not JSON', 'body');
+    }
+    if (typeof deposit.depositId !== 'string') throw new DomainError('invalid_argument', 'parameter_invalid', 'the callback names no depositId', 'depositId');
+    return { providerPaymentId: deposit.depositId, outcome: outcomeOf(deposit) };
+  }
+
+  private async call<T>(payment: Payment, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+    // The second wall: whatever called it, a sandbox payment never leaves for a real provider.
+    if (!payment.tenant.livemode) throw new DomainError('internal', 'sandbox_reached_live_provider', `payment ${payment.id} is a sandbox payment; pawaPay is for live payments only`);
+    if (!this.config.apiToken) throw unavailable('pawaPay is not configured (PAWAPAY_API_TOKEN)');
+    let response: Response;
+    try {
+      response = await fetch(`${this.config.baseUrl}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${this.config.apiToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(this.config.timeoutMs),
+      });
+    } catch (error) {
+      throw unavailable(`pawaPay could not be reached: ${(error as Error).message}`);
+    }
+    const text = await response.text();
+    if (response.status >= 500 || response.status === 401 || response.status === 403 || response.status === 429) {
+      throw unavailable(`pawaPay answered ${response.status} to ${method} ${path}`);
+    }
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      throw unavailable(`pawaPay answered ${response.status} without JSON to ${method} ${path}`);
+    }
+  }
+}

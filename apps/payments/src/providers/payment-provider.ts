@@ -1,0 +1,52 @@
+import type { Money } from '@recur/money';
+import type { AdapterName, Outcome, Payment } from '../payments/payment';
+
+/** What the provider says of a payment when asked (the janitor's status check). */
+export type ProviderStatus = { state: 'pending' } | { state: 'not_found' } | ({ state: 'settled' } & { outcome: Outcome });
+
+/** The answer to starting a payment: where the payer goes, or the provider's refusal. */
+export type StartResult = { redirectUrl: string } | { rejected: { code: string; message: string } };
+
+export interface RefundRequest {
+  /** Our id of the refund, a UUIDv4 the provider keeps (idempotency at the provider). */
+  refundId: string;
+  payment: Payment;
+  amount: Money;
+}
+
+export type RefundResult = { accepted: true } | { rejected: { code: string; message: string } };
+
+/** A provider callback after authentication: which payment it names and, when final, its outcome. */
+export interface ProviderCallback {
+  providerPaymentId: string;
+  outcome: Outcome | null;
+}
+
+/** A callback as the gateway received it over HTTP. */
+export interface ReceivedCallback {
+  method: string;
+  authority: string;
+  path: string;
+  /** Header names in lowercase. */
+  headers: Record<string, string>;
+  body: Uint8Array;
+}
+
+/**
+ * The one provider port. Each adapter speaks one provider's API; the service never knows which
+ * beyond the name, and picks it by the tenant's mode (adapterFor). `refund` is the seam the
+ * refunds capability (credit notes) calls.
+ */
+export interface PaymentProviderAdapter {
+  readonly name: AdapterName;
+  /** Starts a payment page session for `payment`; the payer returns to `returnUrl`. */
+  start(payment: Payment, returnUrl: string): Promise<StartResult>;
+  /** Asks the provider what became of the payment. */
+  status(payment: Payment): Promise<ProviderStatus>;
+  /** Refunds a succeeded payment in full at the provider. */
+  refund(request: RefundRequest): Promise<RefundResult>;
+  /** Authenticates a callback as the provider documents it; throws `unauthenticated` otherwise. */
+  parseCallback(callback: ReceivedCallback): ProviderCallback;
+}
+
+export const PAYMENT_PROVIDER_ADAPTERS = Symbol('PAYMENT_PROVIDER_ADAPTERS');

@@ -1,0 +1,124 @@
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { signRequest } from '../src/providers/http-message-signatures';
+
+/** One request the fake received, as pawaPay would see it. */
+export interface ReceivedRequest {
+  method: string;
+  path: string;
+  authorization: string | undefined;
+  body: Record<string, unknown> | undefined;
+}
+
+interface Deposit {
+  depositId: string;
+  status: 'ACCEPTED' | 'PROCESSING' | 'COMPLETED' | 'FAILED';
+  amount: string;
+  currency: string;
+  country: string;
+  phoneNumber: string;
+  failureReason?: { failureCode: string; failureMessage: string };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/**
+ * A local stand-in for pawaPay's Merchant API v2, speaking its documented requests and answers
+ * (not a mock of our code): `POST /v2/paymentpage` answers `{redirectUrl}` (or a REJECTED
+ * deposit), `GET /v2/deposits/{depositId}` answers `{status: FOUND|NOT_FOUND, data}`,
+ * `POST /v2/refunds` answers `{refundId, status}`. Bearer token required. It signs the callbacks
+ * it sends (RFC 9421, ECDSA P-256) with its own key, whose public half Recur is configured with.
+ */
+export class FakePawapay {
+  readonly requests: ReceivedRequest[] = [];
+  readonly deposits = new Map<string, Deposit>();
+  readonly keys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  /** Amounts the fake rejects at initiation (as pawaPay rejects amounts beyond a provider's limits). */
+  rejectAmounts = new Set<string>();
+  private server?: Server;
+  baseUrl = '';
+
+  constructor(readonly token: string) {}
+
+  get publicKeyPem(): string {
+    return this.keys.publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  }
+
+  async start(): Promise<void> {
+    this.server = createServer((request, response) => void this.handle(request, response));
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.baseUrl = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  async stop(): Promise<void> {
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+
+  /** The payer finished on pawaPay's page: the deposit reaches a final status. */
+  finish(depositId: string, status: 'COMPLETED' | 'FAILED'): Deposit {
+    const deposit = this.deposits.get(depositId);
+    if (!deposit) throw new Error(`the fake holds no deposit ${depositId}`);
+    deposit.status = status;
+    if (status === 'FAILED') deposit.failureReason = { failureCode: 'INSUFFICIENT_BALANCE', failureMessage: 'The customer does not have enough funds.' };
+    return deposit;
+  }
+
+  /**
+   * The deposit callback pawaPay POSTs to `url`, signed with `key` (default: its own key); with
+   * `tamper`, the body's status is flipped after signing, as an attacker in the middle would.
+   */
+  callback(url: string, depositId: string, options: { key?: KeyObject; tamper?: boolean } = {}): { method: string; authority: string; path: string; headers: Record<string, string>; body: Buffer } {
+    const deposit = this.deposits.get(depositId)!;
+    const body = Buffer.from(JSON.stringify({ ...deposit, created: new Date().toISOString(), payer: { type: 'MMO', accountDetails: { phoneNumber: deposit.phoneNumber, provider: 'MTN_MOMO_ZMB' } } }));
+    const target = new URL(url);
+    const request = { method: 'POST', authority: target.host, path: target.pathname, headers: { 'content-type': 'application/json' }, body };
+    const headers = signRequest(request, options.key ?? this.keys.privateKey, 'pawapay-test-key', new Date());
+    const sent = options.tamper ? Buffer.from(body.toString().replace(`"status":"${deposit.status}"`, `"status":"${deposit.status === 'COMPLETED' ? 'FAILED' : 'COMPLETED'}"`)) : body;
+    return { ...request, headers, body: sent };
+  }
+
+  /** Sends the deposit callback over HTTP, as pawaPay does; answers the HTTP status and body. */
+  async sendCallback(url: string, depositId: string, options: { key?: KeyObject; tamper?: boolean } = {}): Promise<{ status: number; body: unknown }> {
+    const { headers, body } = this.callback(url, depositId, options);
+    const response = await fetch(url, { method: 'POST', headers, body });
+    return { status: response.status, body: await response.json().catch(() => undefined) };
+  }
+
+  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    const body = text ? (JSON.parse(text) as Record<string, unknown>) : undefined;
+    const path = request.url ?? '';
+    this.requests.push({ method: request.method ?? '', path, authorization: request.headers.authorization, body });
+    const answer = (status: number, json: unknown): void => void response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(json));
+    if (request.headers.authorization !== `Bearer ${this.token}`) return answer(401, { errorMessage: 'Unauthorized' });
+
+    if (request.method === 'POST' && path === '/v2/paymentpage') {
+      const amount = (body?.amountDetails ?? {}) as { amount?: string; currency?: string };
+      const depositId = String(body?.depositId ?? '');
+      const invalid = !UUID.test(depositId) || typeof body?.returnUrl !== 'string' || !/^\d+(\.\d{1,2})?$/.test(amount.amount ?? '') || !/^[A-Z]{3}$/.test(amount.currency ?? '')
+        || !/^\d{8,15}$/.test(String(body?.phoneNumber ?? '')) || !/^[A-Z]{3}$/.test(String(body?.country ?? ''));
+      if (invalid) return answer(400, { failureReason: { failureCode: 'INVALID_INPUT', failureMessage: 'The request does not follow the schema.' } });
+      if (this.rejectAmounts.has(amount.amount!)) {
+        return answer(200, { depositId, status: 'REJECTED', failureReason: { failureCode: 'AMOUNT_OUT_OF_BOUNDS', failureMessage: 'The amount is beyond the provider limits.' } });
+      }
+      this.deposits.set(depositId, { depositId, status: 'ACCEPTED', amount: amount.amount!, currency: amount.currency!, country: String(body!.country), phoneNumber: String(body!.phoneNumber) });
+      return answer(200, { redirectUrl: `${this.baseUrl}/pay/${depositId}` });
+    }
+    const status = /^\/v2\/deposits\/([^/]+)$/.exec(path);
+    if (request.method === 'GET' && status) {
+      const deposit = this.deposits.get(status[1]);
+      return answer(200, deposit ? { status: 'FOUND', data: deposit } : { status: 'NOT_FOUND' });
+    }
+    if (request.method === 'POST' && path === '/v2/refunds') {
+      const deposit = this.deposits.get(String(body?.depositId ?? ''));
+      if (!deposit || deposit.status !== 'COMPLETED') {
+        return answer(200, { refundId: body?.refundId, status: 'REJECTED', failureReason: { failureCode: 'DEPOSIT_NOT_FOUND', failureMessage: 'No completed deposit with that id.' } });
+      }
+      return answer(200, { refundId: body?.refundId, status: 'ACCEPTED', created: new Date().toISOString() });
+    }
+    answer(404, { errorMessage: 'Not found' });
+  }
+}

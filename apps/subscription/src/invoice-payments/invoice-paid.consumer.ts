@@ -1,0 +1,48 @@
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { createRegistry } from '@bufbuild/protobuf';
+import { anyUnpack } from '@bufbuild/protobuf/wkt';
+import { invoicingEventsV1 } from '@recur/contracts';
+import { CLOCK, type Clock } from '@recur/kernel';
+import { claimInboxEvent, consumerGroup, type EventOutcome, type InternalEvent, internalEventHandler, internalEventsTopic } from '@recur/messaging';
+import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
+import { PrismaService } from '../infrastructure/prisma.service';
+import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
+import { activateAfterPayment } from './paid-invoice';
+
+/** The inbox's consumer name; the Kafka group is this name within the topic namespace. */
+export const CONSUMER = 'subscription.invoice-paid';
+const HANDLES = createRegistry(invoicingEventsV1.InvoicePaidSchema);
+
+/**
+ * Reads invoicing's InvoicePaid: a paid renewal invoice brings its past_due subscription back
+ * to active. The inbox claim and the change commit together, so a redelivered event changes
+ * nothing (even after the subscription fell past due again later).
+ */
+@Injectable()
+export class InvoicePaidConsumer implements OnApplicationBootstrap {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly subscriptions: SubscriptionsRepository,
+    @Inject(CLOCK) private readonly now: Clock,
+    @Inject(SERVICE_RUNTIME) private readonly runtime: ServiceRuntime,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const warn = (message: string, fields: Record<string, unknown>) => this.runtime.logger.warn(`${message} ${JSON.stringify(fields)}`);
+    await this.runtime.bus.subscribe(consumerGroup(CONSUMER), [internalEventsTopic('invoicing')], internalEventHandler(this.runtime.name, HANDLES, (event) => this.handle(event), { warn }));
+  }
+
+  handle(event: InternalEvent): Promise<EventOutcome> {
+    const paid = event.payload ? anyUnpack(event.payload, invoicingEventsV1.InvoicePaidSchema) : undefined;
+    if (!paid || !event.tenant) return Promise.resolve('refused');
+    const { invoice } = paid;
+    const tenant = { accountId: event.tenant.accountId, livemode: event.tenant.livemode };
+    return this.prisma.$transaction(async (tx) => {
+      if (!(await claimInboxEvent(tx, CONSUMER, event.id))) return 'duplicate';
+      if (!invoice?.subscriptionId) return 'processed';
+      const change = activateAfterPayment(await this.subscriptions.getForUpdate(tx, tenant, invoice.subscriptionId), this.now());
+      if (change.events.length > 0) await this.subscriptions.update(tx, change);
+      return 'processed';
+    });
+  }
+}

@@ -1,0 +1,150 @@
+import type { Browser } from 'playwright-core';
+import { launchChromium, queryDatabase, startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
+import { constructEvent } from '@recur/webhooks';
+import { SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
+import { api, eventually, type Keys, type Mesh, startMesh } from './mesh';
+
+/**
+ * Getting paid, as a new user would: an invoice paid through the sandbox payer page in real
+ * Chromium, landing on the return page, the invoice paid through the API and a signed
+ * invoice.paid webhook at a real receiver; a past_due subscription back to active once its
+ * invoice is paid; the door's answers to bad initiations.
+ */
+let mesh: Mesh;
+let keys: Keys;
+let receiver: WebhookReceiver;
+let browser: Browser;
+let call: ReturnType<typeof api>;
+
+beforeAll(async () => {
+  [mesh, receiver, browser] = await Promise.all([startMesh({ env: { 'webhook-dispatch': { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } } }), startWebhookReceiver(), launchChromium()]);
+  ({ keys } = await mesh.createAccount('Lusaka Fibre'));
+  call = api(mesh, keys.test);
+}, 180_000);
+
+afterAll(async () => {
+  mesh?.webhookDispatch.close();
+  await Promise.all([mesh?.stop(), receiver?.stop(), browser?.close()]);
+}, 60_000);
+
+async function openInvoice(amount: number, status = 'open') {
+  const customer = await call('POST', '/v1/customers', { name: 'Mwila Banda', email: 'mwila@example.com' });
+  const invoice = await call('POST', '/v1/invoices', { customer: customer.body.id, amount, currency: 'zmw', description: 'Fibre, December', status });
+  expect(invoice.status).toBe(201);
+  return invoice.body;
+}
+
+describe('paying an invoice', () => {
+  it('through the sandbox payer page in Chromium: approve, land on the return page, invoice paid, signed invoice.paid webhook', async () => {
+    const endpoint = await call('POST', '/v1/webhooks', { url: `${receiver.url}/paid`, events: ['invoice.paid'] });
+    const invoice = await openInvoice(12_345);
+    const initiated = await call('POST', '/v1/payments/initiate', { invoice_id: invoice.id, phone_number: SANDBOX_MAGIC_NUMBERS.succeed, provider: 'MTN_MOMO_ZMB' });
+    expect(initiated.status).toBe(201);
+    expect(initiated.body).toMatchObject({ object: 'payment', id: expect.stringMatching(/^pay_/), status: 'pending', invoice: invoice.id, amount: 12_345, currency: 'zmw', livemode: false });
+    expect(initiated.body.redirectUrl).toMatch(new RegExp(`^${mesh.baseUrl}/sandbox/pay/[A-Za-z0-9_-]{43}$`));
+    // A repeat while pending answers the same payment.
+    expect((await call('POST', '/v1/payments/initiate', { invoice_id: invoice.id, phone_number: SANDBOX_MAGIC_NUMBERS.succeed, provider: 'MTN_MOMO_ZMB' })).body.id).toBe(initiated.body.id);
+
+    const page = await browser.newPage();
+    try {
+      await page.goto(initiated.body.redirectUrl);
+      expect(await page.getByTestId('amount').textContent()).toBe('ZMW\u00a0123.45');
+      expect(await page.getByTestId('invoice-number').textContent()).toBe(invoice.number);
+      expect(await page.getByTestId('phone-number').textContent()).toBe(SANDBOX_MAGIC_NUMBERS.succeed);
+      const html = await page.content();
+      expect(html).not.toMatch(/recur_(test|live|publishable)_sk_/);
+      expect(html).toContain('name="csrf"');
+      await page.getByRole('button', { name: 'Approve' }).click();
+      await page.waitForURL(/\/pay\/return\//);
+      expect(await page.getByTestId('payment-status').getAttribute('data-status')).toBe('succeeded');
+      expect(await page.getByTestId('payment-status').textContent()).toContain('Payment received');
+    } finally {
+      await page.close();
+    }
+
+    const paid = await eventually(async () => {
+      const current = await call('GET', `/v1/invoices/${invoice.id}`);
+      return current.body.status === 'paid' ? current.body : undefined;
+    }, 20_000, 'the invoice paid');
+    expect(paid).toMatchObject({ amount_paid: 12_345, amount_due: 0, paid_at: expect.any(Number) });
+    expect((await call('GET', `/v1/payments/${initiated.body.id}`)).body).toMatchObject({ status: 'succeeded', settled_at: expect.any(Number) });
+    const listed = await call('GET', `/v1/payments?invoice=${invoice.id}`);
+    expect(listed.body).toMatchObject({ object: 'list', total: 1, data: [{ id: initiated.body.id }] });
+
+    const [delivery] = await eventually(async () => {
+      const got = await receiver.received('/paid');
+      return got.length > 0 ? got : undefined;
+    }, 60_000, 'the invoice.paid webhook');
+    const event = constructEvent(delivery.body, delivery.headers, endpoint.body.secret) as { type: string; data: { object: { id: string; status: string }; payment: string } };
+    expect(event).toMatchObject({ type: 'invoice.paid', data: { object: { id: invoice.id, status: 'paid' }, payment: initiated.body.id } });
+  });
+
+  it('refuses a forged decision (no CSRF token) and a post from another origin', async () => {
+    const invoice = await openInvoice(500);
+    const { body: payment } = await call('POST', '/v1/payments/initiate', { invoice_id: invoice.id, phone_number: SANDBOX_MAGIC_NUMBERS.succeed, provider: 'MTN_MOMO_ZMB' });
+    const form = (fields: Record<string, string>, headers: Record<string, string> = {}) =>
+      fetch(payment.redirectUrl, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(fields).toString() });
+    expect((await form({ decision: 'approve' })).status).toBe(403);
+    const pageResponse = await fetch(payment.redirectUrl);
+    const cookie = pageResponse.headers.get('set-cookie')!.split(';')[0];
+    const csrf = /name="csrf" value="([^"]+)"/.exec(await pageResponse.text())![1];
+    expect((await form({ decision: 'approve', csrf }, { cookie, origin: 'https://evil.example' })).status).toBe(403);
+    expect((await call('GET', `/v1/payments/${payment.id}`)).body.status).toBe('pending');
+    const accepted = await form({ decision: 'approve', csrf }, { cookie, origin: mesh.baseUrl });
+    expect([accepted.status, accepted.headers.get('location')]).toEqual([303, expect.stringMatching(/^\/pay\/return\//)]);
+    expect((await call('GET', `/v1/payments/${payment.id}`)).body.status).toBe('succeeded');
+  });
+
+  it('answers bad initiations at the door: unknown provider 400, bad phone 400, draft 409, unknown invoice 400', async () => {
+    const open = await openInvoice(900);
+    const draft = await openInvoice(900, 'draft');
+    const cases: [Record<string, unknown>, number, string, string?][] = [
+      [{ invoice_id: open.id, phone_number: '+260971234567', provider: 'PAYPAL' }, 400, 'parameter_invalid', 'provider'],
+      [{ invoice_id: open.id, phone_number: '0971234567', provider: 'MTN_MOMO_ZMB' }, 400, 'parameter_invalid', 'phone_number'],
+      [{ invoice_id: open.id, phone_number: '+254712345678', provider: 'MTN_MOMO_ZMB' }, 400, 'phone_number_provider_mismatch', 'phone_number'],
+      [{ invoice_id: draft.id, phone_number: '+260971234567', provider: 'MTN_MOMO_ZMB' }, 409, 'invoice_draft'],
+      [{ invoice_id: 'in_doesnotexist', phone_number: '+260971234567', provider: 'MTN_MOMO_ZMB' }, 400, 'resource_missing', 'invoice_id'],
+    ];
+    for (const [body, status, code, param] of cases) {
+      const response = await call('POST', '/v1/payments/initiate', body);
+      expect({ body, status: response.status, code: response.body.error.code, param: response.body.error.param }).toEqual({ body, status, code, param });
+    }
+    // Another app's invoice does not exist for a live key.
+    expect((await api(mesh, keys.live)('POST', '/v1/payments/initiate', { invoice_id: open.id, phone_number: '+260971234567', provider: 'MTN_MOMO_ZMB' })).body.error.code).toBe('resource_missing');
+  });
+});
+
+describe('a past_due subscription', () => {
+  it('comes back to active (subscription.activated) when its invoice is paid', async () => {
+    const endpoint = await call('POST', '/v1/webhooks', { url: `${receiver.url}/activated`, events: ['subscription.activated'] });
+    const customer = await call('POST', '/v1/customers', { name: 'Chanda Phiri', email: 'chanda@example.com' });
+    const plan = await call('POST', '/v1/plans', { name: 'Home 50', pricing_model: 'flat_rate', amount_monthly: 35_000, currency: 'zmw' });
+    const subscription = await call('POST', '/v1/subscriptions', { customer: customer.body.id, plan: plan.body.id, billing_interval: 'monthly' });
+    expect(subscription.status).toBe(201);
+    const invoice = await eventually(async () => {
+      const { body } = await call('GET', `/v1/invoices?subscription=${subscription.body.id}`);
+      return body.data?.[0];
+    }, 30_000, 'the first invoice of the subscription');
+    // Dunning (a later capability) is what moves a subscription to past_due; here it is set directly.
+    await queryDatabase(mesh.databaseUrls.subscription, "UPDATE subscriptions SET status = 'past_due' WHERE id = $1", [subscription.body.id]);
+
+    const { body: payment } = await call('POST', '/v1/payments/initiate', { invoice_id: invoice.id, phone_number: SANDBOX_MAGIC_NUMBERS.succeed, provider: 'MTN_MOMO_ZMB' });
+    const page = await browser.newPage();
+    try {
+      expect(payment.status).toBe('pending');
+      await page.goto(payment.redirectUrl);
+      await page.getByRole('button', { name: 'Approve' }).click();
+      await page.waitForURL(/\/pay\/return\//, { timeout: 10_000 }).catch(async (error: Error) => {
+        throw new Error(`${error.message}\nat ${page.url()}:\n${await page.content()}`);
+      });
+    } finally {
+      await page.close();
+    }
+    await eventually(async () => (await call('GET', `/v1/subscriptions/${subscription.body.id}`)).body.status === 'active', 30_000, 'the subscription active again');
+    const [delivery] = await eventually(async () => {
+      const got = await receiver.received('/activated');
+      return got.length > 0 ? got : undefined;
+    }, 60_000, 'the subscription.activated webhook');
+    expect(constructEvent(delivery.body, delivery.headers, endpoint.body.secret)).toMatchObject({ type: 'subscription.activated', data: { object: { id: subscription.body.id, status: 'active' } } });
+  });
+});
