@@ -11,6 +11,8 @@ export interface MailCatcherOptions {
   host?: string;
   /** When set, each message is also written there as `<time>-<n>.eml` (opens in any mail client). */
   dir?: string;
+  /** Called with each message once it is kept (and written). */
+  onMessage?: (mail: CaughtMail) => void;
 }
 
 /** One message as the catcher received it: the SMTP envelope, the raw bytes and their parse. */
@@ -75,6 +77,7 @@ export async function startMailCatcher(options: MailCatcherOptions = {}): Promis
               await writeFile(mail.file, raw);
             }
             caught.push(mail);
+            options.onMessage?.(mail);
             callback();
           })
           .catch(callback);
