@@ -8,9 +8,9 @@ import { InvoicesGrpcController } from './invoices/invoices.grpc.controller';
 import { InvoicesRepository } from './invoices/invoices.repository';
 import { InvoicesService } from './invoices/invoices.service';
 import { INVOICING_CONFIG, invoicingConfigFromEnv } from './invoicing-config';
-import { InvoiceMailQueue } from './mail/invoice-mail.queue';
-import { InvoiceMailSender } from './mail/invoice-mail.sender';
-import { InvoiceMailer } from './mail/invoice-mailer';
+import { InvoiceMailer } from './mail/invoice-mail';
+import { InvoiceMailsRepository } from './mail/invoice-mails.repository';
+import { InvoiceMailsWorker } from './mail/invoice-mails.worker';
 
 /** Owns invoices and lines, numbering, draft/open/finalize/void, PDFs, e-mail resend, credit notes and dunning. */
 @Module({})
@@ -28,9 +28,9 @@ export class InvoicingModule {
         CustomerDirectory,
         InvoicesRepository,
         InvoicesService,
-        InvoiceMailQueue,
-        { provide: InvoiceMailer, useExisting: InvoiceMailQueue },
-        InvoiceMailSender,
+        InvoiceMailsRepository,
+        { provide: InvoiceMailer, useExisting: InvoiceMailsRepository },
+        InvoiceMailsWorker,
       ],
     };
   }

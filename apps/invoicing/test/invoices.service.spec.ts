@@ -461,6 +461,27 @@ describe('InvoicingService e-mail', () => {
     expect((await mailRows(invoiceId!))[0]).toMatchObject({ status: 'sent', last_error: null });
   });
 
+  it('cancels a mail still waiting when its invoice is voided', async () => {
+    const tenant = newTenant();
+    const recipient = newRecipient();
+    const customer = await newCustomer(tenant, 'Ada Lovelace', recipient);
+    mailCatcher.refuse(451);
+    let invoiceId: string;
+    try {
+      ({ invoice: { id: invoiceId } } = (await client.createInvoice({ tenant, customerId: customer.id, amount: 900n, description: 'Voided soon', status: 'open' })) as { invoice: { id: string } });
+      await eventually(async () => (await mailRows(invoiceId))[0]?.attempt_count >= 1, 15_000, 'a refused attempt');
+      await client.voidInvoice({ tenant, id: invoiceId });
+    } finally {
+      mailCatcher.refuse(null);
+    }
+    const [row] = await eventually(async () => {
+      const rows = await mailRows(invoiceId!);
+      return rows[0]?.status !== 'pending' && rows;
+    }, 20_000, 'the canceled mail');
+    expect(row).toMatchObject({ status: 'canceled' });
+    expect(mailsTo(recipient)).toEqual([]);
+  });
+
   it('gives up at once on a recipient the server refuses for good (5xx)', async () => {
     const tenant = newTenant();
     const recipient = newRecipient();

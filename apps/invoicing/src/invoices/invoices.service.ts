@@ -2,8 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, type Clock, type Page, type TenantRef } from '@recur/kernel';
 import type { Prisma } from '../generated/prisma/client';
 import { INVOICING_CONFIG, type InvoicingConfig } from '../invoicing-config';
-import { FINALIZED_SEND_KEY } from '../mail/invoice-mail';
-import { InvoiceMailer } from '../mail/invoice-mailer';
+import { FINALIZED_SEND_KEY, InvoiceMailer } from '../mail/invoice-mail';
 import {
   assertMove,
   billableCustomer,
@@ -34,7 +33,7 @@ export class InvoicesService {
     private readonly invoices: InvoicesRepository,
     @Inject(CLOCK) private readonly now: Clock,
     @Inject(INVOICING_CONFIG) private readonly config: InvoicingConfig,
-    private readonly mailer: InvoiceMailer,
+    private readonly mailer: InvoiceMailer<Tx>,
   ) {}
 
   /** `sellerName` is the account's name, printed on the PDF of the e-mail sent when created open. */

@@ -13,6 +13,18 @@ export type InvoiceMailRequest =
   | { kind: 'invoice'; sendKey: string; sellerName: string }
   | { kind: 'reminder'; reminderNumber: number; sellerName: string };
 
+/**
+ * The port through which use cases e-mail an invoice (at finalization, on resend, and dunning's
+ * reminders). It queues the mail in the caller's transaction `tx`, so the mail exists exactly
+ * when the change that asked for it commits; a worker sends it through SMTP afterwards and
+ * retries it until it leaves. Queueing one send (`sendKeyOf`) twice queues one mail. Refuses a
+ * draft or a void invoice (assertSendable).
+ */
+export abstract class InvoiceMailer<Tx> {
+  /** Queues the mail and answers its id (the earlier one's when this send was queued before). */
+  abstract queue(tx: Tx, invoice: Invoice, request: InvoiceMailRequest): Promise<string>;
+}
+
 /** The send key of the mail every finalization queues. */
 export const FINALIZED_SEND_KEY = 'finalized';
 

@@ -18,7 +18,7 @@ export type SendResult = { ok: true } | { ok: false; permanent: boolean; error: 
  * set per process. Timeouts are short so a stuck server fails an attempt instead of holding
  * its lease: the attempt is retried on the mail's schedule.
  */
-export class SmtpTransport {
+export class SmtpSender {
   private readonly transporter: Transporter;
 
   constructor(smtpUrl: string, private readonly from: string) {

@@ -4,8 +4,7 @@ import { CLOCK, type Clock, newId, type TenantRef } from '@recur/kernel';
 import type { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 import type { Invoice } from '../invoices/invoice';
-import { assertSendable, type InvoiceMailKind, type InvoiceMailRequest, sendKeyOf } from './invoice-mail';
-import { InvoiceMailer } from './invoice-mailer';
+import { assertSendable, type InvoiceMailKind, InvoiceMailer, type InvoiceMailRequest, sendKeyOf } from './invoice-mail';
 
 /** NOTIFY channel: the commit that queued a mail wakes the sender at once. */
 export const INVOICE_MAILS_CHANNEL = 'recur_invoice_mails';
@@ -48,7 +47,7 @@ export type MailOutcome = { status: 'sent' } | { status: 'pending'; nextAttemptA
  * records each attempt's outcome here.
  */
 @Injectable()
-export class InvoiceMailQueue extends InvoiceMailer {
+export class InvoiceMailsRepository extends InvoiceMailer<Prisma.TransactionClient> {
   constructor(
     private readonly prisma: PrismaService,
     @Inject(CLOCK) private readonly now: Clock,

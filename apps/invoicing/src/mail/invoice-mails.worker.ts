@@ -6,9 +6,9 @@ import { INVOICING_CONFIG, type InvoicingConfig } from '../invoicing-config';
 import { renderInvoicePdf } from '../invoices/invoice-pdf';
 import { InvoicesRepository } from '../invoices/invoices.repository';
 import { composeInvoiceMail } from './invoice-mail';
-import { type ClaimedMail, INVOICE_MAILS_CHANNEL, InvoiceMailQueue, type MailOutcome } from './invoice-mail.queue';
+import { type ClaimedMail, INVOICE_MAILS_CHANNEL, InvoiceMailsRepository, type MailOutcome } from './invoice-mails.repository';
 import { MAIL_SCHEDULE } from './mail-schedule';
-import { SmtpTransport } from './smtp-transport';
+import { type SendResult, SmtpSender } from './smtp-sender';
 
 /** How long a claimed mail stays leased: the SMTP timeouts (10 s + 10 s + 30 s) with a margin. */
 const LEASE_MS = 90_000;
@@ -22,18 +22,18 @@ const IDLE_POLL_MS = 1_000;
  * accepted a mail and before recording it sends it again (with the same Message-ID).
  */
 @Injectable()
-export class InvoiceMailSender implements OnApplicationBootstrap, OnModuleDestroy {
+export class InvoiceMailsWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly worker: JobWorker<ClaimedMail>;
-  private readonly transport: SmtpTransport;
+  private readonly smtp: SmtpSender;
 
   constructor(
-    private readonly mails: InvoiceMailQueue,
+    private readonly mails: InvoiceMailsRepository,
     private readonly invoices: InvoicesRepository,
     @Inject(SERVICE_RUNTIME) private readonly runtime: ServiceRuntime,
     @Inject(INVOICING_CONFIG) config: InvoicingConfig,
     @Inject(CLOCK) private readonly now: Clock,
   ) {
-    this.transport = new SmtpTransport(config.smtpUrl, config.mailFrom);
+    this.smtp = new SmtpSender(config.smtpUrl, config.mailFrom);
     this.worker = new JobWorker<ClaimedMail>({
       name: 'invoice mails',
       clock: now,
@@ -54,7 +54,7 @@ export class InvoiceMailSender implements OnApplicationBootstrap, OnModuleDestro
   /** Attempts in flight finish (bounded by the SMTP timeouts) so their outcome is recorded. */
   async onModuleDestroy(): Promise<void> {
     await this.worker.stop();
-    this.transport.close();
+    this.smtp.close();
   }
 
   private async attempt(mail: ClaimedMail): Promise<void> {
@@ -65,7 +65,7 @@ export class InvoiceMailSender implements OnApplicationBootstrap, OnModuleDestro
     }
     const composed = composeInvoiceMail(invoice, mail, mail.sellerName);
     const pdf = await renderInvoicePdf(invoice, { sellerName: mail.sellerName });
-    const result = await this.transport.send({
+    const result = await this.smtp.send({
       messageId: mail.messageId,
       to: mail.recipient,
       subject: composed.subject,
@@ -75,7 +75,7 @@ export class InvoiceMailSender implements OnApplicationBootstrap, OnModuleDestro
     await this.mails.record(mail, this.outcome(mail, result));
   }
 
-  private outcome(mail: ClaimedMail, result: Awaited<ReturnType<SmtpTransport['send']>>): MailOutcome {
+  private outcome(mail: ClaimedMail, result: SendResult): MailOutcome {
     if (result.ok) return { status: 'sent' };
     const nextAttemptAt = result.permanent ? null : MAIL_SCHEDULE.nextAttemptAt(mail.attemptCount + 1, this.now());
     this.runtime.logger.warn(`invoice mail ${mail.id} attempt ${mail.attemptCount + 1} failed${nextAttemptAt ? '; will retry' : '; giving up'}`, { error: result.error });
