@@ -46,6 +46,8 @@ export interface MailCatcher {
  */
 export async function startMailCatcher(options: MailCatcherOptions = {}): Promise<MailCatcher> {
   const caught: CaughtMail[] = [];
+  /** Numbers the messages as they arrive, so two written in the same millisecond keep apart. */
+  let received = 0;
   let refusal: number | null = null;
   let refusals = 0;
   if (options.dir) await mkdir(options.dir, { recursive: true });
@@ -64,6 +66,7 @@ export async function startMailCatcher(options: MailCatcherOptions = {}): Promis
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('error', callback);
       stream.on('end', () => {
+        const number = ++received;
         const raw = Buffer.concat(chunks);
         simpleParser(raw)
           .then(async (parsed) => {
@@ -73,7 +76,7 @@ export async function startMailCatcher(options: MailCatcherOptions = {}): Promis
               parsed,
             };
             if (options.dir) {
-              mail.file = path.join(options.dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${caught.length + 1}.eml`);
+              mail.file = path.join(options.dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${number}.eml`);
               await writeFile(mail.file, raw);
             }
             caught.push(mail);
