@@ -63,7 +63,8 @@ async function startApp(app, port, env) {
 }
 const peers = { SUBSCRIPTION_GRPC_ADDR: `127.0.0.1:${subscriptionPort}`, INVOICING_GRPC_ADDR: `127.0.0.1:${invoicingPort}`, PAYMENTS_GRPC_ADDR: `127.0.0.1:${paymentsPort}` };
 await startApp('subscription', subscriptionPort, { ...peers, CATALOG_GRPC_ADDR: '127.0.0.1:9' });
-await startApp('invoicing', invoicingPort, { ...peers, PAYMENT_PAGE_URL: `${baseUrl}/pay` });
+// The bench measures payments: invoices are not e-mailed (SMTP_URL is required but never used).
+await startApp('invoicing', invoicingPort, { ...peers, PAYMENT_PAGE_URL: `${baseUrl}/pay`, SMTP_URL: 'smtp://127.0.0.1:9', INVOICE_MAIL_ON_FINALIZE: 'false' });
 await startApp('payments', paymentsPort, { ...peers, PAYMENT_PAGES_URL: baseUrl });
 await startApp('gateway', 0, { ...peers, CATALOG_GRPC_ADDR: '127.0.0.1:9', USAGE_METERING_GRPC_ADDR: '127.0.0.1:9', WEBHOOK_DISPATCH_GRPC_ADDR: '127.0.0.1:9', HTTP_HOST: '127.0.0.1', HTTP_PORT: String(httpPort), RECUR_OPERATOR_TOKEN: operatorToken });
 

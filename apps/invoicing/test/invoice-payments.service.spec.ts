@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { invoicingV1, subscriptionV1 } from '@recur/contracts';
-import { grpcFailure, queryDatabase, startServiceUnderTest, type ServiceUnderTest } from '@recur/testing';
+import { grpcFailure, queryDatabase, NO_INVOICE_MAIL, startServiceUnderTest, type ServiceUnderTest } from '@recur/testing';
 import { randomBytes } from 'node:crypto';
 
 /**
@@ -14,7 +14,7 @@ let invoicing: ServiceUnderTest<typeof invoicingV1.InvoicingService>;
 
 beforeAll(async () => {
   subscription = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService, { CATALOG_GRPC_ADDR: '127.0.0.1:9', INVOICING_GRPC_ADDR: '127.0.0.1:9' });
-  invoicing = await startServiceUnderTest('invoicing', invoicingV1.InvoicingService, { SUBSCRIPTION_GRPC_ADDR: subscription.grpcAddress });
+  invoicing = await startServiceUnderTest('invoicing', invoicingV1.InvoicingService, { SUBSCRIPTION_GRPC_ADDR: subscription.grpcAddress, ...NO_INVOICE_MAIL });
 }, 120_000);
 
 afterAll(async () => {

@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { JsonObject } from '@bufbuild/protobuf';
 import { generateKeyPairSync } from 'node:crypto';
 import { invoicingV1, paymentsV1, type ServiceClient, subscriptionV1 } from '@recur/contracts';
-import { connectDatabase, eventually, grpcFailure, queryDatabase, startServiceUnderTest, type ServiceUnderTest } from '@recur/testing';
+import { connectDatabase, eventually, grpcFailure, queryDatabase, NO_INVOICE_MAIL, startServiceUnderTest, type ServiceUnderTest } from '@recur/testing';
 import { SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
 import { randomBytes } from 'node:crypto';
 import { FakePawapay } from './fake-pawapay';
@@ -29,7 +29,7 @@ const ZAMBIAN = '+260971234567';
 beforeAll(async () => {
   await pawapay.start();
   subscription = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService, { CATALOG_GRPC_ADDR: '127.0.0.1:9', INVOICING_GRPC_ADDR: '127.0.0.1:9' });
-  invoicing = await startServiceUnderTest('invoicing', invoicingV1.InvoicingService, { SUBSCRIPTION_GRPC_ADDR: subscription.grpcAddress });
+  invoicing = await startServiceUnderTest('invoicing', invoicingV1.InvoicingService, { SUBSCRIPTION_GRPC_ADDR: subscription.grpcAddress, ...NO_INVOICE_MAIL });
   payments = await startServiceUnderTest('payments', paymentsV1.PaymentsService, {
     INVOICING_GRPC_ADDR: invoicing.grpcAddress,
     PAYMENT_PAGES_URL: PAGES,

@@ -66,3 +66,9 @@ export async function grpcFailure(call: Promise<unknown>): Promise<GrpcFailure> 
   }
   throw new Error('expected the call to fail');
 }
+
+/**
+ * Environment for an invoicing service whose test is not about e-mail: finalizing sends no
+ * mail, and the required SMTP_URL names a port nothing listens on (a resend would stay pending).
+ */
+export const NO_INVOICE_MAIL: Record<string, string> = { SMTP_URL: 'smtp://127.0.0.1:9', INVOICE_MAIL_ON_FINALIZE: 'false' };
