@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
+import express from 'express';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { applyMigrations } from '@recur/persistence';
 import { CLOCK, type Clock } from '@recur/kernel';
@@ -31,6 +32,8 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   // The request id comes first, so even a body that fails to parse gets one.
   const requestId = new RequestIdMiddleware();
   app.use(requestId.use.bind(requestId));
+  // The portals' pages post forms.
+  app.use(['/portal', '/customer-portal'], express.urlencoded({ extended: false, limit: '16kb' }));
   app.useBodyParser('json', { limit: BODY_LIMIT });
   app.useGlobalPipes(createValidationPipe());
   app.useGlobalFilters(new ApiExceptionFilter(logger));

@@ -19,6 +19,10 @@ export interface GatewayConfig {
   operatorToken: string;
   peers: PeerAddresses;
   migrateOnStart: boolean;
+  /** Base URL of the customer portal pages; a link is `<base>/<token>`. */
+  customerPortalUrl: string;
+  /** How long a customer portal link works after it is made. */
+  customerPortalSessionTtlSeconds: number;
 }
 
 export function gatewayConfigFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
@@ -36,5 +40,7 @@ export function gatewayConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Gate
       webhookDispatch: requireEnv('WEBHOOK_DISPATCH_GRPC_ADDR', env),
     },
     migrateOnStart: optionalEnv('MIGRATE_ON_START', env) !== 'false',
+    customerPortalUrl: (optionalEnv('CUSTOMER_PORTAL_URL', env) ?? `http://127.0.0.1:${intEnv('HTTP_PORT', 8080, env)}/customer-portal`).replace(/\/+$/, ''),
+    customerPortalSessionTtlSeconds: intEnv('CUSTOMER_PORTAL_SESSION_TTL_SECONDS', 3600, env),
   };
 }
