@@ -7,7 +7,7 @@
 //   5. the Helm chart and deploy files (helm lint/template, manifests up to date)
 // Set RECUR_TEST_SKIP_HELM=1 to skip step 5 on a machine without Go.
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,6 +45,10 @@ try {
       await run('apt-get', ['update', '-qq']);
       await run('apt-get', ['install', '-y', '-qq', 'poppler-utils']);
     });
+  }
+  // The page tests drive Debian's Chromium with playwright-core (libs/testing ensureChromium).
+  if (!existsSync('/usr/bin/chromium')) {
+    await step('install chromium', () => createRequire(import.meta.url)('@recur/testing').ensureChromium());
   }
   await step('typecheck', () => run('npx', ['nx', 'run-many', '-t', 'typecheck', '--output-style=stream-without-prefixes']));
   await step('lint', () => run('npx', ['eslint', '.']));
