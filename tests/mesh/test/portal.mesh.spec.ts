@@ -263,7 +263,7 @@ describe('the customer portal', () => {
     expect(await customerPage.locator(`tr[data-subscription-id="${subscriptionId}"]`).textContent()).toContain('Team');
     const row = customerPage.locator(`tr[data-invoice-id="${invoice.id}"]`);
     expect(await row.textContent()).toContain('$123.45');
-    expect(await row.getByRole('link', { name: `Pay invoice ${invoice.number}` }).getAttribute('href')).toBe(invoice.payment_url);
+    expect(await row.getByRole('link', { name: `Pay $123.45 for invoice ${invoice.number}` }).getAttribute('href')).toBe(invoice.payment_url);
     const pdf = await customerPage.request.get(new URL((await row.getByRole('link', { name: `Download invoice ${invoice.number} as PDF` }).getAttribute('href'))!, mesh.baseUrl).href);
     expect(pdf.status()).toBe(200);
     expect(pdf.headers()['content-type']).toBe('application/pdf');
@@ -305,7 +305,7 @@ describe('the customer portal', () => {
     await checkPage('portal-settings');
 
     await customerPage.goto(await portalLink());
-    await Promise.all([customerPage.waitForNavigation(), customerPage.getByRole('button', { name: 'Cancel Team at the end of the period' }).click()]);
+    await Promise.all([customerPage.waitForNavigation(), customerPage.getByRole('button', { name: 'Cancel at period end: Team' }).click()]);
     expect(await customerPage.getByRole('status').textContent()).toContain('end of the current period');
     expect((await api(mesh, keys.test)('GET', `/v1/subscriptions/${subscriptionId}`)).body).toMatchObject({ status: 'active', cancel_at_period_end: true });
   });

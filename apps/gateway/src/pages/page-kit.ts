@@ -80,21 +80,25 @@ export interface LayoutOptions {
 export function layout(title: string, body: SafeHtml, options: LayoutOptions = {}): string {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex"><title>${title}</title><style>${new SafeHtml(STYLE)}</style></head>
+<meta name="robots" content="noindex"><link rel="icon" href="data:,"><title>${title}</title><style>${new SafeHtml(STYLE)}</style></head>
 <body>${options.header}<main>${body}</main></body></html>`.value;
 }
 
-/** Sends a page: never cached or framed, no Referer (links may carry tokens), nothing loaded from elsewhere, no script. */
+/**
+ * Sends a page: never cached or framed, nothing loaded from elsewhere, no script. Referer only
+ * to this origin: links may carry tokens, and with `no-referrer` Chromium sends `Origin: null`
+ * on the pages' own form posts, which the same-origin check must then refuse.
+ */
 export function sendPage(response: Response, status: number, page: string): void {
   response
     .status(status)
     .set({
       'content-type': 'text/html; charset=utf-8',
       'cache-control': 'no-store',
-      'referrer-policy': 'no-referrer',
+      'referrer-policy': 'same-origin',
       'x-frame-options': 'DENY',
       'x-content-type-options': 'nosniff',
-      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     })
     .send(page);
 }

@@ -35,7 +35,7 @@ function subscriptionRow(view: CustomerPortalView, subscription: SubscriptionJso
 <td>${subscription.billing_interval}${subscription.quantity > 1 ? ` × ${subscription.quantity}` : ''}</td>
 <td>${ends ? `Ends ${formatTime(subscription.current_period_end)}` : `Renews ${formatTime(subscription.current_period_end)}`}</td>
 <td>${canCancel
-    ? html`<form method="post" action="${view.base}/subscriptions/${subscription.id}/cancel">${csrfField(view.csrf)}<button type="submit" class="secondary" aria-label="Cancel ${subscription.price.plan_name} at the end of the period">Cancel at period end</button></form>`
+    ? html`<form method="post" action="${view.base}/subscriptions/${subscription.id}/cancel">${csrfField(view.csrf)}<button type="submit" class="secondary" aria-label="Cancel at period end: ${subscription.price.plan_name}">Cancel at period end</button></form>`
     : ''}</td></tr>`;
 }
 
@@ -45,7 +45,7 @@ function invoiceRow(view: CustomerPortalView, invoice: InvoiceJson): SafeHtml {
   return html`<tr data-invoice-id="${invoice.id}"><td>${label}</td><td>${statusBadge(invoice.status)}</td>
 <td>${formatMoney(money(invoice.total, invoice.currency))}</td><td>${invoice.due_date}</td>
 <td><a href="${view.base}/invoices/${invoice.id}/pdf" aria-label="Download invoice ${label} as PDF">PDF</a>
-${payable ? html` · <a href="${invoice.payment_url}" aria-label="Pay invoice ${label}">Pay ${formatMoney(money(invoice.amount_due, invoice.currency))}</a>` : ''}</td></tr>`;
+${payable ? html` · <a href="${invoice.payment_url}" aria-label="Pay ${formatMoney(money(invoice.amount_due, invoice.currency))} for invoice ${label}">Pay ${formatMoney(money(invoice.amount_due, invoice.currency))}</a>` : ''}</td></tr>`;
 }
 
 export function customerPortalPage(view: CustomerPortalView): string {
