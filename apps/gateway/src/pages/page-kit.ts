@@ -69,6 +69,8 @@ header.top button{background:transparent;border-color:#fff;padding:.3rem .8rem}
 .muted{color:#464f5b;font-size:.9rem}
 .badge{display:inline-block;border-radius:6px;padding:0 .45rem;font-size:.85rem;font-weight:600;background:#e5e7eb;color:#1b1f24}
 .badge.ok{background:#dcf3e2;color:#14532d} .badge.bad{background:#fde2e0;color:#8a1c12} .badge.wait{background:#fff3cd;color:#5c4300}
+td select{width:auto}
+td form{margin:.15rem 0}
 details{margin:.25rem 0} summary{cursor:pointer;color:#0b57d0}
 `;
 
