@@ -100,6 +100,21 @@ async function ensureLocalAccount(token) {
   return { account, keys };
 }
 
+/**
+ * The local account's developer portal sign-in, made once (also for a .data/ from before the
+ * portal existed). Only the password's argon2 hash is in the database; like the operator token,
+ * the sign-in is kept in .data/ (mode 600) so every banner can show it on this machine.
+ */
+async function ensurePortalSignIn(token, accountId) {
+  const file = join(DATA_DIR, 'portal-sign-in.json');
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
+  const password = randomBytes(12).toString('base64url');
+  const user = await operator(token, 'POST', `/operator/accounts/${accountId}/users`, { email: 'developer@recur.localhost', password });
+  const signIn = { email: user.email, password };
+  writeFileSync(file, `${JSON.stringify(signIn, null, 2)}\n`, { mode: 0o600 });
+  return signIn;
+}
+
 /** What has started, stopped in reverse order on Ctrl-C, SIGTERM or a failed start. */
 const running = [];
 let stopping = false;
@@ -162,6 +177,8 @@ async function main() {
     databaseUrl: postgres.urlFor(databaseName('gateway')),
     operatorToken: token,
     migrateOnStart: true,
+    customerPortalUrl: `http://127.0.0.1:${HTTP_PORT}/customer-portal`,
+    customerPortalSessionTtlSeconds: 3600,
     peers: {
       catalog: peers.catalog, subscription: peers.subscription, invoicing: peers.invoicing,
       payments: peers.payments, usageMetering: peers['usage-metering'], webhookDispatch: peers['webhook-dispatch'],
@@ -171,6 +188,7 @@ async function main() {
   running.push({ stop: () => new Promise((resolve) => metrics.close(() => resolve())) });
 
   const { account, keys } = await ensureLocalAccount(token);
+  const signIn = await ensurePortalSignIn(token, account.id);
   const lines = [
     '',
     `Recur is running: http://127.0.0.1:${HTTP_PORT}/v1   (ready in ${((Date.now() - started) / 1000).toFixed(1)} s)`,
@@ -179,6 +197,7 @@ async function main() {
     `  E-mail         ${mailNote}`,
     `  Events         ${process.env.KAFKA_BROKERS ? `Kafka at ${process.env.KAFKA_BROKERS}` : 'in-process bus (set KAFKA_BROKERS to use Kafka)'}`,
     `  Account        ${account.id}`,
+    `  Portal         http://127.0.0.1:${HTTP_PORT}/portal   sign in as ${signIn.email} / ${signIn.password}`,
     `  Operator token ${token}   (Authorization: Bearer … on /operator/…; stored in ${join(DATA_DIR, 'operator-token')})`,
   ];
   if (keys) {

@@ -46,12 +46,9 @@ try {
       await run('apt-get', ['install', '-y', '-qq', 'poppler-utils']);
     });
   }
-  // The payer pages are tested in real Chromium (playwright-core drives Debian's build).
-  if (!existsSync(process.env.RECUR_CHROMIUM_PATH ?? '/usr/bin/chromium')) {
-    await step('install Chromium', async () => {
-      await run('apt-get', ['update', '-qq']);
-      await run('apt-get', ['install', '-y', '-qq', 'chromium']);
-    });
+  // The page tests drive Debian's Chromium with playwright-core (libs/testing ensureChromium).
+  if (!existsSync('/usr/bin/chromium')) {
+    await step('install chromium', () => createRequire(import.meta.url)('@recur/testing').ensureChromium());
   }
   await step('typecheck', () => run('npx', ['nx', 'run-many', '-t', 'typecheck', '--output-style=stream-without-prefixes']));
   await step('lint', () => run('npx', ['eslint', '.']));

@@ -22,6 +22,10 @@ export interface GatewayConfig {
   /** How long the gateway waits for a service's answer (retrying dropped connections) before it answers 503. */
   grpcDeadlineMs: number;
   migrateOnStart: boolean;
+  /** Base URL of the customer portal pages; a link is `<base>/<token>`. */
+  customerPortalUrl: string;
+  /** How long a customer portal link works after it is made. */
+  customerPortalSessionTtlSeconds: number;
 }
 
 export function gatewayConfigFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
@@ -40,5 +44,7 @@ export function gatewayConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Gate
     },
     grpcDeadlineMs: intEnv('GATEWAY_GRPC_DEADLINE_MS', DEFAULT_CALL_TIMEOUT_MS, env),
     migrateOnStart: optionalEnv('MIGRATE_ON_START', env) !== 'false',
+    customerPortalUrl: (optionalEnv('CUSTOMER_PORTAL_URL', env) ?? `http://127.0.0.1:${intEnv('HTTP_PORT', 8080, env)}/customer-portal`).replace(/\/+$/, ''),
+    customerPortalSessionTtlSeconds: intEnv('CUSTOMER_PORTAL_SESSION_TTL_SECONDS', 3600, env),
   };
 }

@@ -15,10 +15,16 @@ import { IdempotencyRepository } from './idempotency/idempotency.repository';
 import { PrismaService } from './infrastructure/prisma.service';
 import { ServiceClients } from './infrastructure/service-clients';
 import { OpenApiController } from './openapi/openapi.controller';
-import { PAGE_LOGGER, PayerPagesController } from './pages/payer-pages.controller';
+import { PayerPagesController } from './pages/payer-pages.controller';
 import { ProviderCallbacksController } from './pages/provider-callbacks.controller';
+import { CustomerPortalController } from './pages/customer-portal/customer-portal.controller';
+import { CustomerPortalLinks } from './pages/customer-portal/customer-portal-links';
+import { DeveloperPortalController } from './pages/developer-portal/developer-portal.controller';
+import { PortalUsersService } from './pages/developer-portal/portal-users.service';
+import { PAGES_LOGGER } from './pages/pages-logger';
 import { ApiController } from './routing/api.controller';
 import { RoutePolicyMiddleware } from './routing/route-policy.middleware';
+import { RouteRunner } from './routing/route-runner';
 
 /**
  * The `/v1` pipeline, in order: metrics → authenticate (401) → route table and key
@@ -30,13 +36,16 @@ export class GatewayModule implements NestModule {
   static forConfig(config: GatewayConfig): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [ApiController, OperatorController, HealthController, OpenApiController, PayerPagesController, ProviderCallbacksController],
+      controllers: [ApiController, OperatorController, HealthController, OpenApiController, DeveloperPortalController, CustomerPortalController, PayerPagesController, ProviderCallbacksController],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },
         { provide: CLOCK, useValue: systemClock },
-        { provide: PAGE_LOGGER, useValue: new JsonLogger('gateway') },
+        { provide: PAGES_LOGGER, useValue: new JsonLogger('gateway') },
         { provide: PrismaService, useFactory: () => new PrismaService(config.databaseUrl) },
         ServiceClients,
+        RouteRunner,
+        CustomerPortalLinks,
+        PortalUsersService,
         ApiKeysRepository,
         IdempotencyRepository,
         AccountsService,

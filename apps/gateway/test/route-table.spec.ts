@@ -102,6 +102,7 @@ GET /v1/test-clocks
 GET /v1/test-clocks/:id
 POST /v1/test-clocks/:id/advance
 DELETE /v1/test-clocks/:id
+POST /v1/customers/:id/portal-sessions
 `.trim().split('\n');
 
 const keyOf = (route: { method: string; path: string }) => `${route.method} ${route.path}`;

@@ -58,12 +58,18 @@ describe('customer events translator', () => {
     expect(published.data).toEqual({
       object: toCustomerJson(updated.customer),
       previous_attributes: { email: 'ada@example.com', metadata: { tier: 'gold' } },
+      source: 'api',
     });
 
     const payload = anyUnpack(overTheWire.internal(internal).payload!, subscriptionEventsV1.CustomerUpdatedSchema)!;
     expect(payload.changedFields).toEqual(['email', 'metadata']);
     expect(payload.previous).toEqual(toCustomerMessage(created.customer));
     expect(payload.customer).toEqual(toCustomerMessage(updated.customer));
+  });
+
+  it('says in customer.updated that a change came from the customer portal', () => {
+    const updated = updateCustomer(created.customer, { email: 'lovelace@example.com' }, t1, 'portal');
+    expect(split(translateCustomerEvent(updated.events[0])).public.data).toMatchObject({ source: 'portal', previous_attributes: { email: 'ada@example.com' } });
   });
 
   it('turns customer deleted into CustomerDeleted and customer.deleted, both with deleted_at', () => {

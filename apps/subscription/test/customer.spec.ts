@@ -1,5 +1,5 @@
 import { DomainError } from '@recur/kernel';
-import { createCustomer, deleteCustomer, updateCustomer } from '../src/customers/customer';
+import { checkChangeSource, createCustomer, deleteCustomer, updateCustomer } from '../src/customers/customer';
 import { thrownBy } from '@recur/testing';
 
 const tenant = { accountId: 'acct_1', livemode: false };
@@ -31,7 +31,15 @@ describe('customer rules', () => {
     const { customer } = createCustomer(tenant, { name: 'Ada', email: 'a@b.co', metadata: { a: '1', b: '2' } }, t0);
     const { customer: updated, events } = updateCustomer(customer, { email: 'c@d.co', metadata: { a: '', c: '3' } }, t1);
     expect(updated).toMatchObject({ name: 'Ada', email: 'c@d.co', metadata: { b: '2', c: '3' }, updatedAt: t1, createdAt: t0 });
-    expect(events).toEqual([{ kind: 'updated', customer: updated, previous: customer, changedFields: ['email', 'metadata'] }]);
+    expect(events).toEqual([{ kind: 'updated', customer: updated, previous: customer, changedFields: ['email', 'metadata'], source: 'api' }]);
+  });
+
+  it('records who made a change: the API unless the customer portal says so; an unknown source is refused', () => {
+    const { customer } = createCustomer(tenant, { name: 'Ada', email: 'a@b.co' }, t0);
+    expect(updateCustomer(customer, { email: 'c@d.co' }, t1, 'portal').events[0]).toMatchObject({ source: 'portal' });
+    expect(checkChangeSource('')).toBe('api');
+    expect(checkChangeSource('portal')).toBe('portal');
+    expect(failure(() => checkChangeSource('browser'))).toMatchObject({ kind: 'invalid_argument', param: 'source' });
   });
 
   it('does not count metadata whose keys merely come back in another order as changed', () => {

@@ -62,6 +62,13 @@ export class WebhooksGrpcController {
     return { deliveries, page: pageInfo(page, deliveries.length, total) };
   }
 
+  /** A read: the secret is stored as is because it must sign; only the portal asks for it. */
+  @GrpcMethod('WebhookDispatchService', 'RevealEndpointSecret')
+  async revealEndpointSecret(request: v1.RevealEndpointSecretRequest): Promise<MessageInitShape<typeof v1.RevealEndpointSecretResponseSchema>> {
+    const endpoint = await this.endpoints.get(requireTenant(request.tenant), request.id);
+    return { secret: endpoint.secret };
+  }
+
   @GrpcMethod('WebhookDispatchService', 'RetryDelivery')
   async retryDelivery(request: v1.RetryDeliveryRequest): Promise<v1.RetryDeliveryResponse> {
     const tenant = requireTenant(request.tenant);

@@ -7,4 +7,4 @@ export * from './thrown';
 export * from './kafka-topic';
 export * from './database';
 export * from './eventually';
-export * from './browser';
+export * from './chromium';

@@ -93,6 +93,7 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
       RECUR_OPERATOR_TOKEN: operatorToken,
       RECUR_TRACE_FILE: join(traceDir, 'gateway.jsonl'),
       ...peerEnv,
+      ...options.env?.gateway,
     },
     ready: { httpUrl: `http://127.0.0.1:${httpPort}/readyz` },
   }).catch(abandon);

@@ -1,5 +1,6 @@
 import type { Browser } from 'playwright-core';
-import { launchChromium, queryDatabase, startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
+import { queryDatabase, startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
+import { launchChromium } from './browser';
 import { constructEvent } from '@recur/webhooks';
 import { SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
 import { api, eventually, type Keys, type Mesh, startMesh } from './mesh';

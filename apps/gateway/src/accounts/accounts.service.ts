@@ -50,6 +50,9 @@ function keyView(row: KeyRow & { app: { mode: string } }, secret?: string): ApiK
   };
 }
 
+/** The operator may act on any key; a portal user only on their account's (`ownerAccountId`). */
+const ownedBy = (row: { accountId: string }, ownerAccountId: string | undefined) => ownerAccountId === undefined || row.accountId === ownerAccountId;
+
 export interface CreateKeyInput {
   app: AppMode;
   type: KeyType;
@@ -123,13 +126,13 @@ export class AccountsService {
    * Replaces a key with a new one of the same app, type and scope. The old key stops
    * working now, or after `expiresInSeconds` (up to 7 days) so deployments can switch over.
    */
-  async rollKey(keyId: string, expiresInSeconds = 0): Promise<ApiKeyView> {
+  async rollKey(keyId: string, expiresInSeconds = 0, ownerAccountId?: string): Promise<ApiKeyView> {
     if (!Number.isInteger(expiresInSeconds) || expiresInSeconds < 0 || expiresInSeconds > 7 * 24 * 3600) {
       throw invalidArgument('expires_in_seconds', 'expires_in_seconds must be an integer from 0 to 604800');
     }
     const replacement = await this.prisma.$transaction(async (tx) => {
       const old = await tx.apiKey.findUnique({ where: { id: keyId }, include: { app: true } });
-      if (!old || (old.expiresAt && old.expiresAt <= this.now())) throw notFound('api key', keyId);
+      if (!old || (old.expiresAt && old.expiresAt <= this.now()) || !ownedBy(old, ownerAccountId)) throw notFound('api key', keyId);
       const type: KeyType = old.kind === 'publishable' ? 'publishable' : old.livemode ? 'live' : 'test';
       const secret = generateKey(type);
       const replacement = await tx.apiKey.create({
@@ -154,11 +157,23 @@ export class AccountsService {
     return replacement;
   }
 
-  async revokeKey(keyId: string): Promise<ApiKeyView> {
+  async revokeKey(keyId: string, ownerAccountId?: string): Promise<ApiKeyView> {
     const row = await this.prisma.apiKey.findUnique({ where: { id: keyId } });
-    if (!row) throw notFound('api key', keyId);
+    if (!row || !ownedBy(row, ownerAccountId)) throw notFound('api key', keyId);
     const revoked = await this.prisma.apiKey.update({ where: { id: keyId }, data: { expiresAt: this.now() }, include: { app: true } });
     this.keys.forget(keyId);
     return keyView(revoked);
+  }
+
+  /** The account's name and its customer portal setting. */
+  async getAccount(accountId: string): Promise<{ name: string; portalAllowsCancellation: boolean }> {
+    const account = await this.prisma.account.findUnique({ where: { id: accountId } });
+    if (!account) throw notFound('account', accountId);
+    return { name: account.name, portalAllowsCancellation: account.portalAllowsCancellation };
+  }
+
+  /** Whether customers may cancel at period end in the customer portal (off until the account turns it on). */
+  async setPortalAllowsCancellation(accountId: string, allowed: boolean): Promise<void> {
+    await this.prisma.account.update({ where: { id: accountId }, data: { portalAllowsCancellation: allowed } });
   }
 }

@@ -1,16 +1,20 @@
 import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
 import { AccountsService, type AccountView, type ApiKeyView } from './accounts.service';
-import { CreateAccountDto, CreateKeyDto, RollKeyDto } from './operator.dto';
+import { PortalUsersService, type PortalUserView } from '../pages/developer-portal/portal-users.service';
+import { CreateAccountDto, CreateKeyDto, CreatePortalUserDto, RollKeyDto } from './operator.dto';
 import { OperatorTokenGuard } from './operator-token.guard';
 
 /**
- * The operator surface, outside `/v1`: accounts and their API keys. It is what the
- * developer portal's API Keys section will call, and what `recur-admin` calls today.
+ * The operator surface, outside `/v1`: accounts, their API keys and developer portal users,
+ * for `recur-admin`. The developer portal calls the same AccountsService for its account.
  */
 @Controller('operator')
 @UseGuards(OperatorTokenGuard)
 export class OperatorController {
-  constructor(private readonly accounts: AccountsService) {}
+  constructor(
+    private readonly accounts: AccountsService,
+    private readonly users: PortalUsersService,
+  ) {}
 
   @Post('accounts')
   createAccount(@Body() body: CreateAccountDto): Promise<AccountView> {
@@ -25,6 +29,12 @@ export class OperatorController {
   @Get('accounts/:accountId/keys')
   async listKeys(@Param('accountId') accountId: string): Promise<{ object: 'list'; data: ApiKeyView[] }> {
     return { object: 'list', data: await this.accounts.listKeys(accountId) };
+  }
+
+  /** A developer portal user of the account; the answer holds a generated password once. */
+  @Post('accounts/:accountId/users')
+  createUser(@Param('accountId') accountId: string, @Body() body: CreatePortalUserDto): Promise<PortalUserView> {
+    return this.users.createUser(accountId, body.email, body.password);
   }
 
   @Post('keys/:keyId/roll')

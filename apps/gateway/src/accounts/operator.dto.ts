@@ -1,4 +1,4 @@
-import { IsIn, IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Length, Max, MaxLength, Min } from 'class-validator';
 
 export class CreateAccountDto {
   @IsString()
@@ -29,4 +29,16 @@ export class RollKeyDto {
   @Min(0)
   @Max(604_800)
   expires_in_seconds?: number;
+}
+
+export class CreatePortalUserDto {
+  @IsString()
+  @Length(3, 320)
+  email!: string;
+
+  /** At least 12 characters; absent: a generated one, shown once in the answer. */
+  @IsOptional()
+  @IsString()
+  @MaxLength(256)
+  password?: string;
 }

@@ -8,6 +8,7 @@
  *   recur-admin keys list --account acct_…
  *   recur-admin keys roll key_… [--expires-in SECONDS]
  *   recur-admin keys revoke key_…
+ *   recur-admin users create --account acct_… --email you@example.com [--password …]
  *
  * RECUR_URL (default http://127.0.0.1:8080) and RECUR_OPERATOR_TOKEN (default: the token
  * `npm start` keeps in .data/operator-token) say where and as whom.
@@ -20,7 +21,8 @@ const USAGE = `usage:
   recur-admin keys create --account ACCOUNT --app sandbox|live --type test|live|publishable [--scope full|read_only] [--name NAME]
   recur-admin keys list --account ACCOUNT
   recur-admin keys roll KEY [--expires-in SECONDS]
-  recur-admin keys revoke KEY`;
+  recur-admin keys revoke KEY
+  recur-admin users create --account ACCOUNT --email EMAIL [--password PASSWORD]   (a developer portal sign-in; without --password one is generated and printed once)`;
 
 function options(args: string[]): { positional: string[]; flags: Record<string, string> } {
   const positional: string[] = [];
@@ -75,6 +77,11 @@ export async function runAdmin(argv: string[]): Promise<unknown> {
       return call('POST', `/operator/keys/${positional[0]}/roll`, flags['expires-in'] ? { expires_in_seconds: Number(flags['expires-in']) } : {});
     case 'keys revoke':
       return call('POST', `/operator/keys/${positional[0]}/revoke`);
+    case 'users create':
+      return call('POST', `/operator/accounts/${required(flags, 'account')}/users`, {
+        email: required(flags, 'email'),
+        ...(flags.password ? { password: flags.password } : {}),
+      });
     default:
       throw new Error(USAGE);
   }

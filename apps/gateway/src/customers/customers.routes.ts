@@ -1,4 +1,5 @@
-import { type CustomerJson, presentCustomer } from '@recur/contracts';
+import { type CustomerJson, presentCustomer, requireTenant } from '@recur/contracts';
+import { failedPrecondition } from '@recur/kernel';
 import { listEnvelope } from '../http/list';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
 import { CreateCustomerDto, ListCustomersQueryDto, UpdateCustomerDto } from './customers.dto';
@@ -18,6 +19,29 @@ export const CUSTOMER_SCHEMA = responseSchema<CustomerJson>('Customer', {
     deleted: { type: 'boolean', description: 'True once the customer was (soft) deleted.' },
     deleted_at: { type: ['integer', 'null'], description: 'Unix seconds of the deletion, or null.' },
     test_clock: { type: ['string', 'null'], description: 'The sandbox test clock the customer lives on, or null.' },
+  },
+});
+
+/** What `POST /v1/customers/:id/portal-sessions` answers: a link the customer opens to manage their account. */
+export interface CustomerPortalSessionJson {
+  object: 'customer_portal_session';
+  livemode: boolean;
+  customer: string;
+  url: string;
+  created: number;
+  expires_at: number;
+}
+
+export const CUSTOMER_PORTAL_SESSION_SCHEMA = responseSchema<CustomerPortalSessionJson>('CustomerPortalSession', {
+  type: 'object',
+  required: ['object', 'livemode', 'customer', 'url', 'created', 'expires_at'],
+  properties: {
+    object: { type: 'string', enum: ['customer_portal_session'] },
+    livemode: { type: 'boolean' },
+    customer: { type: 'string' },
+    url: { type: 'string', format: 'uri', description: 'The signed portal link; anyone holding it acts as the customer until expires_at.' },
+    created: { type: 'integer', description: 'Unix seconds.' },
+    expires_at: { type: 'integer', description: 'Unix seconds; the link works for CUSTOMER_PORTAL_SESSION_TTL_SECONDS (default 1 hour).' },
   },
 });
 
@@ -48,6 +72,16 @@ export const CUSTOMER_ROUTES = defineRoutes('Customers', [
         tenant, id: params.id, name: body.name, email: body.email, metadata: body.metadata ?? {}, requestId: commandId,
       });
       return presentCustomer(customer!);
+    },
+  }),
+  /** A signed customer portal link (no state is kept); an unknown customer answers 404, a deleted one 409 customer_deleted. */
+  route({
+    method: 'POST', path: '/v1/customers/:id/portal-sessions', summary: 'Create a customer portal session', response: CUSTOMER_PORTAL_SESSION_SCHEMA, status: 201,
+    handler: async ({ services, customerPortal, tenant, params }) => {
+      const customer = (await services.subscription.getCustomer({ tenant, id: params.id })).customer!;
+      if (customer.deletedAt !== undefined) throw failedPrecondition('customer_deleted', `Customer '${customer.id}' is deleted.`);
+      const link = await customerPortal.create(requireTenant(tenant), customer.id);
+      return { object: 'customer_portal_session', livemode: tenant.livemode, customer: customer.id, url: link.url, created: link.created, expires_at: link.expiresAt };
     },
   }),
   route({

@@ -4,11 +4,11 @@ import { fromGrpcError, moneyFromMessage, type paymentsV1 } from '@recur/contrac
 import type { JsonLogger } from '@recur/telemetry';
 import type { Request, Response } from 'express';
 import { ServiceClients } from '../infrastructure/service-clients';
+import { PAGES_LOGGER } from './pages-logger';
 import { errorPage, notFoundPage, type PagePayment, returnPage, sandboxPayerPage } from './payer-pages.html';
 
 /** The CSRF cookie of the sandbox payer page (double submit: the form carries the same value). */
 const CSRF_COOKIE = 'recur_csrf';
-export const PAGE_LOGGER = Symbol('PAGE_LOGGER');
 
 /**
  * Pages served outside `/v1`, without a key: the sandbox payer page (`/sandbox/pay/<token>`) and
@@ -22,7 +22,7 @@ export const PAGE_LOGGER = Symbol('PAGE_LOGGER');
 export class PayerPagesController {
   constructor(
     private readonly services: ServiceClients,
-    @Inject(PAGE_LOGGER) private readonly logger: JsonLogger,
+    @Inject(PAGES_LOGGER) private readonly logger: JsonLogger,
   ) {}
 
   @Get('sandbox/pay/:token')

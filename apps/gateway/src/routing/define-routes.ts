@@ -2,6 +2,7 @@ import type { ClassConstructor } from 'class-transformer';
 import type { commonV1 } from '@recur/contracts';
 import type { ListEnvelope } from '../http/list';
 import type { ServiceClients } from '../infrastructure/service-clients';
+import type { CustomerPortalLinks } from '../pages/customer-portal/customer-portal-links';
 
 /**
  * One declaration per route: method, path, summary, key policy, request DTOs, answer schema,
@@ -43,6 +44,8 @@ export type PathParams<P extends string> = P extends `${string}:${infer Name}/${
 /** What a handler receives: the validated body and query, the caller's tenant and the command id. */
 export interface HandlerContext<P extends string, B, Q> {
   services: ServiceClients;
+  /** Signs customer portal links (`POST /v1/customers/:id/portal-sessions`). */
+  customerPortal: CustomerPortalLinks;
   tenant: commonV1.Tenant;
   /** The caller's account name (the seller printed on documents). */
   accountName: string;

@@ -1,5 +1,5 @@
 import { subscriptionEventsV1 } from '@recur/contracts';
-import { newInternalEvent, newPublicEvent, type OutboxEvent } from '@recur/messaging';
+import { newInternalEvent, newPublicEvent, type OutboxEvent, type PublicEventData } from '@recur/messaging';
 import type { CustomerEvent } from './customer';
 import { toCustomerJson, toCustomerMessage } from './customer.mapper';
 
@@ -19,6 +19,13 @@ export function translateCustomerEvent(event: CustomerEvent): OutboxEvent[] {
       ];
     case 'updated': {
       const previous = toCustomerJson(event.previous);
+      const data: PublicEventData & { source: string } = {
+        object: toCustomerJson(customer),
+        // Stripe's previous_attributes: the old value of every public field that changed.
+        previous_attributes: Object.fromEntries(event.changedFields.map((field) => [field, previous[field]])),
+        // Who made the change: `api` (the account) or `portal` (the customer, in the customer portal).
+        source: event.source,
+      };
       return [
         newInternalEvent(
           tenant,
@@ -27,11 +34,7 @@ export function translateCustomerEvent(event: CustomerEvent): OutboxEvent[] {
           { customer: toCustomerMessage(customer), previous: toCustomerMessage(event.previous), changedFields: event.changedFields },
           customer.updatedAt,
         ),
-        newPublicEvent(tenant, 'customer.updated', id, {
-          object: toCustomerJson(customer),
-          // Stripe's previous_attributes: the old value of every public field that changed.
-          previous_attributes: Object.fromEntries(event.changedFields.map((field) => [field, previous[field]])),
-        }, customer.updatedAt),
+        newPublicEvent(tenant, 'customer.updated', id, data, customer.updatedAt),
       ];
     }
     case 'deleted':

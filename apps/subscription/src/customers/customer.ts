@@ -33,13 +33,24 @@ export interface CustomerFields {
 export const CUSTOMER_CHANGEABLE_FIELDS = ['name', 'email', 'metadata'] as const;
 export type CustomerChangeableField = (typeof CUSTOMER_CHANGEABLE_FIELDS)[number];
 
+/** Who changed a customer: the account through the API, or the customer in the customer portal. */
+export const CUSTOMER_CHANGE_SOURCES = ['api', 'portal'] as const;
+export type CustomerChangeSource = (typeof CUSTOMER_CHANGE_SOURCES)[number];
+
+/** `''` (an older caller) is `api`; anything else unknown is refused. */
+export function checkChangeSource(source: string): CustomerChangeSource {
+  if (source === '') return 'api';
+  if ((CUSTOMER_CHANGE_SOURCES as readonly string[]).includes(source)) return source as CustomerChangeSource;
+  throw invalidArgument('source', `source must be one of ${CUSTOMER_CHANGE_SOURCES.join(', ')}`);
+}
+
 /**
  * What happened to a customer, in the domain's words. The edge translates each into an
  * integration event and, where the specification defines one, a public webhook event.
  */
 export type CustomerEvent =
   | { kind: 'created'; customer: Customer }
-  | { kind: 'updated'; customer: Customer; previous: Customer; changedFields: CustomerChangeableField[] }
+  | { kind: 'updated'; customer: Customer; previous: Customer; changedFields: CustomerChangeableField[]; source: CustomerChangeSource }
   | { kind: 'deleted'; customer: Customer };
 
 /** A customer after a change, with the events the change recorded; the use case saves both at once. */
@@ -86,7 +97,7 @@ function assertNotDeleted(customer: Customer): void {
   if (customer.deletedAt) throw failedPrecondition('customer_deleted', `Customer '${customer.id}' is deleted and cannot change.`);
 }
 
-export function updateCustomer(customer: Customer, fields: CustomerFields, now: Date): CustomerChange {
+export function updateCustomer(customer: Customer, fields: CustomerFields, now: Date, source: CustomerChangeSource = 'api'): CustomerChange {
   assertNotDeleted(customer);
   const updated: Customer = {
     ...customer,
@@ -95,7 +106,7 @@ export function updateCustomer(customer: Customer, fields: CustomerFields, now: 
     metadata: fields.metadata === undefined ? customer.metadata : checkMetadata(mergeMetadata(customer.metadata, fields.metadata)),
     updatedAt: now,
   };
-  return { customer: updated, events: [{ kind: 'updated', customer: updated, previous: customer, changedFields: changedFields(customer, updated) }] };
+  return { customer: updated, events: [{ kind: 'updated', customer: updated, previous: customer, changedFields: changedFields(customer, updated), source }] };
 }
 
 function changedFields(before: Customer, after: Customer): CustomerChangeableField[] {

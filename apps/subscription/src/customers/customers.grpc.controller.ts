@@ -3,6 +3,7 @@ import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { requireTenant, subscriptionV1 } from '@recur/contracts';
 import { checkPage, pageInfo } from '@recur/kernel';
+import { checkChangeSource } from './customer';
 import { toCustomerMessage } from './customer.mapper';
 import { CustomersService } from './customers.service';
 import { Commands, PgCommands } from '../infrastructure/commands';
@@ -44,7 +45,9 @@ export class CustomersGrpcController {
     const tenant = requireTenant(request.tenant);
     const metadata = Object.keys(request.metadata).length > 0 ? request.metadata : undefined;
     return this.commands.run(tenant, request, subscriptionV1.UpdateCustomerResponseSchema, async (tx) => ({
-      customer: toCustomerMessage(await this.customers.update(tx, tenant, request.id, { name: request.name, email: request.email, metadata })),
+      customer: toCustomerMessage(
+        await this.customers.update(tx, tenant, request.id, { name: request.name, email: request.email, metadata }, checkChangeSource(request.source)),
+      ),
     }));
   }
 

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, type Clock, type Page, type TenantRef } from '@recur/kernel';
 import type { PgTransaction } from '@recur/persistence';
 import type { Prisma } from '../generated/prisma/client';
-import { createCustomer, type Customer, type CustomerFields, deleteCustomer, updateCustomer } from './customer';
+import { createCustomer, type Customer, type CustomerChangeSource, type CustomerFields, deleteCustomer, updateCustomer } from './customer';
 import { TestClocksRepository } from '../test-clocks/test-clocks.repository';
 import { CustomersRepository } from './customers.repository';
 
@@ -37,8 +37,8 @@ export class CustomersService {
     return this.customers.list(tenant, page, email);
   }
 
-  async update(tx: Tx, tenant: TenantRef, id: string, fields: CustomerFields): Promise<Customer> {
-    const change = updateCustomer(await this.customers.getForUpdate(tx, tenant, id), fields, this.now());
+  async update(tx: Tx, tenant: TenantRef, id: string, fields: CustomerFields, source: CustomerChangeSource = 'api'): Promise<Customer> {
+    const change = updateCustomer(await this.customers.getForUpdate(tx, tenant, id), fields, this.now(), source);
     await this.customers.update(tx, change);
     return change.customer;
   }

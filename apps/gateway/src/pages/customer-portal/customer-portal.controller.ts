@@ -1,0 +1,197 @@
+import { Controller, Get, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { type CustomerJson, type InvoiceJson, type SubscriptionJson, toTenantMessage } from '@recur/contracts';
+import { newId } from '@recur/kernel';
+import type { JsonLogger } from '@recur/telemetry';
+import type { Request, Response } from 'express';
+import { AccountsService } from '../../accounts/accounts.service';
+import { UpdateCustomerDto } from '../../customers/customers.dto';
+import { apiErrorOf } from '../../http/api-exception.filter';
+import type { ListEnvelope } from '../../http/list';
+import { createValidationPipe } from '../../http/validation';
+import { ServiceClients } from '../../infrastructure/service-clients';
+import type { FileAnswer } from '../../routing/define-routes';
+import { declaredRoute, RouteRunner } from '../../routing/route-runner';
+import { cookieValue, field, formOf, isHttps, randomToken, sameOrigin, sendPage, tokensMatch } from '../page-kit';
+import { PAGES_LOGGER } from '../pages-logger';
+import { CustomerPortalLinks, type PortalClaims } from './customer-portal-links';
+import { customerPortalPage, type CustomerPortalView, linkProblemPage } from './customer-portal.html';
+
+const CSRF_COOKIE = 'recur_customer_portal_csrf';
+const NOTICES: Record<string, string> = {
+  'details-saved': 'Your details were saved.',
+  'cancelled': 'Your subscription will end at the end of the current period.',
+};
+
+const ROUTES = {
+  getCustomer: declaredRoute('GET', '/v1/customers/:id'),
+  listSubscriptions: declaredRoute('GET', '/v1/subscriptions'),
+  getSubscription: declaredRoute('GET', '/v1/subscriptions/:id'),
+  cancelSubscription: declaredRoute('POST', '/v1/subscriptions/:id/cancel'),
+  listInvoices: declaredRoute('GET', '/v1/invoices'),
+  getInvoice: declaredRoute('GET', '/v1/invoices/:id'),
+  invoicePdf: declaredRoute('GET', '/v1/invoices/:id/pdf'),
+};
+
+/**
+ * The customer portal (`/customer-portal/<token>`): one customer, through a signed link made
+ * by `POST /v1/customers/:id/portal-sessions`, sees their subscriptions and invoices (PDF, and
+ * a pay link for open or failed ones), changes their name and e-mail (customer.updated with
+ * `source: "portal"`) and, when the account allows it (developer portal → Settings), cancels at
+ * period end. Reads and the cancellation run the `/v1` routes as the link's app; every object
+ * is checked to be the customer's own. Forms carry a double-submit CSRF token.
+ */
+@Controller('customer-portal')
+export class CustomerPortalController {
+  private readonly validation = createValidationPipe();
+
+  constructor(
+    private readonly links: CustomerPortalLinks,
+    private readonly accounts: AccountsService,
+    private readonly routes: RouteRunner,
+    private readonly services: ServiceClients,
+    @Inject(PAGES_LOGGER) private readonly logger: JsonLogger,
+  ) {}
+
+  @Get(':token')
+  async show(@Param('token') token: string, @Req() request: Request, @Res() response: Response, @Query('notice') notice?: string): Promise<void> {
+    const claims = await this.claims(token, response);
+    if (claims) await this.render(request, response, token, claims, 200, { notice: NOTICES[notice ?? ''] });
+  }
+
+  @Post(':token/details')
+  async updateDetails(@Param('token') token: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+    const claims = await this.postClaims(token, request, response);
+    if (!claims) return;
+    const form = formOf(request);
+    const typed = { name: field(form, 'name').trim(), email: field(form, 'email').trim() };
+    try {
+      const body = (await this.validation.transform(typed, { type: 'body', metatype: UpdateCustomerDto })) as UpdateCustomerDto;
+      await this.services.subscription.updateCustomer({
+        tenant: toTenantMessage(claims.tenant),
+        id: claims.customerId,
+        name: body.name,
+        email: body.email,
+        source: 'portal',
+        requestId: newId('req'),
+      });
+      response.redirect(303, `${this.base(token)}?notice=details-saved`);
+    } catch (error) {
+      const failure = apiErrorOf(error, request);
+      await this.render(request, response, token, claims, failure.status, { error: failure.message, typed });
+    }
+  }
+
+  @Post(':token/subscriptions/:id/cancel')
+  async cancel(@Param('token') token: string, @Param('id') id: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+    const claims = await this.postClaims(token, request, response);
+    if (!claims) return;
+    try {
+      const account = await this.accounts.getAccount(claims.tenant.accountId);
+      if (!account.portalAllowsCancellation) {
+        return await this.render(request, response, token, claims, 403, { error: `${account.name} does not allow cancelling here. Please contact them.` });
+      }
+      const subscription = (await this.run(claims, ROUTES.getSubscription, { params: { id } })) as SubscriptionJson;
+      if (subscription.customer !== claims.customerId) return sendPage(response, 404, linkProblemPage('Not found', 'There is no such subscription on your account.'));
+      await this.run(claims, ROUTES.cancelSubscription, { params: { id }, body: { at_period_end: true } });
+      response.redirect(303, `${this.base(token)}?notice=cancelled`);
+    } catch (error) {
+      const failure = apiErrorOf(error, request);
+      await this.render(request, response, token, claims, failure.status, { error: failure.message });
+    }
+  }
+
+  @Get(':token/invoices/:id/pdf')
+  async pdf(@Param('token') token: string, @Param('id') id: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+    const claims = await this.claims(token, response);
+    if (!claims) return;
+    try {
+      const invoice = (await this.run(claims, ROUTES.getInvoice, { params: { id } })) as InvoiceJson;
+      if (invoice.customer !== claims.customerId) return sendPage(response, 404, linkProblemPage('Not found', 'There is no such invoice on your account.'));
+      const { name: accountName } = await this.accounts.getAccount(claims.tenant.accountId);
+      const { content, filename } = (await this.run(claims, ROUTES.invoicePdf, { params: { id }, accountName })) as FileAnswer;
+      response
+        .status(200)
+        .set({ 'content-type': 'application/pdf', 'content-disposition': `attachment; filename="${filename}"`, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' })
+        .send(Buffer.from(content));
+    } catch (error) {
+      this.fail(request, response, error);
+    }
+  }
+
+  private async render(
+    request: Request,
+    response: Response,
+    token: string,
+    claims: PortalClaims,
+    status: number,
+    messages: Pick<CustomerPortalView, 'notice' | 'error' | 'typed'>,
+  ): Promise<void> {
+    try {
+      const customer = (await this.run(claims, ROUTES.getCustomer, { params: { id: claims.customerId } })) as CustomerJson;
+      if (customer.deleted) return sendPage(response, 410, linkProblemPage('This account is closed', 'There is nothing to manage here any more.'));
+      const query = { customer: claims.customerId, limit: '100' };
+      const [subscriptions, invoices, account] = await Promise.all([
+        this.run(claims, ROUTES.listSubscriptions, { query }) as Promise<ListEnvelope<SubscriptionJson>>,
+        this.run(claims, ROUTES.listInvoices, { query }) as Promise<ListEnvelope<InvoiceJson>>,
+        this.accounts.getAccount(claims.tenant.accountId),
+      ]);
+      const csrf = randomToken();
+      response.cookie(CSRF_COOKIE, csrf, { httpOnly: true, sameSite: 'strict', secure: isHttps(request), path: '/customer-portal' });
+      sendPage(response, status, customerPortalPage({
+        base: this.base(token),
+        csrf,
+        sellerName: account.name,
+        customer,
+        subscriptions: subscriptions.data,
+        // A draft is not the customer's business yet.
+        invoices: invoices.data.filter((invoice) => invoice.status !== 'draft'),
+        allowsCancellation: account.portalAllowsCancellation,
+        expiresAt: claims.expiresAt,
+        ...messages,
+      }));
+    } catch (error) {
+      this.fail(request, response, error);
+    }
+  }
+
+  /** Runs a `/v1` route as the link's app; `accountName` is the seller printed on PDFs. */
+  private run(
+    claims: PortalClaims,
+    route: (typeof ROUTES)[keyof typeof ROUTES],
+    input: { params?: Record<string, string>; body?: unknown; query?: Record<string, unknown>; accountName?: string },
+  ) {
+    return this.routes.run(route, { ...input, tenant: claims.tenant, accountName: input.accountName ?? '', commandId: newId('req') });
+  }
+
+  private base(token: string): string {
+    return `/customer-portal/${encodeURIComponent(token)}`;
+  }
+
+  private async claims(token: string, response: Response): Promise<PortalClaims | undefined> {
+    const check = await this.links.check(token).catch(() => ({ status: 'invalid' as const }));
+    if (check.status === 'valid') return check.claims;
+    if (check.status === 'expired') {
+      sendPage(response, 410, linkProblemPage('This link has expired', 'Portal links work for a short time only. Ask the company that sent it for a new link.'));
+    } else {
+      sendPage(response, 403, linkProblemPage('This link is not valid', 'The link is incomplete or was changed. Open the link exactly as you received it, or ask for a new one.'));
+    }
+    return undefined;
+  }
+
+  private async postClaims(token: string, request: Request, response: Response): Promise<PortalClaims | undefined> {
+    const claims = await this.claims(token, response);
+    if (!claims) return undefined;
+    if (!sameOrigin(request) || !tokensMatch(cookieValue(request, CSRF_COOKIE), formOf(request).csrf)) {
+      sendPage(response, 403, linkProblemPage('This form has expired', 'Go back, reload the page and try again.'));
+      return undefined;
+    }
+    return claims;
+  }
+
+  private fail(request: Request, response: Response, error: unknown): void {
+    const failure = apiErrorOf(error, request);
+    if (failure.status === 404) return sendPage(response, 404, linkProblemPage('Not found', 'There is no such item on your account.'));
+    if (failure.status >= 500) this.logger.warn(`customer portal failed: ${failure.code}: ${failure.message}`);
+    sendPage(response, failure.status >= 500 ? 503 : failure.status, linkProblemPage('Something went wrong', failure.status >= 500 ? 'Please try again in a moment.' : failure.message));
+  }
+}
