@@ -40,6 +40,7 @@ const CLAIM_DUE_STEPS = `
 export interface BillingClockOptions {
   /** How long a claimed step belongs to its worker; past it (the worker died) another claims it. */
   leaseMs: number;
+  /** Steps run at once; 0 runs no worker in this process (claim and run stay callable). */
   concurrency: number;
   pollMs: number;
   /** The wait before invoice attempt n+1: 1 s doubling, at most 5 minutes. */
@@ -98,8 +99,8 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
     });
   }
 
-  onApplicationBootstrap(): Promise<void> {
-    return this.worker.start();
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.options.concurrency > 0) await this.worker.start();
   }
 
   onModuleDestroy(): Promise<void> {
