@@ -139,6 +139,22 @@ async function stepCounts(subscriptions: string[]): Promise<{ done: number; pend
   return { done: count('done'), pending: count('pending') };
 }
 
+/** Invoice steps still pending although invoicing raised their invoice: the dead process never marked them done. */
+async function invoiceStepsAnsweredNotDone(subscriptions: string[]): Promise<number> {
+  const pending = await queryDatabase<{ subscription_id: string; run_at: Date }>(
+    mesh.databaseUrls.subscription,
+    "SELECT subscription_id, run_at FROM billing_jobs WHERE subscription_id = ANY($1::text[]) AND kind = 'invoice' AND status = 'pending' AND due_at IS NOT NULL",
+    [subscriptions],
+  );
+  const raised = await queryDatabase<{ subscription_id: string; period_start: Date }>(
+    mesh.databaseUrls.invoicing,
+    'SELECT subscription_id, period_start FROM invoices WHERE subscription_id = ANY($1::text[])',
+    [subscriptions],
+  );
+  const raisedKeys = new Set(raised.map((row) => `${row.subscription_id}:${row.period_start.getTime()}`));
+  return pending.filter((row) => raisedKeys.has(`${row.subscription_id}:${row.run_at.getTime()}`)).length;
+}
+
 /** Each subscription's clock steps in the order they ran: each step's time must not go back. */
 async function expectStepsRanInOrder(subscriptions: string[]): Promise<void> {
   const rows = await queryDatabase<{ subscription_id: string; step_key: string; run_at: Date }>(
@@ -176,23 +192,25 @@ it('finishes an advance after the subscription service is killed with SIGKILL mi
   const box = await sandbox('kill-mid-advance');
   const subscriptions: string[] = [];
   for (let n = 0; n < 25; n++) subscriptions.push(await subscribe(box, n));
+  // The process kills itself (SIGKILL) once invoicing has answered its 10th invoice request and
+  // before that step is marked done; the other steps in flight die wherever they are.
+  await mesh.apps.subscription.kill('SIGTERM');
+  await mesh.apps.subscription.restart({ RECUR_FAULT_CLOCK_KILL_AFTER_INVOICE: '10' });
   const advanced = await box.call('POST', `/v1/test-clocks/${box.clock}/advance`, { frozen_time: THREE_AND_A_HALF_MONTHS });
   expect(advanced.body).toMatchObject({ status: 'advancing', frozen_time: THREE_AND_A_HALF_MONTHS });
-  // 25 × 8 steps: kill once some have run and many have not.
-  const atKill = await eventually(async () => {
-    const counts = await stepCounts(subscriptions);
-    return counts.done >= 10 ? counts : undefined;
-  }, 60_000, 'the advance under way');
-  await mesh.apps.subscription.kill('SIGKILL');
-  const afterKill = await stepCounts(subscriptions);
-  expect(afterKill.pending).toBeGreaterThan(0);
-  await mesh.apps.subscription.restart();
+  expect(await mesh.apps.subscription.exited()).toBeNull();
+  const atKill = await stepCounts(subscriptions);
+  // 25 × 8 steps: the kill came mid-way.
+  expect(atKill.done).toBeGreaterThanOrEqual(10);
+  expect(atKill.pending).toBeGreaterThan(0);
+  expect(await invoiceStepsAnsweredNotDone(subscriptions)).toBeGreaterThanOrEqual(1);
+  await mesh.apps.subscription.restart({ RECUR_FAULT_CLOCK_KILL_AFTER_INVOICE: '0' });
   // The dead process's leases lapse (30 s), then the restarted one finishes the advance.
   expect((await clockStatus(box)).status).toBe('advancing');
   await untilReady(box, 120_000);
   await expectBilledOncePerPeriod(box, subscriptions);
   await expectStepsRanInOrder(subscriptions);
-  console.log(`kill -9 mid-advance: ${atKill.done} steps done when the kill was decided, ${afterKill.done} done and ${afterKill.pending} pending at the kill`);
+  console.log(`kill -9 mid-advance: ${atKill.done} steps done and ${atKill.pending} due at the kill`);
 }, 300_000);
 
 /** How many invoice requests a process's trace file shows (its client spans to CreateSubscriptionInvoice). */

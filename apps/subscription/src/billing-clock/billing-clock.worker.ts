@@ -54,6 +54,18 @@ export const DEFAULT_BILLING_CLOCK_OPTIONS: BillingClockOptions = {
   retryDelayMs: (attempts) => Math.min(1_000 * 2 ** Math.max(0, attempts - 1), 300_000),
 };
 
+/**
+ * Test only (README, Configuration): `RECUR_FAULT_CLOCK_KILL_AFTER_INVOICE=<n>` makes the process
+ * kill itself with SIGKILL once invoicing has answered its n-th invoice request, before the step
+ * is marked done, so crash tests can prove the request is sent again and raises one invoice.
+ */
+export const FAULT_KILL_AFTER_INVOICE = 'RECUR_FAULT_CLOCK_KILL_AFTER_INVOICE';
+
+function killAfterInvoiceFromEnv(env: NodeJS.ProcessEnv): number | undefined {
+  const n = Number(env[FAULT_KILL_AFTER_INVOICE]);
+  return Number.isInteger(n) && n > 0 ? n : undefined;
+}
+
 const LIFECYCLE_RULES: Record<Exclude<BillingJobKind, 'invoice'>, (subscription: Subscription, at: Date, now: Date) => SubscriptionChange> = {
   end_trial: endTrial,
   renew,
@@ -73,6 +85,8 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly worker: JobWorker<ClaimedStep>;
   private readonly options: BillingClockOptions;
   private readonly log: (message: string, fields?: Record<string, unknown>) => void;
+  private readonly killAfterInvoices = killAfterInvoiceFromEnv(process.env);
+  private invoicesAnswered = 0;
 
   /** Built by the module's factory (and by tests, with their own clock and invoicer). */
   constructor(
@@ -144,6 +158,7 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
     const tenant = { accountId: step.account_id, livemode: step.livemode };
     try {
       const invoiceId = await this.invoicer.raise(tenant, step.subscription_id, step.step_key, step.payload as InvoicePayload);
+      if (++this.invoicesAnswered === this.killAfterInvoices) process.kill(process.pid, 'SIGKILL');
       await this.prisma.$executeRaw`
         UPDATE billing_jobs SET status = 'done', result = ${invoiceId}, lease_until = NULL, attempts = attempts + 1, last_error = NULL, updated_at = ${this.now()}
         WHERE id = ${step.id} AND status = 'pending'`;
