@@ -175,7 +175,8 @@ for (;;) {
   if (state.renewed === COUNT && state.invoiceStepsDone === COUNT && state.invoices === COUNT && state.unpublished === 0) break;
   if (performance.now() - lastReport >= 10_000) {
     lastReport = performance.now();
-    log(`${elapsed.toFixed(0)} s: renewed ${state.renewed}, invoices ${state.invoices} (${state.invoiceStepsDue} requests due), events unpublished ${state.unpublished}`);
+    const [failing] = (await sql('subscription', "SELECT last_error FROM billing_jobs WHERE status = 'pending' AND last_error IS NOT NULL LIMIT 1")).rows;
+    log(`${elapsed.toFixed(0)} s: renewed ${state.renewed}, invoices ${state.invoices} (${state.invoiceStepsDue} requests due), events unpublished ${state.unpublished}${failing ? `; a request failing: ${failing.last_error}` : ''}`);
   }
   if (elapsed > 3_600) throw new Error(`not done after an hour: ${JSON.stringify(state)}`);
   await new Promise((r) => setTimeout(r, 250));
@@ -227,6 +228,11 @@ console.log(`renewed end to end in ${seconds.toFixed(1)} s: ${(COUNT / seconds).
 console.log(`  ${state.invoices} invoices raised in invoicing, every event published (subscription.activated and invoice.created: ${2 * COUNT})`);
 if (rawRate) console.log(`  raw: a renewal's own transaction in plain SQL (5 statements, 8 connections), ${rawCount} of them: ${rawRate.toFixed(0)} /s`);
 
+// What the services warned about (a failed batch, a retried request): a slow run says why here.
+for (const [service, app] of Object.entries(apps)) {
+  const warnings = app.output().split('\n').filter((line) => /warn|error/i.test(line) && !line.includes("kafka"));
+  if (warnings.length > 0) console.log(`  ${service}: ${warnings.length} warnings, e.g. ${warnings.slice(0, 3).map((line) => line.slice(0, 300)).join('\n    ')}`);
+}
 await Promise.all(Object.values(pools).map((pool) => pool.end()));
 await Promise.all(Object.values(apps).map((app) => app.kill('SIGTERM')));
 await kafka?.stop();

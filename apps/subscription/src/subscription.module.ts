@@ -45,6 +45,7 @@ export class SubscriptionModule {
           useFactory: (prisma: PrismaService, subscriptions: SubscriptionsRepository, invoicing: InvoicingClient, clock: Clock, config: SubscriptionConfig) =>
             new BillingClock(prisma, subscriptions, invoicing, clock, {
               concurrency: config.billingClockConcurrency,
+              batchSize: config.billingClockBatchSize,
               databaseUrl: runtime.config.databaseUrl,
               log: (message, fields) => runtime.logger.warn(message, fields),
             }),

@@ -2,25 +2,26 @@
 jest.mock('@nestjs/common', () => ({ Injectable: () => () => undefined, Inject: () => () => undefined }));
 
 import * as grpc from '@grpc/grpc-js';
-import { catalogV1, grpcServiceDefinition, invoicingV1, type ServiceClient, subscriptionV1 } from '@recur/contracts';
-import { type Clock, DomainError, systemClock, type TenantRef } from '@recur/kernel';
+import { catalogV1, type ServiceClient, subscriptionV1 } from '@recur/contracts';
+import { type Clock, DomainError, systemClock } from '@recur/kernel';
 import { decodePublicEvent } from '@recur/messaging';
 import { eventually, grpcFailure, type ServiceUnderTest, startServiceUnderTest } from '@recur/testing';
 import { Client } from 'pg';
 import { BillingClock, type ClaimedStep } from '../src/billing-clock/billing-clock.worker';
-import { BillingJobs, type InvoicePayload } from '../src/billing-clock/billing-jobs.repository';
+import { BillingJobs } from '../src/billing-clock/billing-jobs.repository';
 import type { PeriodInvoicer } from '../src/billing-clock/invoicing.client';
 import { PrismaService } from '../src/infrastructure/prisma.service';
 import { SubscriptionsRepository } from '../src/subscriptions/subscriptions.repository';
 
 /**
  * The subscription service as its own process on a real PostgreSQL database with the real
- * catalog beside it, exercised through gRPC. Invoicing's CreateSubscriptionInvoice (the fixed
- * seam) is played by a small gRPC server here that records each request and, like the contract
- * says, raises one invoice per subscription + period start. The service runs without its own
- * clock worker (BILLING_CLOCK_CONCURRENCY=0): each test drives BillingClock instances in this
- * process on the service's database, on real or fake time, so a real-time worker never races a
+ * catalog beside it, exercised through gRPC. The service runs without its own clock worker
+ * (BILLING_CLOCK_CONCURRENCY=0): each test drives BillingClock instances in this process on
+ * the service's database, on real or fake time, so a real-time worker never races a
  * fake-clock one (whose month-ahead time would see the real-time worker's leases as lapsed).
+ * Invoicing (the PeriodInvoicer seam) is played by recordingInvoicer, which records each
+ * request and, like the contract says, raises one invoice per subscription + period start;
+ * the real call to invoicing is proven in the mesh (billing-clock.mesh.spec.ts).
  */
 const tenant = { accountId: 'acct_subs', livemode: false };
 const DAY = 86_400_000;
@@ -43,29 +44,17 @@ function record(subscriptionId: string, periodStart: number, requestId: string, 
   return invoices.get(key)!;
 }
 
-let invoicing: grpc.Server;
 let catalog: ServiceUnderTest<typeof catalogV1.CatalogService>;
 let service: ServiceUnderTest<typeof subscriptionV1.SubscriptionService>;
 let client: ServiceClient<typeof subscriptionV1.SubscriptionService>;
 let prisma: PrismaService;
 
 beforeAll(async () => {
-  invoicing = new grpc.Server();
-  invoicing.addService(grpcServiceDefinition(invoicingV1.InvoicingService), {
-    CreateSubscriptionInvoice: (call: grpc.ServerUnaryCall<invoicingV1.CreateSubscriptionInvoiceRequest, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-      const request = call.request;
-      const total = request.lines.reduce((sum, line) => sum + Number(line.amount?.amountMinor ?? 0n), 0) - Number(request.discount?.amountMinor ?? 0n);
-      const id = record(request.subscriptionId, Number(request.periodStart), request.requestId, request.billingReason, total);
-      callback(null, { invoice: { id, subscriptionId: request.subscriptionId, periodStart: request.periodStart, status: 'open' } });
-    },
-  });
-  const invoicingPort = await new Promise<number>((resolve, reject) =>
-    invoicing.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, port) => (error ? reject(error) : resolve(port))),
-  );
   catalog = await startServiceUnderTest('catalog', catalogV1.CatalogService);
   service = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService, {
     CATALOG_GRPC_ADDR: catalog.grpcAddress,
-    INVOICING_GRPC_ADDR: `127.0.0.1:${invoicingPort}`,
+    // Its own clock is off, so it never calls invoicing: the test's clocks use recordingInvoicer.
+    INVOICING_GRPC_ADDR: '127.0.0.1:1',
     BILLING_CLOCK_CONCURRENCY: '0',
   });
   client = service.client;
@@ -76,7 +65,6 @@ afterAll(async () => {
   await prisma?.$disconnect();
   await service?.stop();
   await catalog?.stop();
-  invoicing?.forceShutdown();
 });
 
 async function query<T>(sql: string, values: unknown[] = []): Promise<T[]> {
@@ -116,8 +104,7 @@ function billingClock(clock: Clock, invoicer: PeriodInvoicer = recordingInvoicer
 }
 
 const recordingInvoicer: PeriodInvoicer = {
-  raise: async (_tenant: TenantRef, subscriptionId: string, requestId: string, invoice: InvoicePayload) =>
-    record(subscriptionId, invoice.period_start, requestId, invoice.billing_reason, invoice.total),
+  raise: async (batch) => batch.map(({ subscriptionId, requestId, invoice }) => ({ invoiceId: record(subscriptionId, invoice.period_start, requestId, invoice.billing_reason, invoice.total) })),
 };
 
 /** Claims and runs due steps at `at` until none is left (a step's successor may be due at once). */

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CLOCK, type Clock, type Page, type TenantRef } from '@recur/kernel';
+import { CLOCK, type Clock, type DomainError, isDomainError, type Page, type TenantRef } from '@recur/kernel';
 import type { Prisma } from '../generated/prisma/client';
+import { PrismaService } from '../infrastructure/prisma.service';
 import { INVOICING_CONFIG, type InvoicingConfig } from '../invoicing-config';
 import {
   assertMove,
@@ -21,6 +22,17 @@ import { type InvoiceFilter, InvoicesRepository } from './invoices.repository';
 
 type Tx = Prisma.TransactionClient;
 
+/** One period of a batch: its tenant, its customer as looked up, its fields. */
+export interface SubscriptionPeriodItem {
+  tenant: TenantRef;
+  customer: CustomerLookup;
+  fields: SubscriptionInvoiceFields;
+}
+export type SubscriptionPeriodOutcome = { invoice: Invoice } | { error: DomainError };
+
+/** A batch holds its tenants' invoice counters until it commits: room for a few hundred invoices. */
+const BATCH_TRANSACTION = { maxWait: 10_000, timeout: 60_000 };
+
 /**
  * Invoice use cases. Each runs in the command's transaction (`tx`); the invoice records its
  * own events, and saving it writes them to the outbox too. A customer lookup (`CustomerLookup`)
@@ -30,6 +42,7 @@ type Tx = Prisma.TransactionClient;
 export class InvoicesService {
   constructor(
     private readonly invoices: InvoicesRepository,
+    private readonly prisma: PrismaService,
     @Inject(CLOCK) private readonly now: Clock,
     @Inject(INVOICING_CONFIG) private readonly config: InvoicingConfig,
   ) {}
@@ -53,6 +66,28 @@ export class InvoicesService {
     const change = createdAndFinalized(await this.finalization(tx, draft.invoice, customer, now));
     await this.invoices.insert(tx, change);
     return change.invoice;
+  }
+
+  /**
+   * Several periods' invoices in one transaction, each raised by createForSubscriptionPeriod as
+   * a single call raises it; a DomainError (bad input, a deleted customer) refuses its own item
+   * only. Any other failure rolls the whole batch back, and the caller repeats it: each item
+   * is idempotent by its period.
+   */
+  async createForSubscriptionPeriods(items: SubscriptionPeriodItem[]): Promise<SubscriptionPeriodOutcome[]> {
+    return this.prisma.$transaction(async (tx) => {
+      await this.invoices.lockSubscriptionPeriods(tx, items.map((item) => ({ tenant: item.tenant, subscriptionId: item.fields.subscriptionId, periodStart: item.fields.periodStart })));
+      const outcomes: SubscriptionPeriodOutcome[] = [];
+      for (const item of items) {
+        try {
+          outcomes.push({ invoice: await this.createForSubscriptionPeriod(tx, item.tenant, item.customer, item.fields) });
+        } catch (error) {
+          if (!isDomainError(error)) throw error;
+          outcomes.push({ error });
+        }
+      }
+      return outcomes;
+    }, BATCH_TRANSACTION);
   }
 
   get(tenant: TenantRef, id: string): Promise<Invoice> {
