@@ -75,15 +75,20 @@ export class InvoicesService {
    * is idempotent by its period.
    */
   async createForSubscriptionPeriods(items: SubscriptionPeriodItem[]): Promise<SubscriptionPeriodOutcome[]> {
+    // Tenants in one order too: each tenant's invoice counter stays locked until the commit, so
+    // two batches taking two counters in opposite orders would deadlock.
+    const tenantKey = ({ tenant }: SubscriptionPeriodItem) => `${tenant.accountId}:${tenant.livemode}`;
+    const order = items.map((_, index) => index).sort((a, b) => tenantKey(items[a]).localeCompare(tenantKey(items[b])) || a - b);
     return this.prisma.$transaction(async (tx) => {
       await this.invoices.lockSubscriptionPeriods(tx, items.map((item) => ({ tenant: item.tenant, subscriptionId: item.fields.subscriptionId, periodStart: item.fields.periodStart })));
-      const outcomes: SubscriptionPeriodOutcome[] = [];
-      for (const item of items) {
+      const outcomes: SubscriptionPeriodOutcome[] = new Array(items.length);
+      for (const index of order) {
+        const item = items[index];
         try {
-          outcomes.push({ invoice: await this.createForSubscriptionPeriod(tx, item.tenant, item.customer, item.fields) });
+          outcomes[index] = { invoice: await this.createForSubscriptionPeriod(tx, item.tenant, item.customer, item.fields) };
         } catch (error) {
           if (!isDomainError(error)) throw error;
-          outcomes.push({ error });
+          outcomes[index] = { error };
         }
       }
       return outcomes;

@@ -156,7 +156,12 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
   private async runLifecycleSteps(steps: ClaimedStep[]): Promise<void> {
     try {
       await this.prisma.$transaction(async (tx) => {
-        for (const step of steps) await this.applyLifecycleStep(tx, step);
+        // Locks the steps and marks those still pending done, in one statement; a step that is
+        // no longer pending ran already (our lease lapsed and another worker took it): skipped.
+        const pending = new Set((await tx.$queryRaw<{ id: string }[]>`
+          UPDATE billing_jobs SET status = 'done', lease_until = NULL, attempts = attempts + 1, updated_at = ${this.now()}
+          WHERE id = ANY(${steps.map((step) => step.id)}::text[]) AND status = 'pending' RETURNING id`).map((row) => row.id));
+        for (const step of steps) if (pending.has(step.id)) await this.applyLifecycleStep(tx, step);
       }, { maxWait: 10_000, timeout: 20_000 });
     } catch (error) {
       if (steps.length === 1) throw error;
@@ -167,13 +172,10 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
+  /** One lifecycle step, already marked done in `tx`: the subscription's move, if it still calls for this step. */
   private async applyLifecycleStep(tx: Prisma.TransactionClient, step: ClaimedStep): Promise<void> {
     const tenant = { accountId: step.account_id, livemode: step.livemode };
-    const [job] = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM billing_jobs WHERE id = ${step.id} FOR UPDATE`;
-    // Our lease lapsed and another worker ran it: nothing left to do.
-    if (job?.status !== 'pending') return;
     const subscription = await this.subscriptions.getForUpdate(tx, tenant, step.subscription_id);
-    await tx.$executeRaw`UPDATE billing_jobs SET status = 'done', lease_until = NULL, attempts = attempts + 1, updated_at = ${this.now()} WHERE id = ${step.id}`;
     const expected = nextLifecycleStep(subscription);
     // A step the subscription no longer calls for (a change raced it) is done without effect.
     if (!expected || stepKey(expected.kind, subscription.id, expected.runAt) !== step.step_key) return;
