@@ -23,9 +23,9 @@
 // (the subscription row, its outbox event, the next steps), as a ceiling for comparison.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, readdirSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT } from '../bootstrap.mjs';
@@ -160,10 +160,22 @@ async function progress() {
   };
 }
 
+/** CPU seconds (user + system) a process has used so far; 0 once it is gone. */
+function cpuSeconds(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
 await apps.subscription.kill('SIGTERM');
 const bootStarted = performance.now();
 await apps.subscription.restart({ BILLING_CLOCK_CONCURRENCY: args.concurrency ?? '' });
 const started = performance.now();
+const cpuAtStart = { subscription: cpuSeconds(apps.subscription.pid), invoicing: cpuSeconds(apps.invoicing.pid) };
 log(`clock started (subscription service boot ${((started - bootStarted) / 1000).toFixed(1)} s)`);
 let state;
 let firstRenewalsAt;
@@ -182,6 +194,7 @@ for (;;) {
   await new Promise((r) => setTimeout(r, 250));
 }
 const seconds = (performance.now() - started) / 1000;
+const cpu = { subscription: cpuSeconds(apps.subscription.pid) - cpuAtStart.subscription, invoicing: cpuSeconds(apps.invoicing.pid) - cpuAtStart.invoicing };
 
 // ---------------------------------------------------------------------------------------------
 // Raw: a renewal's own transaction in plain SQL on the same cluster, 8 connections at once.
@@ -226,6 +239,7 @@ const rawRate = await rawRenewals(rawCount).catch((error) => {
 console.log(`\nRecur renewal benchmark: ${COUNT} subscriptions over ${ACCOUNTS} apps, due at one moment; catalog, subscription and invoicing each its own process, events through Kafka`);
 console.log(`renewed end to end in ${seconds.toFixed(1)} s: ${(COUNT / seconds).toFixed(0)} renewals/s (periods advanced after ${firstRenewalsAt?.toFixed(1)} s)`);
 console.log(`  ${state.invoices} invoices raised in invoicing, every event published (subscription.activated and invoice.created: ${2 * COUNT})`);
+console.log(`  Node CPU per renewal: subscription ${((cpu.subscription / COUNT) * 1000).toFixed(1)} ms, invoicing ${((cpu.invoicing / COUNT) * 1000).toFixed(1)} ms (load average at the end ${loadavg()[0].toFixed(1)} on ${cpus().length} cores)`);
 if (rawRate) console.log(`  raw: a renewal's own transaction in plain SQL (5 statements, 8 connections), ${rawCount} of them: ${rawRate.toFixed(0)} /s`);
 
 // What the services warned about (a failed batch, a retried request): a slow run says why here.

@@ -213,13 +213,17 @@ it('finishes an advance after the subscription service is killed with SIGKILL mi
   console.log(`kill -9 mid-advance: ${atKill.done} steps done and ${atKill.pending} due at the kill`);
 }, 300_000);
 
-/** How many invoice requests a process's trace file shows (its client spans to CreateSubscriptionInvoice). */
+/** How many calls to invoicing a process's trace file shows (its client spans to CreateSubscriptionInvoices). */
 function invoiceRequestsIn(traceFile: string): number {
-  return readFileSync(traceFile, 'utf8').split('\n').filter((line) => line.includes('CreateSubscriptionInvoice') && line.includes('"service":"subscription"')).length;
+  return readFileSync(traceFile, 'utf8').split('\n').filter((line) => line.includes('InvoicingService/CreateSubscriptionInvoices"') && line.includes('"service":"subscription"')).length;
 }
 
 it('bills each period once with two subscription-service replicas running the clock', async () => {
-  const replica: AppProcess = await mesh.startReplica('subscription');
+  // Batches of two: the replicas race for many small batches rather than a few large ones.
+  const smallBatches = { BILLING_CLOCK_BATCH_SIZE: '2' };
+  await mesh.apps.subscription.kill('SIGTERM');
+  await mesh.apps.subscription.restart(smallBatches);
+  const replica: AppProcess = await mesh.startReplica('subscription', smallBatches);
   try {
     const box = await sandbox('replicas');
     const subscriptions: string[] = [];
@@ -236,9 +240,11 @@ it('bills each period once with two subscription-service replicas running the cl
     };
     expect(requests.first).toBeGreaterThan(0);
     expect(requests.second).toBeGreaterThan(0);
-    console.log(`replicas: invoice requests ${requests.first} + ${requests.second} for ${subscriptions.length * PERIOD_STARTS.length} invoices`);
+    console.log(`replicas: calls to invoicing ${requests.first} + ${requests.second} for ${subscriptions.length * PERIOD_STARTS.length} invoices`);
   } finally {
     await replica.kill('SIGTERM');
+    await mesh.apps.subscription.kill('SIGTERM');
+    await mesh.apps.subscription.restart({ BILLING_CLOCK_BATCH_SIZE: '' });
   }
 }, 240_000);
 
