@@ -306,6 +306,31 @@ describe('InvoicingService.CreateSubscriptionInvoice', () => {
   });
 });
 
+describe('InvoicingService.CreateSubscriptionInvoices', () => {
+  it('raises a batch as single calls would: one invoice per period across batches and single calls, a bad item refused alone', async () => {
+    const [tenant, other] = [newTenant(), newTenant()];
+    const [ada, bob] = await Promise.all([newCustomer(tenant), newCustomer(other, 'Bob', 'bob@example.com')]);
+    const single = (await client.createSubscriptionInvoice(renewalRequest(tenant, ada.id, 'sub_batch_a', 1_800_000_000))).invoice!;
+    const batch = [
+      renewalRequest(tenant, ada.id, 'sub_batch_a', 1_800_000_000),
+      renewalRequest(tenant, ada.id, 'sub_batch_a', 1_802_592_000),
+      renewalRequest(other, bob.id, 'sub_batch_b', 1_800_000_000),
+      { ...renewalRequest(tenant, ada.id, 'sub_batch_c', 1_800_000_000), lines: [] },
+      renewalRequest(tenant, 'cus_missing', 'sub_batch_d', 1_800_000_000),
+    ];
+    // Two copies of the batch at once (a worker whose lease lapsed, say): each period raised once.
+    const [first, second] = await Promise.all([client.createSubscriptionInvoices({ invoices: batch }), client.createSubscriptionInvoices({ invoices: batch })]);
+    expect(second.results).toEqual(first.results);
+    const [repeat, next, otherTenant, noLines, noCustomer] = first.results;
+    expect(repeat.invoice).toEqual(single);
+    expect(next.invoice).toMatchObject({ subscriptionId: 'sub_batch_a', number: 'INV-000002', periodStart: 1_802_592_000n, status: 'open' });
+    expect(otherTenant.invoice).toMatchObject({ subscriptionId: 'sub_batch_b', number: 'INV-000001', customerName: 'Bob' });
+    expect([noLines.invoice, noLines.errorCode, noCustomer.invoice, noCustomer.errorCode]).toEqual([undefined, 'parameter_invalid', undefined, 'resource_missing']);
+    expect([await countRows('invoices', tenant.accountId), await countRows('invoices', other.accountId)]).toEqual([2, 1]);
+    expect((await outbox(next.invoice!.id)).filter((row) => row.type === 'invoice.created')).toHaveLength(1);
+  });
+});
+
 describe('InvoicingService numbering', () => {
   it('gives 30 concurrent finalizations consecutive numbers, none shared or skipped, even when some roll back', async () => {
     const tenant = newTenant();

@@ -10,7 +10,7 @@ import { CustomersService } from './customers/customers.service';
 import { Commands, PgCommands } from './infrastructure/commands';
 import { InvoicePaidConsumer } from './invoice-payments/invoice-paid.consumer';
 import { PrismaService } from './infrastructure/prisma.service';
-import { SUBSCRIPTION_CONFIG, subscriptionConfigFromEnv } from './subscription-config';
+import { SUBSCRIPTION_CONFIG, type SubscriptionConfig, subscriptionConfigFromEnv } from './subscription-config';
 import { CatalogPlans } from './subscriptions/catalog-plans.client';
 import { SubscriptionsGrpcController } from './subscriptions/subscriptions.grpc.controller';
 import { SubscriptionsRepository } from './subscriptions/subscriptions.repository';
@@ -44,9 +44,14 @@ export class SubscriptionModule {
         InvoicePaidConsumer,
         {
           provide: BillingClock,
-          inject: [PrismaService, SubscriptionsRepository, InvoicingClient, CLOCK],
-          useFactory: (prisma: PrismaService, subscriptions: SubscriptionsRepository, invoicing: InvoicingClient, clock: Clock) =>
-            new BillingClock(prisma, subscriptions, invoicing, clock, { databaseUrl: runtime.config.databaseUrl, log: (message, fields) => runtime.logger.warn(message, fields) }),
+          inject: [PrismaService, SubscriptionsRepository, InvoicingClient, CLOCK, SUBSCRIPTION_CONFIG],
+          useFactory: (prisma: PrismaService, subscriptions: SubscriptionsRepository, invoicing: InvoicingClient, clock: Clock, config: SubscriptionConfig) =>
+            new BillingClock(prisma, subscriptions, invoicing, clock, {
+              concurrency: config.billingClockConcurrency,
+              batchSize: config.billingClockBatchSize,
+              databaseUrl: runtime.config.databaseUrl,
+              log: (message, fields) => runtime.logger.warn(message, fields),
+            }),
         },
       ],
     };

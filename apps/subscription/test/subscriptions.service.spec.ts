@@ -2,24 +2,26 @@
 jest.mock('@nestjs/common', () => ({ Injectable: () => () => undefined, Inject: () => () => undefined }));
 
 import * as grpc from '@grpc/grpc-js';
-import { catalogV1, grpcServiceDefinition, invoicingV1, type ServiceClient, subscriptionV1 } from '@recur/contracts';
-import { type Clock, DomainError, type TenantRef } from '@recur/kernel';
+import { catalogV1, type ServiceClient, subscriptionV1 } from '@recur/contracts';
+import { type Clock, DomainError, systemClock } from '@recur/kernel';
 import { decodePublicEvent } from '@recur/messaging';
 import { eventually, grpcFailure, type ServiceUnderTest, startServiceUnderTest } from '@recur/testing';
 import { Client } from 'pg';
 import { BillingClock, type ClaimedStep } from '../src/billing-clock/billing-clock.worker';
-import { BillingJobs, type InvoicePayload } from '../src/billing-clock/billing-jobs.repository';
+import { BillingJobs } from '../src/billing-clock/billing-jobs.repository';
 import type { PeriodInvoicer } from '../src/billing-clock/invoicing.client';
 import { PrismaService } from '../src/infrastructure/prisma.service';
 import { SubscriptionsRepository } from '../src/subscriptions/subscriptions.repository';
 
 /**
  * The subscription service as its own process on a real PostgreSQL database with the real
- * catalog beside it, exercised through gRPC. Invoicing's CreateSubscriptionInvoice (the fixed
- * seam) is played by a small gRPC server here that records each request and, like the contract
- * says, raises one invoice per subscription + period start. The billing clock's guarantees are
- * tested with BillingClock instances in this process on the service's database, driven by a
- * fake clock, beside the service's own worker.
+ * catalog beside it, exercised through gRPC. The service runs without its own clock worker
+ * (BILLING_CLOCK_CONCURRENCY=0): each test drives BillingClock instances in this process on
+ * the service's database, on real or fake time, so a real-time worker never races a
+ * fake-clock one (whose month-ahead time would see the real-time worker's leases as lapsed).
+ * Invoicing (the PeriodInvoicer seam) is played by recordingInvoicer, which records each
+ * request and, like the contract says, raises one invoice per subscription + period start;
+ * the real call to invoicing is proven in the mesh (billing-clock.mesh.spec.ts).
  */
 const tenant = { accountId: 'acct_subs', livemode: false };
 const DAY = 86_400_000;
@@ -42,29 +44,18 @@ function record(subscriptionId: string, periodStart: number, requestId: string, 
   return invoices.get(key)!;
 }
 
-let invoicing: grpc.Server;
 let catalog: ServiceUnderTest<typeof catalogV1.CatalogService>;
 let service: ServiceUnderTest<typeof subscriptionV1.SubscriptionService>;
 let client: ServiceClient<typeof subscriptionV1.SubscriptionService>;
 let prisma: PrismaService;
 
 beforeAll(async () => {
-  invoicing = new grpc.Server();
-  invoicing.addService(grpcServiceDefinition(invoicingV1.InvoicingService), {
-    CreateSubscriptionInvoice: (call: grpc.ServerUnaryCall<invoicingV1.CreateSubscriptionInvoiceRequest, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-      const request = call.request;
-      const total = request.lines.reduce((sum, line) => sum + Number(line.amount?.amountMinor ?? 0n), 0) - Number(request.discount?.amountMinor ?? 0n);
-      const id = record(request.subscriptionId, Number(request.periodStart), request.requestId, request.billingReason, total);
-      callback(null, { invoice: { id, subscriptionId: request.subscriptionId, periodStart: request.periodStart, status: 'open' } });
-    },
-  });
-  const invoicingPort = await new Promise<number>((resolve, reject) =>
-    invoicing.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, port) => (error ? reject(error) : resolve(port))),
-  );
   catalog = await startServiceUnderTest('catalog', catalogV1.CatalogService);
   service = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService, {
     CATALOG_GRPC_ADDR: catalog.grpcAddress,
-    INVOICING_GRPC_ADDR: `127.0.0.1:${invoicingPort}`,
+    // Its own clock is off, so it never calls invoicing: the test's clocks use recordingInvoicer.
+    INVOICING_GRPC_ADDR: '127.0.0.1:1',
+    BILLING_CLOCK_CONCURRENCY: '0',
   });
   client = service.client;
   prisma = new PrismaService(service.databaseUrl);
@@ -74,7 +65,6 @@ afterAll(async () => {
   await prisma?.$disconnect();
   await service?.stop();
   await catalog?.stop();
-  invoicing?.forceShutdown();
 });
 
 async function query<T>(sql: string, values: unknown[] = []): Promise<T[]> {
@@ -114,8 +104,7 @@ function billingClock(clock: Clock, invoicer: PeriodInvoicer = recordingInvoicer
 }
 
 const recordingInvoicer: PeriodInvoicer = {
-  raise: async (_tenant: TenantRef, subscriptionId: string, requestId: string, invoice: InvoicePayload) =>
-    record(subscriptionId, invoice.period_start, requestId, invoice.billing_reason, invoice.total),
+  raise: async (batch) => batch.map(({ subscriptionId, requestId, invoice }) => ({ invoiceId: record(subscriptionId, invoice.period_start, requestId, invoice.billing_reason, invoice.total) })),
 };
 
 /** Claims and runs due steps at `at` until none is left (a step's successor may be due at once). */
@@ -123,6 +112,12 @@ async function drain(clock: BillingClock, at: Date): Promise<void> {
   for (let steps = await clock.claim(100, at); steps.length > 0; steps = await clock.claim(100, at)) {
     for (const step of steps) await clock.run(step);
   }
+}
+
+/** Runs every step due now, as the service's own worker would. */
+function drainNow(): Promise<void> {
+  const now = new Date();
+  return drain(billingClock(() => now), now);
 }
 
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
@@ -136,13 +131,14 @@ describe('SubscriptionService subscriptions', () => {
     const start = new Date(Number(subscription.currentPeriodStart) * 1000);
     const end = new Date(Number(subscription.currentPeriodEnd) * 1000);
     expect(end.getUTCMonth()).toBe((start.getUTCMonth() + 1) % 12);
-    // The service's own clock worker raises the first period's invoice, priced by @recur/pricing (2 × 1000).
-    await eventually(async () => requests.some((request) => request.subscriptionId === subscription.id), 15_000, 'the first invoice request');
+    // The clock raises the first period's invoice, priced by @recur/pricing (2 × 1000).
+    await drainNow();
     expect(requests.filter((request) => request.subscriptionId === subscription.id)).toEqual([
       { subscriptionId: subscription.id, periodStart: Number(subscription.currentPeriodStart), requestId: `invoice:${subscription.id}:${subscription.currentPeriodStart}`, billingReason: 'subscription_create', total: 2000 },
     ]);
     expect(await publicEventTypes(subscription.id)).toEqual(['subscription.created']);
-  });
+    // The first test of the file also waits for the processes' cold start.
+  }, 20_000);
 
   it('refuses bad input with the offending field and stores nothing', async () => {
     const [plan, customer] = await Promise.all([newPlan({ billingIntervals: ['monthly'] }), newCustomer()]);
@@ -223,7 +219,7 @@ describe('SubscriptionService subscriptions', () => {
 describe('the billing clock', () => {
   it('catches up three missed periods once each, in order, with three workers racing', async () => {
     const subscription = await newSubscription();
-    await eventually(async () => requests.some((request) => request.subscriptionId === subscription.id), 15_000, 'the first invoice');
+    await drainNow();
     // The service was "down" for three period ends: the fake time is a day past the third.
     const firstEnd = new Date(Number(subscription.currentPeriodEnd) * 1000);
     const fake = new Date(firstEnd.getTime() + 62 * DAY + DAY);
@@ -249,13 +245,7 @@ describe('the billing clock', () => {
 
   it('a step whose worker died is run by another once its lease lapses, and only once', async () => {
     const subscription = await newSubscription();
-    // The service's own worker raises the first invoice; wait until its step is done, not only
-    // sent: a month ahead, this test's clock would see that step's (real-time) lease as lapsed.
-    await eventually(
-      async () => (await query<{ status: string }>("SELECT status FROM billing_jobs WHERE subscription_id = $1 AND kind = 'invoice'", [subscription.id]))[0]?.status === 'done',
-      15_000,
-      'the first invoice step done',
-    );
+    await drainNow();
     let now = new Date(Number(subscription.currentPeriodEnd) * 1000 + DAY);
     const clock = () => now;
     const dead = billingClock(clock);
@@ -310,8 +300,15 @@ describe('test clocks', () => {
     expect(subscription).toMatchObject({ status: 'trialing', created: BigInt(start / 1000), testClockId: testClock!.id });
     // 14 days of trial, then periods anchored on Feb 14: Mar 14 and Apr 14 renewals fall before May 1.
     const advanced = await client.advanceTestClock({ tenant, id: testClock!.id, frozenTime: BigInt(Date.UTC(2030, 4, 1) / 1000) });
-    expect(advanced.testClock!.frozenTime).toBe(BigInt(Date.UTC(2030, 4, 1) / 1000));
-    await eventually(async () => (await client.getTestClock({ tenant, id: testClock!.id })).testClock!.status === 'ready', 20_000, 'the clock to be ready');
+    expect(advanced.testClock!).toMatchObject({ frozenTime: BigInt(Date.UTC(2030, 4, 1) / 1000), status: 'advancing' });
+    // A worker on real time, as the service runs one: the clock's moves are due now.
+    const worker = billingClock(systemClock);
+    await worker.onApplicationBootstrap();
+    try {
+      await eventually(async () => (await client.getTestClock({ tenant, id: testClock!.id })).testClock!.status === 'ready', 20_000, 'the clock to be ready');
+    } finally {
+      await worker.onModuleDestroy();
+    }
     const renewed = (await client.getSubscription({ tenant, id: subscription.id })).subscription!;
     expect(renewed).toMatchObject({ status: 'active', periodsBilled: 3, currentPeriodStart: BigInt(Date.UTC(2030, 3, 14, 12) / 1000) });
     expect(await publicEventTypes(subscription.id)).toEqual(['subscription.created', 'subscription.activated', 'subscription.activated', 'subscription.activated']);

@@ -8,7 +8,7 @@ import { type MailCatcher, startMailCatcher } from '@recur/local-infra';
 import { type AppName, type AppProcess, connectDatabase, createTestDatabase, freePort, startApp, testKafkaBrokers } from '@recur/testing';
 
 const SERVICES = ['catalog', 'subscription', 'invoicing', 'payments', 'usage-metering', 'webhook-dispatch'] as const;
-type ServiceName = (typeof SERVICES)[number];
+export type ServiceName = (typeof SERVICES)[number];
 const peerVariable = (service: ServiceName) => `${service.toUpperCase().replace(/-/g, '_')}_GRPC_ADDR`;
 
 export interface Keys {
@@ -35,6 +35,8 @@ export interface Mesh {
   webhookDispatch: ServiceClient<typeof webhookDispatchV1.WebhookDispatchService>;
   operator(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
   createAccount(name?: string): Promise<{ accountId: string; keys: Keys }>;
+  /** One more process of a service (a replica: same database, peers and topics; its own port and trace file). */
+  startReplica(service: ServiceName, env?: Record<string, string>): Promise<AppProcess>;
   stop(): Promise<void>;
 }
 
@@ -53,6 +55,9 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
 
   const addresses = {} as Record<ServiceName, string>;
   const databaseUrls = {} as Record<AppName, string>;
+  // Each service's whole environment but its port and trace file: replicas start from it.
+  const serviceEnv = {} as Record<ServiceName, Record<string, string>>;
+  const replicas: AppProcess[] = [];
   // Ports first: services that call others (subscription → catalog, invoicing) get their addresses at boot.
   const grpcPorts = await Promise.all(SERVICES.map(() => freePort()));
   SERVICES.forEach((service, index) => (addresses[service] = `127.0.0.1:${grpcPorts[index]}`));
@@ -66,8 +71,9 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
       const databaseUrl = await createTestDatabase(service.replace(/-/g, '_'));
       const grpcPort = grpcPorts[index];
       databaseUrls[service] = databaseUrl;
+      serviceEnv[service] = { ...common, ...peerEnv, ...pageEnv[service], DATABASE_URL: databaseUrl, ...appEnv[service], ...options.env?.[service] };
       const app = await startApp(service, {
-        env: { ...common, ...peerEnv, ...pageEnv[service], DATABASE_URL: databaseUrl, GRPC_PORT: String(grpcPort), RECUR_TRACE_FILE: join(traceDir, `${service}.jsonl`), ...appEnv[service], ...options.env?.[service] },
+        env: { ...serviceEnv[service], GRPC_PORT: String(grpcPort), RECUR_TRACE_FILE: join(traceDir, `${service}.jsonl`) },
         ready: { grpcPort },
       });
       return [service, app] as const;
@@ -141,8 +147,15 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
         },
       };
     },
+    async startReplica(service, env = {}) {
+      const grpcPort = await freePort();
+      const trace = join(traceDir, `${service}-replica-${replicas.length + 1}.jsonl`);
+      const replica = await startApp(service, { env: { ...serviceEnv[service], GRPC_PORT: String(grpcPort), RECUR_TRACE_FILE: trace, ...env }, ready: { grpcPort } });
+      replicas.push(replica);
+      return replica;
+    },
     async stop() {
-      await Promise.all(Object.values(apps).map((app) => app.kill('SIGTERM')));
+      await Promise.all([...Object.values(apps), ...replicas].map((app) => app.kill('SIGTERM')));
       await mail.stop();
     },
   };

@@ -2,10 +2,11 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { invoicingV1, moneyFromMessage, requireTenant } from '@recur/contracts';
-import { checkPage, hasPrefix, invalidArgument, newId, pageInfo } from '@recur/kernel';
+import { checkPage, type DomainError, hasPrefix, invalidArgument, isDomainError, newId, pageInfo, type TenantRef } from '@recur/kernel';
 import { fromInt64 } from '@recur/money';
 import { CustomerDirectory } from '../customers/customer-directory.client';
 import { Commands } from '../infrastructure/commands';
+import type { CustomerLookup, SubscriptionInvoiceFields } from './invoice';
 import { toInvoiceMessage } from './invoice.mapper';
 import { renderInvoicePdf } from './invoice-pdf';
 import { InvoicesService } from './invoices.service';
@@ -20,6 +21,29 @@ const checkPaymentId = (id: string): string => {
   return id;
 };
 const optionalTime = (seconds: bigint, param: string): Date | null => (seconds === 0n ? null : fromUnixSeconds(seconds, param));
+
+/** The most periods one CreateSubscriptionInvoices call raises (its transaction holds their tenants' counters). */
+const MAX_BATCH_INVOICES = 500;
+
+function subscriptionInvoiceFields(request: invoicingV1.CreateSubscriptionInvoiceRequest): SubscriptionInvoiceFields {
+  return {
+    subscriptionId: request.subscriptionId,
+    periodStart: fromUnixSeconds(request.periodStart, 'period_start'),
+    periodEnd: fromUnixSeconds(request.periodEnd, 'period_end'),
+    currency: request.currency,
+    lines: request.lines.map((line, index) => ({
+      kind: line.kind,
+      description: line.description,
+      quantity: fromInt64(line.quantity, `lines[${index}].quantity`),
+      amount: moneyFromMessage(line.amount, `lines[${index}].amount`),
+      periodStart: optionalTime(line.periodStart, `lines[${index}].period_start`),
+      periodEnd: optionalTime(line.periodEnd, `lines[${index}].period_end`),
+    })),
+    discount: request.discount === undefined ? undefined : moneyFromMessage(request.discount, 'discount'),
+    billingReason: request.billingReason,
+    dueInDays: request.dueInDays,
+  };
+}
 
 /** gRPC edge of the invoice use cases: decode, look the customer up, call, encode. No rules live here. */
 @Controller()
@@ -58,26 +82,37 @@ export class InvoicesGrpcController {
     const tenant = requireTenant(request.tenant);
     const customer = await this.customers.lookup(tenant, request.customerId);
     return this.commands.run(tenant, request, invoicingV1.CreateSubscriptionInvoiceResponseSchema, async (tx) => ({
-      invoice: toInvoiceMessage(
-        await this.invoices.createForSubscriptionPeriod(tx, tenant, customer, {
-          subscriptionId: request.subscriptionId,
-          periodStart: fromUnixSeconds(request.periodStart, 'period_start'),
-          periodEnd: fromUnixSeconds(request.periodEnd, 'period_end'),
-          currency: request.currency,
-          lines: request.lines.map((line, index) => ({
-            kind: line.kind,
-            description: line.description,
-            quantity: fromInt64(line.quantity, `lines[${index}].quantity`),
-            amount: moneyFromMessage(line.amount, `lines[${index}].amount`),
-            periodStart: optionalTime(line.periodStart, `lines[${index}].period_start`),
-            periodEnd: optionalTime(line.periodEnd, `lines[${index}].period_end`),
-          })),
-          discount: request.discount === undefined ? undefined : moneyFromMessage(request.discount, 'discount'),
-          billingReason: request.billingReason,
-          dueInDays: request.dueInDays,
-        }),
-      ),
+      invoice: toInvoiceMessage(await this.invoices.createForSubscriptionPeriod(tx, tenant, customer, subscriptionInvoiceFields(request))),
     }));
+  }
+
+  /** The billing clock's batches: each customer asked once, every period raised in one transaction. */
+  @GrpcMethod('InvoicingService', 'CreateSubscriptionInvoices')
+  async createSubscriptionInvoices(request: invoicingV1.CreateSubscriptionInvoicesRequest): Promise<MessageInitShape<typeof invoicingV1.CreateSubscriptionInvoicesResponseSchema>> {
+    if (request.invoices.length > MAX_BATCH_INVOICES) throw invalidArgument('invoices', `A batch carries at most ${MAX_BATCH_INVOICES} invoices`);
+    const parsed = request.invoices.map((item): { tenant: TenantRef; fields: SubscriptionInvoiceFields; customerId: string } | { error: DomainError } => {
+      try {
+        return { tenant: requireTenant(item.tenant), fields: subscriptionInvoiceFields(item), customerId: item.customerId };
+      } catch (error) {
+        if (isDomainError(error)) return { error };
+        throw error;
+      }
+    });
+    const lookups = new Map<string, Promise<CustomerLookup>>();
+    const lookup = (tenant: TenantRef, customerId: string) => {
+      const key = JSON.stringify([tenant.accountId, tenant.livemode, customerId]);
+      if (!lookups.has(key)) lookups.set(key, this.customers.lookup(tenant, customerId));
+      return lookups.get(key)!;
+    };
+    const valid = await Promise.all(parsed.flatMap((item) => ('error' in item ? [] : [lookup(item.tenant, item.customerId).then((customer) => ({ ...item, customer }))])));
+    const outcomes = valid.length > 0 ? await this.invoices.createForSubscriptionPeriods(valid) : [];
+    let next = 0;
+    return {
+      results: parsed.map((item) => {
+        const outcome = 'error' in item ? item : outcomes[next++];
+        return 'error' in outcome ? { errorCode: outcome.error.code, errorMessage: outcome.error.message } : { invoice: toInvoiceMessage(outcome.invoice) };
+      }),
+    };
   }
 
   @GrpcMethod('InvoicingService', 'GetInvoice')

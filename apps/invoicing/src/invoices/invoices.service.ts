@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CLOCK, type Clock, type Page, type TenantRef } from '@recur/kernel';
+import { CLOCK, type Clock, type DomainError, isDomainError, type Page, type TenantRef } from '@recur/kernel';
 import type { Prisma } from '../generated/prisma/client';
+import { PrismaService } from '../infrastructure/prisma.service';
 import { INVOICING_CONFIG, type InvoicingConfig } from '../invoicing-config';
 import { FINALIZED_SEND_KEY, InvoiceMailer } from '../mail/invoice-mail';
 import {
@@ -25,6 +26,17 @@ import { type InvoiceFilter, InvoicesRepository } from './invoices.repository';
 
 type Tx = Prisma.TransactionClient;
 
+/** One period of a batch: its tenant, its customer as looked up, its fields. */
+export interface SubscriptionPeriodItem {
+  tenant: TenantRef;
+  customer: CustomerLookup;
+  fields: SubscriptionInvoiceFields;
+}
+export type SubscriptionPeriodOutcome = { invoice: Invoice } | { error: DomainError };
+
+/** A batch holds its tenants' invoice counters until it commits: room for a few hundred invoices. */
+const BATCH_TRANSACTION = { maxWait: 10_000, timeout: 60_000 };
+
 /**
  * Invoice use cases. Each runs in the command's transaction (`tx`); the invoice records its
  * own events, and saving it writes them to the outbox too. A customer lookup (`CustomerLookup`)
@@ -34,6 +46,7 @@ type Tx = Prisma.TransactionClient;
 export class InvoicesService {
   constructor(
     private readonly invoices: InvoicesRepository,
+    private readonly prisma: PrismaService,
     @Inject(CLOCK) private readonly now: Clock,
     @Inject(INVOICING_CONFIG) private readonly config: InvoicingConfig,
     private readonly mailer: InvoiceMailer<Tx>,
@@ -62,6 +75,33 @@ export class InvoicesService {
     // The subscription service does not know the account's name: the PDF's seller line stays generic.
     await this.mailFinalized(tx, change.invoice, '');
     return change.invoice;
+  }
+
+  /**
+   * Several periods' invoices in one transaction, each raised by createForSubscriptionPeriod as
+   * a single call raises it; a DomainError (bad input, a deleted customer) refuses its own item
+   * only. Any other failure rolls the whole batch back, and the caller repeats it: each item
+   * is idempotent by its period.
+   */
+  async createForSubscriptionPeriods(items: SubscriptionPeriodItem[]): Promise<SubscriptionPeriodOutcome[]> {
+    // Tenants in one order too: each tenant's invoice counter stays locked until the commit, so
+    // two batches taking two counters in opposite orders would deadlock.
+    const tenantKey = ({ tenant }: SubscriptionPeriodItem) => `${tenant.accountId}:${tenant.livemode}`;
+    const order = items.map((_, index) => index).sort((a, b) => tenantKey(items[a]).localeCompare(tenantKey(items[b])) || a - b);
+    return this.prisma.$transaction(async (tx) => {
+      await this.invoices.lockSubscriptionPeriods(tx, items.map((item) => ({ tenant: item.tenant, subscriptionId: item.fields.subscriptionId, periodStart: item.fields.periodStart })));
+      const outcomes: SubscriptionPeriodOutcome[] = new Array(items.length);
+      for (const index of order) {
+        const item = items[index];
+        try {
+          outcomes[index] = { invoice: await this.createForSubscriptionPeriod(tx, item.tenant, item.customer, item.fields) };
+        } catch (error) {
+          if (!isDomainError(error)) throw error;
+          outcomes[index] = { error };
+        }
+      }
+      return outcomes;
+    }, BATCH_TRANSACTION);
   }
 
   get(tenant: TenantRef, id: string): Promise<Invoice> {

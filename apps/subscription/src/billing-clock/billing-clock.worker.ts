@@ -1,11 +1,12 @@
 import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { claimDueRowsSql, claimParams, type DueRowsTable, JobWorker, nextDueAtSql } from '@recur/jobs';
 import { type Clock, isDomainError } from '@recur/kernel';
+import type { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
-import { LIFECYCLE_MOVES, nextLifecycleStep } from '../subscriptions/subscription';
+import { LIFECYCLE_MOVES, nextLifecycleStep, type Subscription } from '../subscriptions/subscription';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
 import { BILLING_JOBS_CHANNEL, type BillingJobKind, type InvoicePayload, stepKey } from './billing-jobs.repository';
-import type { PeriodInvoicer } from './invoicing.client';
+import type { PeriodInvoiceOutcome, PeriodInvoicer } from './invoicing.client';
 
 /** A claimed step of the billing clock. */
 export interface ClaimedStep {
@@ -40,6 +41,9 @@ const CLAIM_DUE_STEPS = `
 export interface BillingClockOptions {
   /** How long a claimed step belongs to its worker; past it (the worker died) another claims it. */
   leaseMs: number;
+  /** Steps run together: lifecycle steps in one transaction, invoice requests in one call to invoicing. */
+  batchSize: number;
+  /** Batches run at once; 0 runs no worker in this process (claim and run stay callable). */
   concurrency: number;
   pollMs: number;
   /** The wait before invoice attempt n+1: 1 s doubling, at most 5 minutes. */
@@ -48,10 +52,24 @@ export interface BillingClockOptions {
 
 export const DEFAULT_BILLING_CLOCK_OPTIONS: BillingClockOptions = {
   leaseMs: 30_000,
-  concurrency: 8,
+  batchSize: 25,
+  concurrency: 4,
   pollMs: 1_000,
   retryDelayMs: (attempts) => Math.min(1_000 * 2 ** Math.max(0, attempts - 1), 300_000),
 };
+
+/**
+ * Test only (README, Configuration): `RECUR_FAULT_CLOCK_KILL_AFTER_INVOICE=<n>` makes the process
+ * kill itself with SIGKILL once invoicing has raised n of its invoice requests (counting a batch's
+ * items), before their steps are marked done, so crash tests can prove such requests are sent
+ * again and raise one invoice each.
+ */
+export const FAULT_KILL_AFTER_INVOICE = 'RECUR_FAULT_CLOCK_KILL_AFTER_INVOICE';
+
+function killAfterInvoiceFromEnv(env: NodeJS.ProcessEnv): number | undefined {
+  const n = Number(env[FAULT_KILL_AFTER_INVOICE]);
+  return Number.isInteger(n) && n > 0 ? n : undefined;
+}
 
 /**
  * The billing clock: a JobWorker (@recur/jobs) over `billing_jobs`. A lifecycle step (trial
@@ -63,9 +81,11 @@ export const DEFAULT_BILLING_CLOCK_OPTIONS: BillingClockOptions = {
  * invoicing answers; a refusal or an outage (UNIMPLEMENTED, UNAVAILABLE) keeps it pending.
  */
 export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly worker: JobWorker<ClaimedStep>;
+  private readonly worker: JobWorker<ClaimedStep[]>;
   private readonly options: BillingClockOptions;
   private readonly log: (message: string, fields?: Record<string, unknown>) => void;
+  private readonly killAfterInvoices = killAfterInvoiceFromEnv(process.env);
+  private invoicesAnswered = 0;
 
   /** Built by the module's factory (and by tests, with their own clock and invoicer). */
   constructor(
@@ -79,21 +99,21 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
     const { databaseUrl } = options;
     this.log = options.log ?? (() => undefined);
     const log = this.log;
-    this.worker = new JobWorker<ClaimedStep>({
+    this.worker = new JobWorker<ClaimedStep[]>({
       name: 'billing clock',
       clock: now,
       concurrency: this.options.concurrency,
       pollMs: this.options.pollMs,
       wakeUp: databaseUrl ? { databaseUrl, channel: BILLING_JOBS_CHANNEL } : undefined,
-      claim: (limit, at) => this.claim(limit, at),
-      run: (step) => this.run(step),
+      claim: async (limit, at) => batches(await this.claim(limit * this.options.batchSize, at), this.options.batchSize),
+      run: (batch) => this.runBatch(batch),
       nextDueAt: async () => (await this.prisma.$queryRawUnsafe<{ next_due_at: Date | null }[]>(nextDueAtSql(BILLING_ROWS)))[0]?.next_due_at ?? null,
       log,
     });
   }
 
-  onApplicationBootstrap(): Promise<void> {
-    return this.worker.start();
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.options.concurrency > 0) await this.worker.start();
   }
 
   onModuleDestroy(): Promise<void> {
@@ -112,38 +132,84 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** Runs one claimed step and records its outcome. */
   run(step: ClaimedStep): Promise<void> {
-    return step.kind === 'invoice' ? this.raiseInvoice(step) : this.runLifecycleStep(step);
+    return this.runBatch([step]);
   }
 
-  private async runLifecycleStep(step: ClaimedStep): Promise<void> {
-    const tenant = { accountId: step.account_id, livemode: step.livemode };
-    await this.prisma.$transaction(async (tx) => {
-      const [job] = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM billing_jobs WHERE id = ${step.id} FOR UPDATE`;
-      // Our lease lapsed and another worker ran it: nothing left to do.
-      if (job?.status !== 'pending') return;
-      const subscription = await this.subscriptions.getForUpdate(tx, tenant, step.subscription_id);
-      await tx.$executeRaw`UPDATE billing_jobs SET status = 'done', lease_until = NULL, attempts = attempts + 1, updated_at = ${this.now()} WHERE id = ${step.id}`;
-      const expected = nextLifecycleStep(subscription);
-      // A step the subscription no longer calls for (a change raced it) is done without effect.
-      if (!expected || stepKey(expected.kind, subscription.id, expected.runAt) !== step.step_key) return;
-      // On a test clock the move happens at its own time; on real time, when it runs.
-      const now = subscription.testClockId ? step.run_at : this.now();
-      const change = LIFECYCLE_MOVES[step.kind as Exclude<BillingJobKind, 'invoice'>](subscription, step.run_at, now);
-      await this.subscriptions.update(tx, change);
-    }, { maxWait: 10_000, timeout: 20_000 });
+  /** Runs claimed steps of one kind together (see batches) and records their outcomes. */
+  async runBatch(steps: ClaimedStep[]): Promise<void> {
+    const invoices = steps.filter((step) => step.kind === 'invoice');
+    const lifecycle = steps.filter((step) => step.kind !== 'invoice');
+    if (invoices.length > 0) await this.raiseInvoices(invoices);
+    if (lifecycle.length > 0) await this.runLifecycleSteps(lifecycle);
   }
 
-  private async raiseInvoice(step: ClaimedStep): Promise<void> {
-    const tenant = { accountId: step.account_id, livemode: step.livemode };
+  /**
+   * The steps in one transaction (one commit for the batch); if it fails (one step's error, a
+   * deadlock with an API call), each step alone, so one step cannot hold back the others.
+   */
+  private async runLifecycleSteps(steps: ClaimedStep[]): Promise<void> {
     try {
-      const invoiceId = await this.invoicer.raise(tenant, step.subscription_id, step.step_key, step.payload as InvoicePayload);
-      await this.prisma.$executeRaw`
-        UPDATE billing_jobs SET status = 'done', result = ${invoiceId}, lease_until = NULL, attempts = attempts + 1, last_error = NULL, updated_at = ${this.now()}
-        WHERE id = ${step.id} AND status = 'pending'`;
+      await this.prisma.$transaction(async (tx) => {
+        // Locks the steps and marks those still pending done, in one statement; a step that is
+        // no longer pending ran already (our lease lapsed and another worker took it): skipped.
+        const pending = new Set((await tx.$queryRaw<{ id: string }[]>`
+          UPDATE billing_jobs SET status = 'done', lease_until = NULL, attempts = attempts + 1, updated_at = ${this.now()}
+          WHERE id = ANY(${steps.map((step) => step.id)}::text[]) AND status = 'pending' RETURNING id`).map((row) => row.id));
+        for (const step of steps) if (pending.has(step.id)) await this.applyLifecycleStep(tx, step);
+      }, { maxWait: 10_000, timeout: 20_000 });
     } catch (error) {
+      if (steps.length === 1) throw error;
+      this.log('billing clock: batch failed; running its steps one by one', { steps: steps.length, error: (error as Error).message });
+      let firstFailure: unknown;
+      for (const step of steps) await this.runLifecycleSteps([step]).catch((failure: unknown) => (firstFailure ??= failure));
+      if (firstFailure !== undefined) throw firstFailure;
+    }
+  }
+
+  /** One lifecycle step, already marked done in `tx`: the subscription's move, if it still calls for this step. */
+  private async applyLifecycleStep(tx: Prisma.TransactionClient, step: ClaimedStep): Promise<void> {
+    const tenant = { accountId: step.account_id, livemode: step.livemode };
+    const subscription = await this.subscriptions.getForUpdate(tx, tenant, step.subscription_id);
+    const expected = nextLifecycleStep(subscription);
+    // A step the subscription no longer calls for (a change raced it) is done without effect.
+    if (!expected || stepKey(expected.kind, subscription.id, expected.runAt) !== step.step_key) return;
+    // On a test clock the move happens at its own time; on real time, when it runs.
+    const now = subscription.testClockId ? step.run_at : this.now();
+    const change = LIFECYCLE_MOVES[step.kind as Exclude<BillingJobKind, 'invoice'>](subscription, step.run_at, now);
+    await this.subscriptions.update(tx, change);
+  }
+
+  /** One call to invoicing for the batch; each step is done with its invoice, or due again later. */
+  private async raiseInvoices(steps: ClaimedStep[]): Promise<void> {
+    let outcomes: PeriodInvoiceOutcome[];
+    try {
+      outcomes = await this.invoicer.raise(steps.map((step) => ({
+        tenant: { accountId: step.account_id, livemode: step.livemode },
+        subscriptionId: step.subscription_id,
+        requestId: step.step_key,
+        invoice: step.payload as InvoicePayload,
+      })));
+    } catch (error) {
+      outcomes = steps.map(() => ({ error: error as Error }));
+    }
+    const done = steps.flatMap((step, index) => {
+      const outcome = outcomes[index];
+      return 'invoiceId' in outcome ? [{ id: step.id, invoiceId: outcome.invoiceId }] : [];
+    });
+    this.invoicesAnswered += done.length;
+    if (this.killAfterInvoices !== undefined && this.invoicesAnswered >= this.killAfterInvoices) process.kill(process.pid, 'SIGKILL');
+    const now = this.now();
+    if (done.length > 0) {
+      await this.prisma.$executeRaw`
+        UPDATE billing_jobs SET status = 'done', result = raised.invoice_id, lease_until = NULL, attempts = attempts + 1, last_error = NULL, updated_at = ${now}
+        FROM unnest(${done.map((step) => step.id)}::text[], ${done.map((step) => step.invoiceId)}::text[]) AS raised(id, invoice_id)
+        WHERE billing_jobs.id = raised.id AND billing_jobs.status = 'pending'`;
+    }
+    for (const [index, step] of steps.entries()) {
+      const outcome = outcomes[index];
+      if ('invoiceId' in outcome) continue;
       const attempts = step.attempts + 1;
-      const now = this.now();
-      const message = isDomainError(error) ? `${error.code}: ${error.message}` : (error as Error).message;
+      const message = isDomainError(outcome.error) ? `${outcome.error.code}: ${outcome.error.message}` : outcome.error.message;
       this.log('billing clock: invoice request failed; will retry', { step: step.step_key, attempts, error: message });
       await this.prisma.$executeRaw`
         UPDATE billing_jobs SET attempts = ${attempts}, last_error = ${message}, lease_until = NULL,
@@ -151,4 +217,16 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
         WHERE id = ${step.id} AND status = 'pending'`;
     }
   }
+}
+
+/**
+ * Claimed steps in batches of at most `size`, each of one kind (invoice requests travel
+ * together to invoicing; lifecycle steps share a transaction), in claim order.
+ */
+export function batches(steps: ClaimedStep[], size: number): ClaimedStep[][] {
+  const result: ClaimedStep[][] = [];
+  for (const group of [steps.filter((step) => step.kind === 'invoice'), steps.filter((step) => step.kind !== 'invoice')]) {
+    for (let i = 0; i < group.length; i += size) result.push(group.slice(i, i + size));
+  }
+  return result;
 }

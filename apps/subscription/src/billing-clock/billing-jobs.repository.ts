@@ -93,6 +93,7 @@ export class BillingJobs {
               ${runAt}, ${dueAt}, ${subscription.testClockId}, ${JSON.stringify(payload)}::jsonb, ${now}, ${now})
       ON CONFLICT (step_key) DO UPDATE SET status = 'pending', due_at = EXCLUDED.due_at, lease_until = NULL, updated_at = EXCLUDED.updated_at
       WHERE billing_jobs.status = 'cancelled'`;
-    if (dueAt) await tx.$executeRaw`SELECT pg_notify(${BILLING_JOBS_CHANNEL}, '')`;
+    // Wake the workers for a step due now; one due later is found by their next look (nextDueAt, the poll).
+    if (dueAt && dueAt.getTime() <= now.getTime()) await tx.$executeRaw`SELECT pg_notify(${BILLING_JOBS_CHANNEL}, '')`;
   }
 }

@@ -1,18 +1,32 @@
+import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { createServiceClient, invoicingV1, type ServiceClient, toMoneyMessage, toTenantMessage } from '@recur/contracts';
-import type { TenantRef } from '@recur/kernel';
+import { DomainError, type TenantRef } from '@recur/kernel';
 import { money } from '@recur/money';
 import { SUBSCRIPTION_CONFIG, type SubscriptionConfig } from '../subscription-config';
 import type { InvoicePayload } from './billing-jobs.repository';
 
-const INVOICING_TIMEOUT_MS = 5_000;
+/** A batch of a few dozen periods may wait for its tenants' invoice counters on a busy invoicing. */
+const INVOICING_TIMEOUT_MS = 20_000;
 
-/** Raises one period's invoice in the invoicing service (idempotent by subscription + period start). */
-export interface PeriodInvoicer {
-  raise(tenant: TenantRef, subscriptionId: string, requestId: string, invoice: InvoicePayload): Promise<string>;
+/** One period's invoice request: its tenant, subscription, request id (the step key) and priced invoice. */
+export interface PeriodInvoiceRequest {
+  tenant: TenantRef;
+  subscriptionId: string;
+  requestId: string;
+  invoice: InvoicePayload;
 }
 
-/** The one call the billing clock makes to invoicing: `InvoicingService.CreateSubscriptionInvoice`. */
+/** The invoice raised for a period, or why invoicing refused that period. */
+export type PeriodInvoiceOutcome = { invoiceId: string } | { error: Error };
+
+/** Raises periods' invoices in the invoicing service (each idempotent by subscription + period start). */
+export interface PeriodInvoicer {
+  /** One outcome per request, in order; throws when the whole call failed (invoicing unreachable). */
+  raise(requests: PeriodInvoiceRequest[]): Promise<PeriodInvoiceOutcome[]>;
+}
+
+/** The billing clock's call to invoicing: `InvoicingService.CreateSubscriptionInvoices`, a batch per call. */
 @Injectable()
 export class InvoicingClient implements PeriodInvoicer, OnModuleDestroy {
   private readonly client: ServiceClient<typeof invoicingV1.InvoicingService>;
@@ -25,28 +39,36 @@ export class InvoicingClient implements PeriodInvoicer, OnModuleDestroy {
     this.client.close();
   }
 
-  async raise(tenant: TenantRef, subscriptionId: string, requestId: string, invoice: InvoicePayload): Promise<string> {
-    const { currency } = invoice;
-    const { invoice: raised } = await this.client.createSubscriptionInvoice({
-      tenant: toTenantMessage(tenant),
-      subscriptionId,
-      customerId: invoice.customer_id,
-      periodStart: BigInt(invoice.period_start),
-      periodEnd: BigInt(invoice.period_end),
-      currency,
-      lines: invoice.lines.map((line) => ({
-        kind: line.kind,
-        description: line.description,
-        quantity: BigInt(line.quantity),
-        amount: toMoneyMessage(money(line.amount, currency)),
-        // A proration covers part of an earlier period, which its description names.
-        ...(line.kind === 'proration' ? {} : { periodStart: BigInt(invoice.period_start), periodEnd: BigInt(invoice.period_end) }),
-      })),
-      discount: toMoneyMessage(money(invoice.discount, currency)),
-      billingReason: invoice.billing_reason,
-      dueInDays: 0,
-      requestId,
-    }, { timeoutMs: INVOICING_TIMEOUT_MS });
-    return raised?.id ?? '';
+  async raise(requests: PeriodInvoiceRequest[]): Promise<PeriodInvoiceOutcome[]> {
+    const { results } = await this.client.createSubscriptionInvoices({ invoices: requests.map(toRequestMessage) }, { timeoutMs: INVOICING_TIMEOUT_MS });
+    return requests.map((request, index) => {
+      const result = results[index];
+      if (result?.invoice) return { invoiceId: result.invoice.id };
+      return { error: new DomainError('failed_precondition', result?.errorCode || 'internal', result?.errorMessage || `invoicing answered no result for ${request.requestId}`) };
+    });
   }
+}
+
+function toRequestMessage({ tenant, subscriptionId, requestId, invoice }: PeriodInvoiceRequest): MessageInitShape<typeof invoicingV1.CreateSubscriptionInvoiceRequestSchema> {
+  const { currency } = invoice;
+  return {
+    tenant: toTenantMessage(tenant),
+    subscriptionId,
+    customerId: invoice.customer_id,
+    periodStart: BigInt(invoice.period_start),
+    periodEnd: BigInt(invoice.period_end),
+    currency,
+    lines: invoice.lines.map((line) => ({
+      kind: line.kind,
+      description: line.description,
+      quantity: BigInt(line.quantity),
+      amount: toMoneyMessage(money(line.amount, currency)),
+      // A proration covers part of an earlier period, which its description names.
+      ...(line.kind === 'proration' ? {} : { periodStart: BigInt(invoice.period_start), periodEnd: BigInt(invoice.period_end) }),
+    })),
+    discount: toMoneyMessage(money(invoice.discount, currency)),
+    billingReason: invoice.billing_reason,
+    dueInDays: 0,
+    requestId,
+  };
 }

@@ -1,0 +1,257 @@
+#!/usr/bin/env node
+// Renewal throughput of the billing clock, end to end: N subscriptions whose periods all ended
+// at the same moment, renewed by the subscription service's clock — period advanced and
+// subscription.activated written, invoice raised in the invoicing service (its own process, over
+// gRPC) and invoice.created written, every event published to Kafka by the services' relays.
+//
+//   npm run bench:renewals                       # 100 000 subscriptions over 100 apps
+//   npm run bench:renewals -- --count 10000      # fewer
+//   npm run bench:renewals -- --count 10000 --profile /tmp/prof   # CPU profiles of subscription and invoicing
+//
+// Options: --count N (100000), --accounts A (100: the subscriptions are spread over A apps; an
+// app's invoice numbers are gapless, so its invoices are numbered one at a time),
+// --concurrency C (the clock's BILLING_CLOCK_CONCURRENCY; the service's default otherwise),
+// --profile DIR (`--cpu-prof` of both services; summarised at the end by profile-summary.mjs).
+// KAFKA_BROKERS: an existing broker; otherwise one is started.
+//
+// Seeding is not measured: one subscription per app is sold through gRPC (a real price snapshot,
+// customer and plan) and cloned in SQL (INSERT … SELECT over generate_series) into N, each with
+// its own customer and its renewal step due now; the service runs without its clock worker
+// (BILLING_CLOCK_CONCURRENCY=0) meanwhile. The clock then starts and the run ends when every
+// renewal and invoice step is done, invoicing holds N invoices and both outboxes are published.
+// The raw figure: the same cluster's rate for the SQL of a renewal's own transaction alone
+// (the subscription row, its outbox event, the next steps), as a ceiling for comparison.
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ROOT } from '../bootstrap.mjs';
+
+const { values: args } = parseArgs({
+  options: {
+    count: { type: 'string', default: '100000' },
+    accounts: { type: 'string', default: '100' },
+    concurrency: { type: 'string' },
+    profile: { type: 'string' },
+  },
+});
+const COUNT = Number(args.count);
+const ACCOUNTS = Math.min(Number(args.accounts), COUNT);
+const PROFILE_DIR = args.profile ? resolve(args.profile) : undefined;
+
+execFileSync('node', ['tools/bootstrap.mjs'], { cwd: ROOT, stdio: 'inherit' });
+const require = createRequire(import.meta.url);
+const { Pool } = require('pg');
+const { startEmbeddedPostgres, startKafkaBroker } = require('@recur/local-infra');
+const { freePort, startApp } = require('@recur/testing');
+const { catalogV1, createServiceClient, subscriptionV1 } = require('@recur/contracts');
+const { addMonths } = require(join(ROOT, 'apps/subscription/dist/subscriptions/billing-period.js'));
+
+const profileArgs = (name) => (PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${name}.cpuprofile`] : []);
+const log = (message) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${message}`);
+
+// ---------------------------------------------------------------------------------------------
+// The stack: catalog, subscription and invoicing, each its own process and database.
+
+const dir = mkdtempSync(join(tmpdir(), 'recur-bench-renewals-'));
+chmodSync(dir, 0o755);
+const postgres = await startEmbeddedPostgres({ dataDir: join(dir, 'postgres'), persistent: false });
+const kafka = process.env.KAFKA_BROKERS ? undefined : await startKafkaBroker({ dataDir: join(dir, 'kafka') });
+const common = {
+  KAFKA_BROKERS: process.env.KAFKA_BROKERS || kafka.brokers,
+  KAFKA_TOPIC_PREFIX: `bench-${randomBytes(3).toString('hex')}`,
+  METRICS_PORT: '0',
+  GRPC_HOST: '127.0.0.1',
+  LOG_LEVEL: 'warn',
+};
+const SERVICES = ['catalog', 'subscription', 'invoicing'];
+const ports = Object.fromEntries(await Promise.all(SERVICES.map(async (service) => [service, await freePort()])));
+const peers = Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase()}_GRPC_ADDR`, `127.0.0.1:${ports[service]}`]));
+const urls = {};
+const apps = {};
+for (const service of SERVICES) {
+  const database = `bench_${service}`;
+  await postgres.ensureDatabase(database);
+  urls[service] = postgres.urlFor(database);
+  apps[service] = await startApp(service, {
+    env: { ...common, ...peers, DATABASE_URL: urls[service], GRPC_PORT: String(ports[service]), ...(service === 'subscription' ? { BILLING_CLOCK_CONCURRENCY: '0' } : {}) },
+    ready: { grpcPort: ports[service] },
+    nodeArgs: service === 'catalog' ? [] : profileArgs(service),
+  });
+}
+const pools = Object.fromEntries(SERVICES.map((service) => [service, new Pool({ connectionString: urls[service], max: 4 })]));
+const sql = (service, text, values) => pools[service].query(text, values);
+
+// ---------------------------------------------------------------------------------------------
+// Seeding: one sale per app through gRPC, cloned in SQL.
+
+const catalog = createServiceClient(catalogV1.CatalogService, peers.CATALOG_GRPC_ADDR);
+const subscription = createServiceClient(subscriptionV1.SubscriptionService, peers.SUBSCRIPTION_GRPC_ADDR);
+// Periods anchored an hour over a month ago, on a day every month has: the first period has ended.
+const now = new Date();
+const anchor = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, Math.min(now.getUTCDate(), 28), now.getUTCHours() - 1, now.getUTCMinutes()));
+const periodEnd = addMonths(anchor, 1);
+if (periodEnd > now) throw new Error('the seeded period must have ended');
+
+const seedStarted = performance.now();
+const templates = [];
+for (let a = 0; a < ACCOUNTS; a++) {
+  const tenant = { accountId: `acct_bench${a}`, livemode: false };
+  const { plan } = await catalog.createPlan({ tenant, name: 'Team', pricingModel: 'flat_rate', amountMonthly: 1_000n, billingIntervals: [] }, { timeoutMs: 30_000 });
+  const { customer } = await subscription.createCustomer({ tenant, name: 'Bench', email: 'bench@example.com' }, { timeoutMs: 30_000 });
+  const { subscription: sold } = await subscription.createSubscription({ tenant, customerId: customer.id, planId: plan.id, billingInterval: 'monthly', quantity: 1 }, { timeoutMs: 30_000 });
+  templates.push(sold.id);
+}
+catalog.close();
+subscription.close();
+
+/** `INSERT INTO table SELECT <every column, some replaced> FROM table, generate_series(1, n) i WHERE <template>`. */
+async function cloneRows(table, where, n, replaced) {
+  const { rows } = await sql('subscription', 'SELECT column_name FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position', [table]);
+  const columns = rows.map((row) => row.column_name);
+  const select = columns.map((column) => replaced[column] ?? `t.${column}`).join(', ');
+  await sql('subscription', `INSERT INTO ${table} (${columns.join(', ')}) SELECT ${select} FROM ${table} t, generate_series(1, ${n}) i WHERE ${where}`);
+}
+
+// The templates' first period ended an hour ago; only their renewal remains on the clock.
+await sql('subscription', "UPDATE billing_jobs SET status = 'done' WHERE kind = 'invoice'");
+await sql('subscription', "DELETE FROM billing_jobs WHERE kind = 'renew'");
+await sql('subscription', 'UPDATE subscriptions SET cycle_anchor = $1, current_period_start = $1, current_period_end = $2, created_at = $1', [anchor, periodEnd]);
+const perAccount = Math.floor(COUNT / ACCOUNTS);
+for (let a = 0; a < ACCOUNTS; a++) {
+  const n = a < ACCOUNTS - 1 ? perAccount : COUNT - perAccount * (ACCOUNTS - 1);
+  const id = `'${templates[a]}'`;
+  const [{ customer_id: customerId }] = (await sql('subscription', 'SELECT customer_id FROM subscriptions WHERE id = $1', [templates[a]])).rows;
+  await cloneRows('customers', `t.id = '${customerId}'`, n, { id: `'cus_b${a}_' || i`, email: `'bench' || i || '@example.com'` });
+  await cloneRows('subscriptions', `t.id = ${id}`, n, { id: `'sub_b${a}_' || i`, customer_id: `'cus_b${a}_' || i` });
+}
+await sql('subscription', `DELETE FROM subscriptions WHERE id = ANY($1)`, [templates]);
+const periodEndSeconds = Math.floor(periodEnd.getTime() / 1000);
+await sql('subscription', `
+  INSERT INTO billing_jobs (id, account_id, livemode, subscription_id, kind, step_key, status, run_at, due_at, payload, created_at, updated_at)
+  SELECT 'bjob_' || s.id, s.account_id, s.livemode, s.id, 'renew', 'renew:' || s.id || ':${periodEndSeconds}', 'pending', $1, $1, '{}', now(), now()
+  FROM subscriptions s`, [periodEnd]);
+await sql('subscription', 'ANALYZE');
+const seeded = Number((await sql('subscription', "SELECT count(*) FROM billing_jobs WHERE kind = 'renew' AND status = 'pending'")).rows[0].count);
+if (seeded !== COUNT) throw new Error(`seeded ${seeded} renewals, expected ${COUNT}`);
+const invoicesBefore = Number((await sql('invoicing', 'SELECT count(*) FROM invoices')).rows[0].count);
+log(`seeded ${COUNT} subscriptions due at ${periodEnd.toISOString()} over ${ACCOUNTS} apps in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
+
+// ---------------------------------------------------------------------------------------------
+// The run: the clock starts; done when every step, invoice and event is through.
+
+async function progress() {
+  const [steps, invoices, subscriptionOutbox, invoicingOutbox] = await Promise.all([
+    sql('subscription', "SELECT kind, count(*) FILTER (WHERE status = 'done') AS done, count(*) FILTER (WHERE status = 'pending' AND due_at <= now()) AS due FROM billing_jobs GROUP BY kind"),
+    sql('invoicing', 'SELECT count(*) FROM invoices'),
+    sql('subscription', 'SELECT count(*) FROM outbox_events WHERE published_at IS NULL'),
+    sql('invoicing', 'SELECT count(*) FROM outbox_events WHERE published_at IS NULL'),
+  ]);
+  const kind = (name) => steps.rows.find((row) => row.kind === name) ?? { done: 0, due: 0 };
+  return {
+    renewed: Number(kind('renew').done),
+    invoiceStepsDone: Number(kind('invoice').done) - ACCOUNTS,
+    invoiceStepsDue: Number(kind('invoice').due),
+    invoices: Number(invoices.rows[0].count) - invoicesBefore,
+    unpublished: Number(subscriptionOutbox.rows[0].count) + Number(invoicingOutbox.rows[0].count),
+  };
+}
+
+/** CPU seconds (user + system) a process has used so far; 0 once it is gone. */
+function cpuSeconds(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+await apps.subscription.kill('SIGTERM');
+const bootStarted = performance.now();
+await apps.subscription.restart({ BILLING_CLOCK_CONCURRENCY: args.concurrency ?? '' });
+const started = performance.now();
+const cpuAtStart = { subscription: cpuSeconds(apps.subscription.pid), invoicing: cpuSeconds(apps.invoicing.pid) };
+log(`clock started (subscription service boot ${((started - bootStarted) / 1000).toFixed(1)} s)`);
+let state;
+let firstRenewalsAt;
+let lastReport = started;
+for (;;) {
+  state = await progress();
+  const elapsed = (performance.now() - started) / 1000;
+  if (state.renewed === COUNT && firstRenewalsAt === undefined) firstRenewalsAt = elapsed;
+  if (state.renewed === COUNT && state.invoiceStepsDone === COUNT && state.invoices === COUNT && state.unpublished === 0) break;
+  if (performance.now() - lastReport >= 10_000) {
+    lastReport = performance.now();
+    const [failing] = (await sql('subscription', "SELECT last_error FROM billing_jobs WHERE status = 'pending' AND last_error IS NOT NULL LIMIT 1")).rows;
+    log(`${elapsed.toFixed(0)} s: renewed ${state.renewed}, invoices ${state.invoices} (${state.invoiceStepsDue} requests due), events unpublished ${state.unpublished}${failing ? `; a request failing: ${failing.last_error}` : ''}`);
+  }
+  if (elapsed > 3_600) throw new Error(`not done after an hour: ${JSON.stringify(state)}`);
+  await new Promise((r) => setTimeout(r, 250));
+}
+const seconds = (performance.now() - started) / 1000;
+const cpu = { subscription: cpuSeconds(apps.subscription.pid) - cpuAtStart.subscription, invoicing: cpuSeconds(apps.invoicing.pid) - cpuAtStart.invoicing };
+
+// ---------------------------------------------------------------------------------------------
+// Raw: a renewal's own transaction in plain SQL on the same cluster, 8 connections at once.
+
+async function rawRenewals(n) {
+  const rawDb = `bench_raw_${randomBytes(3).toString('hex')}`;
+  await postgres.ensureDatabase(rawDb);
+  const { applyMigrations } = require('@recur/persistence');
+  await applyMigrations({ databaseUrl: postgres.urlFor(rawDb), migrationsDir: join(ROOT, 'apps', 'subscription', 'prisma', 'migrations') });
+  const pool = new Pool({ connectionString: postgres.urlFor(rawDb), max: 8 });
+  const [template] = (await sql('subscription', 'SELECT * FROM subscriptions LIMIT 1')).rows;
+  const [event] = (await sql('subscription', "SELECT topic, key, type, payload, headers FROM outbox_events WHERE topic LIKE '%.public' LIMIT 1")).rows;
+  const values = Array.from({ length: n }, (_, i) => `('raw_${i}', '${template.account_id}', false, '${template.customer_id}', '${template.plan_id}', 'active', 'monthly', 1, $1::jsonb, now(), 0, now(), now(), now(), now())`);
+  for (let i = 0; i < values.length; i += 5_000) {
+    await pool.query(`INSERT INTO subscriptions (id, account_id, livemode, customer_id, plan_id, status, billing_interval, quantity, price_snapshot, cycle_anchor, cycle_index, current_period_start, current_period_end, created_at, updated_at) VALUES ${values.slice(i, i + 5_000).join(',')}`, [JSON.stringify(template.price_snapshot)]);
+  }
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    const client = await pool.connect();
+    for (let i = next++; i < n; i = next++) {
+      const id = `raw_${i}`;
+      await client.query('BEGIN');
+      await client.query('SELECT * FROM subscriptions WHERE id = $1 FOR UPDATE', [id]);
+      await client.query("UPDATE subscriptions SET cycle_index = cycle_index + 1, current_period_start = current_period_end, current_period_end = current_period_end + interval '1 month', periods_billed = periods_billed + 1, updated_at = now() WHERE id = $1", [id]);
+      await client.query('INSERT INTO outbox_events (id, topic, key, type, payload, headers) VALUES ($1, $2, $3, $4, $5, $6)', [`evt_${id}`, event.topic, id, event.type, event.payload, event.headers]);
+      await client.query("INSERT INTO billing_jobs (id, account_id, livemode, subscription_id, kind, step_key, status, run_at, due_at, payload, created_at, updated_at) VALUES ($1, 'a', false, $2, 'invoice', $1, 'pending', now(), now(), '{}', now(), now()), ($3, 'a', false, $2, 'renew', $3, 'pending', now(), now(), '{}', now(), now())", [`invoice:${id}`, id, `renew:${id}`]);
+      await client.query('COMMIT');
+    }
+    client.release();
+  }));
+  const rate = n / ((performance.now() - t0) / 1000);
+  await pool.end();
+  return rate;
+}
+const rawCount = Math.min(COUNT, 20_000);
+const rawRate = await rawRenewals(rawCount).catch((error) => {
+  log(`raw figure unavailable: ${error.message}`);
+  return undefined;
+});
+
+console.log(`\nRecur renewal benchmark: ${COUNT} subscriptions over ${ACCOUNTS} apps, due at one moment; catalog, subscription and invoicing each its own process, events through Kafka`);
+console.log(`renewed end to end in ${seconds.toFixed(1)} s: ${(COUNT / seconds).toFixed(0)} renewals/s (periods advanced after ${firstRenewalsAt?.toFixed(1)} s)`);
+console.log(`  ${state.invoices} invoices raised in invoicing, every event published (subscription.activated and invoice.created: ${2 * COUNT})`);
+console.log(`  Node CPU per renewal: subscription ${((cpu.subscription / COUNT) * 1000).toFixed(1)} ms, invoicing ${((cpu.invoicing / COUNT) * 1000).toFixed(1)} ms (load average at the end ${loadavg()[0].toFixed(1)} on ${cpus().length} cores)`);
+if (rawRate) console.log(`  raw: a renewal's own transaction in plain SQL (5 statements, 8 connections), ${rawCount} of them: ${rawRate.toFixed(0)} /s`);
+
+// What the services warned about (a failed batch, a retried request): a slow run says why here.
+for (const [service, app] of Object.entries(apps)) {
+  const warnings = app.output().split('\n').filter((line) => /warn|error/i.test(line) && !line.includes("kafka"));
+  if (warnings.length > 0) console.log(`  ${service}: ${warnings.length} warnings, e.g. ${warnings.slice(0, 3).map((line) => line.slice(0, 300)).join('\n    ')}`);
+}
+await Promise.all(Object.values(pools).map((pool) => pool.end()));
+await Promise.all(Object.values(apps).map((app) => app.kill('SIGTERM')));
+await kafka?.stop();
+await postgres.stop();
+if (PROFILE_DIR) {
+  const profiles = readdirSync(PROFILE_DIR).filter((file) => file.endsWith('.cpuprofile')).map((file) => join(PROFILE_DIR, file));
+  execFileSync('node', [join(ROOT, 'tools/bench/profile-summary.mjs'), ...profiles], { stdio: 'inherit' });
+}
