@@ -3,7 +3,7 @@ import { claimDueRowsSql, claimParams, type DueRowsTable, JobWorker, nextDueAtSq
 import { type Clock, isDomainError } from '@recur/kernel';
 import type { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
-import { LIFECYCLE_MOVES, nextLifecycleStep, type Subscription } from '../subscriptions/subscription';
+import { LIFECYCLE_MOVES, nextLifecycleStep } from '../subscriptions/subscription';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
 import { BILLING_JOBS_CHANNEL, type BillingJobKind, type InvoicePayload, stepKey } from './billing-jobs.repository';
 import type { PeriodInvoiceOutcome, PeriodInvoicer } from './invoicing.client';
