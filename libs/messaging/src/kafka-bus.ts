@@ -88,7 +88,10 @@ export class KafkaEventBus implements EventBus {
     await consumer.connect();
     // A topic created a moment ago may have no leader yet ("does not host this topic-partition").
     await retrying(() => consumer.subscribe({ topics, fromBeginning: true }), (error, attempt) => this.options.log?.('WARN', `subscribing failed (attempt ${attempt}): ${error.message}`));
-    await consumer.run({
+    // Not awaited: joining the group waits for a crashed predecessor's session to expire (10 s),
+    // and a service must answer its gRPC callers meanwhile (the gateway's deadline is 10 s);
+    // events wait in Kafka until the join completes. kafkajs restarts a crashed run by itself.
+    void consumer.run({
       // Partitions are handled in parallel; within one, messages (one resource's events) stay in order.
       partitionsConsumedConcurrently: TOPIC_PARTITIONS,
       eachMessage: async ({ topic, message }) => {
@@ -98,7 +101,7 @@ export class KafkaEventBus implements EventBus {
         }
         await handler({ topic, key: message.key?.toString() ?? '', value: message.value?.toString() ?? '', headers });
       },
-    });
+    }).catch((error: Error) => this.options.log?.('ERROR', `consumer ${group} stopped: ${error.message}`));
   }
 
   async close(): Promise<void> {
