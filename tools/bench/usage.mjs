@@ -23,7 +23,7 @@ import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { ROOT } from '../bootstrap.mjs';
-import { closedLoop, cpuBetween, cpuByGroup, ms, openLoop, printPhase, startSingleProcess, v1Client } from './harness.mjs';
+import { closedLoop, cpuBetween, cpuByGroup, ms, openLoop, printPhase, profileArgs, startSingleProcess, v1Client } from './harness.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -45,11 +45,11 @@ const { INGEST_SQL } = require(join(ROOT, 'apps', 'usage-metering', 'dist', 'usa
 
 if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
 const startedAt = Date.now();
-const stack = await startSingleProcess({ profileArgs: PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, '--cpu-prof-name=single-process.cpuprofile'] : [] });
+const stack = await startSingleProcess({ profileArgs: profileArgs(PROFILE_DIR, 'single-process') });
 const api = v1Client(stack, CONCURRENCY * 4);
 const post = async (path, body) => {
-  const { status, text } = await api.call('POST', path, body);
-  return { status, body: JSON.parse(text) };
+  const { status, body: bytes } = await api.call('POST', path, body);
+  return { status, body: JSON.parse(bytes.toString()) };
 };
 console.log(`\nRecur usage benchmark (${stack.description})`);
 console.log(`${CONCURRENCY} concurrent clients, ${SECONDS} s per phase, ${SUBSCRIPTIONS} subscriptions; stack ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
@@ -95,9 +95,9 @@ const single = (phase) => async (worker, i) => {
 };
 const batch = async (worker, i) => {
   const records = Array.from({ length: BATCH }, (_, n) => recordFor(`batch-${worker}-${i}`, 0, n));
-  const { status, text } = await api.call('POST', '/v1/usage/batch', { records });
+  const { status, body } = await api.call('POST', '/v1/usage/batch', { records });
   if (status !== 200) return false;
-  const { data } = JSON.parse(text);
+  const { data } = JSON.parse(body.toString());
   let created = 0;
   data.forEach((result, n) => {
     if (result.status !== 'created') return;
@@ -174,10 +174,10 @@ for (const record of sentSample) {
 let lost = 0;
 let alertsOk = true;
 for (const subscription of subscriptions) {
-  const body = JSON.parse((await api.call('GET', `/v1/usage/summary?subscription=${subscription}`)).text);
+  const body = JSON.parse((await api.call('GET', `/v1/usage/summary?subscription=${subscription}`)).body.toString());
   const total = body.metrics.find((metric) => metric.metric_name === 'api_calls').total;
   if (total !== expected.get(subscription)) lost += expected.get(subscription) - total;
-  const alerts = JSON.parse((await api.call('GET', `/v1/usage/alerts?subscription=${subscription}&limit=10`)).text);
+  const alerts = JSON.parse((await api.call('GET', `/v1/usage/alerts?subscription=${subscription}&limit=10`)).body.toString());
   const wanted = [80, 100].filter((threshold) => total * 100 >= LIMIT * threshold).length;
   if (alerts.total !== wanted) alertsOk = false;
 }
