@@ -21,7 +21,7 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 
 execFileSync('node', ['tools/bootstrap.mjs'], { cwd: ROOT, stdio: 'inherit' });
 const require = createRequire(import.meta.url);
-const { freePort, startApp } = require('@recur/testing');
+const { freePort, NO_INVOICE_MAIL, startApp } = require('@recur/testing');
 const { Kafka, logLevel } = require('kafkajs');
 const { decodePublicEvent, publicEventsTopic } = require('@recur/messaging');
 
@@ -51,8 +51,8 @@ const peers = { SUBSCRIPTION_GRPC_ADDR: `127.0.0.1:${subscriptionPort}`, INVOICI
 // Started side by side: subscription and invoicing wait for each other's gRPC.
 await Promise.all([
   start('subscription', subscriptionPort, { ...peers, CATALOG_GRPC_ADDR: '127.0.0.1:9' }),
-  // The bench measures payments: invoices are not e-mailed (SMTP_URL is required but never used).
-  start('invoicing', invoicingPort, { ...peers, PAYMENT_PAGE_URL: `${baseUrl}/pay`, SMTP_URL: 'smtp://127.0.0.1:9', INVOICE_MAIL_ON_FINALIZE: 'false' }),
+  // The bench measures payments: invoices are not e-mailed.
+  start('invoicing', invoicingPort, { ...peers, ...NO_INVOICE_MAIL, PAYMENT_PAGE_URL: `${baseUrl}/pay` }),
   start('payments', paymentsPort, { ...peers, PAYMENT_PAGES_URL: baseUrl }),
 ]);
 await start('gateway', 0, { ...peers, CATALOG_GRPC_ADDR: '127.0.0.1:9', USAGE_METERING_GRPC_ADDR: '127.0.0.1:9', WEBHOOK_DISPATCH_GRPC_ADDR: '127.0.0.1:9', HTTP_HOST: '127.0.0.1', HTTP_PORT: String(httpPort), RECUR_OPERATOR_TOKEN: operatorToken });

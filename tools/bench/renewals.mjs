@@ -46,7 +46,7 @@ const PROFILE_DIR = args.profile ? resolve(args.profile) : undefined;
 execFileSync('node', ['tools/bootstrap.mjs'], { cwd: ROOT, stdio: 'inherit' });
 const require = createRequire(import.meta.url);
 const { Pool } = require('pg');
-const { freePort, startApp } = require('@recur/testing');
+const { freePort, NO_INVOICE_MAIL, startApp } = require('@recur/testing');
 const { catalogV1, createServiceClient, subscriptionV1 } = require('@recur/contracts');
 const { addMonths } = require(join(ROOT, 'apps/subscription/dist/subscriptions/billing-period.js'));
 
@@ -67,6 +67,8 @@ const common = {
 const SERVICES = ['catalog', 'subscription', 'invoicing'];
 const ports = Object.fromEntries(await Promise.all(SERVICES.map(async (service) => [service, await freePort()])));
 const peers = Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase()}_GRPC_ADDR`, `127.0.0.1:${ports[service]}`]));
+// The clock waits until seeding is done; invoices are not e-mailed (the bench measures renewals).
+const serviceEnv = { subscription: { BILLING_CLOCK_CONCURRENCY: '0' }, invoicing: NO_INVOICE_MAIL };
 const urls = {};
 const apps = {};
 for (const service of SERVICES) {
@@ -74,7 +76,7 @@ for (const service of SERVICES) {
   await postgres.ensureDatabase(database);
   urls[service] = postgres.urlFor(database);
   apps[service] = await startApp(service, {
-    env: { ...common, ...peers, DATABASE_URL: urls[service], GRPC_PORT: String(ports[service]), ...(service === 'subscription' ? { BILLING_CLOCK_CONCURRENCY: '0' } : {}) },
+    env: { ...common, ...peers, DATABASE_URL: urls[service], GRPC_PORT: String(ports[service]), ...serviceEnv[service] },
     ready: { grpcPort: ports[service] },
     nodeArgs: service === 'catalog' ? [] : profileArgs(PROFILE_DIR, service),
   });
