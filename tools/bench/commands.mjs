@@ -12,11 +12,10 @@
 //   npm run bench:commands        # BENCH_SECONDS (5 per phase), BENCH_CONCURRENCY (16), BENCH_ROUNDS (2)
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { ROOT } from '../bootstrap.mjs';
-import { benchDir, closedLoop, cpuBetween, cpuByGroup, descendantsNamed } from './harness.mjs';
+import { benchDir, closedLoop, cpuBetween, cpuByGroup, descendantsNamed, loadAverage } from './harness.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -86,10 +85,10 @@ async function phase(way) {
 }
 
 for (const way of Object.keys(ways)) for (let i = 0; i < 30; i++) await ways[way](createCustomer(tenant, { name: 'Warm', email: 'warm@example.com' }, new Date()));
-console.log(`\nCustomer-create command, ${CONCURRENCY} concurrent, ${SECONDS} s per phase; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}\n`);
+console.log(`\nCustomer-create command, ${CONCURRENCY} concurrent, ${SECONDS} s per phase; load average ${loadAverage()}\n`);
 console.log('| way | commands | p50 | p99 | Node CPU per command | PostgreSQL CPU per command |');
 console.log('|---|---|---|---|---|---|');
 for (let round = 0; round < ROUNDS; round++) for (const way of Object.keys(ways)) await phase(way);
-console.log(`\nload average after: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+console.log(`\nload average after: ${loadAverage()}`);
 await prisma.$disconnect();
 await postgres.stop();

@@ -23,13 +23,13 @@
 // one else would show, and it moves far less than rates do when neighbours load the machine.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createConnection, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { ROOT } from '../bootstrap.mjs';
 import {
-  benchDir, closedLoop, cpuBetween, cpuByGroup, descendantsNamed, ms, openLoop, operatorSandboxKey, printPhase, profileArgs, startInfrastructure, startSingleProcess, treeRssMiB, v1Client,
+  benchDir, closedLoop, cpuBetween, cpuByGroup, descendantsNamed, loadAverage, ms, openLoop, operatorSandboxKey, phases, profileArgs, startInfrastructure, startSingleProcess, summariseProfiles, treeRssMiB, v1Client,
 } from './harness.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -243,7 +243,7 @@ const startedAt = Date.now();
 const stack = MODE === 'processes' ? await startProcesses() : await startSingleProcess({ profileArgs: profileArgs(PROFILE_DIR, 'single-process') });
 console.log(`\nRecur customer benchmark (${stack.description})`);
 console.log(`${CONCURRENCY} concurrent clients, ${SECONDS} s per phase; stack ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s; memory at rest ${treeRssMiB(stack.pids()).toFixed(0)} MiB`);
-console.log(`load average before: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} on ${require('node:os').availableParallelism()} cores\n`);
+console.log(`load average before: ${loadAverage()} on ${require('node:os').availableParallelism()} cores\n`);
 
 const v1 = api(stack);
 // Warm-up (JIT, pools, channels) whose last create supplies the raw rows' templates.
@@ -257,15 +257,7 @@ await new Promise((resolve) => setTimeout(resolve, 3_000));
 const atRest = cpuBetween(restBefore, cpuByGroup(stack));
 console.log(`CPU at rest (ms per s): ${Object.keys(atRest).filter((g) => g !== 'bench client').map((g) => `${g} ${(atRest[g] / 3).toFixed(0)}`).join(', ')}\n`);
 
-const results = {};
-const cpuPerRequest = {};
-const run = async (name, label, work) => {
-  const before = cpuByGroup(stack);
-  results[name] = await work();
-  const used = cpuBetween(before, cpuByGroup(stack));
-  printPhase(label, results[name]);
-  cpuPerRequest[name] = Object.fromEntries(Object.entries(used).map(([group, ms]) => [group, (ms * 1000) / results[name].count]));
-};
+const { results, run, cpuCost, printCpuTable } = phases(stack);
 if (WORK.has('create')) {
   await run('rawCreate', 'raw SQL: create (tx)', () => closedLoop(loop, rawCreate(raw)));
   await run('v1Create', '/v1: POST /v1/customers', () => closedLoop(loop, v1.create));
@@ -278,8 +270,6 @@ if (WORK.has('create')) await run('v1CreateHalf', `/v1 create at ${(results.v1Cr
 if (WORK.has('retrieve')) await run('v1RetrieveHalf', `/v1 retrieve at ${(results.v1Retrieve.rate / 2).toFixed(0)}/s (half peak)`, () => openLoop(loop, results.v1Retrieve.rate / 2, v1.retrieve));
 
 const pct = (a, b) => `${((100 * a.rate) / b.rate).toFixed(1)} %`;
-/** CPU of all parties per unit of work; their ratio is what the machine would give were CPU its only limit. */
-const cpuCost = (name) => Object.values(cpuPerRequest[name]).reduce((sum, us) => sum + us, 0);
 const cpuPct = (v1Name, rawName) => `${((100 * cpuCost(rawName)) / cpuCost(v1Name)).toFixed(1)} %`;
 console.log('\n| work | raw PostgreSQL (pg, same cluster) | through /v1 | ratio | CPU ratio | /v1 at half peak |');
 console.log('|---|---|---|---|---|---|');
@@ -291,18 +281,13 @@ for (const [work, rawName, v1Name, halfName] of [
   console.log(`| ${work} | ${rawR.rate.toFixed(0)} /s, p50 ${ms(rawR.p50)}, p99 ${ms(rawR.p99)} | ${v1R.rate.toFixed(0)} /s, p50 ${ms(v1R.p50)}, p99 ${ms(v1R.p99)} | ${pct(v1R, rawR)} | ${cpuPct(v1Name, rawName)} | ${halfR.rate.toFixed(0)} /s, p50 ${ms(halfR.p50)}, p99 ${ms(halfR.p99)} |`);
 }
 console.log('\nCPU time per request or transaction (µs), by process group, closed-loop phases:');
-const groups = Object.keys(Object.values(cpuPerRequest)[0]);
-console.log(`| phase | ${groups.join(' | ')} |`);
-console.log(`|---|${groups.map(() => '---').join('|')}|`);
-for (const [name, label] of [['rawCreate', 'raw create'], ['v1Create', '/v1 create'], ['rawRetrieve', 'raw retrieve'], ['v1Retrieve', '/v1 retrieve']].filter(([name]) => cpuPerRequest[name])) {
-  console.log(`| ${label} | ${groups.map((group) => cpuPerRequest[name][group].toFixed(0)).join(' | ')} |`);
-}
-console.log(`\nload average after: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}; memory after load ${treeRssMiB(stack.pids()).toFixed(0)} MiB`);
+printCpuTable([['rawCreate', 'raw create'], ['v1Create', '/v1 create'], ['rawRetrieve', 'raw retrieve'], ['v1Retrieve', '/v1 retrieve']]);
+console.log(`\nload average after: ${loadAverage()}; memory after load ${treeRssMiB(stack.pids()).toFixed(0)} MiB`);
 
 v1.close();
 await raw.pool.end();
 await stack.stop();
 if (PROFILE_DIR) {
   console.log(`\nCPU profiles in ${PROFILE_DIR}:`);
-  execFileSync(process.execPath, [join(ROOT, 'tools', 'bench', 'profile-summary.mjs'), ...readdirSync(PROFILE_DIR).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(PROFILE_DIR, f))], { stdio: 'inherit' });
+  summariseProfiles(PROFILE_DIR);
 }

@@ -3,7 +3,7 @@
 // of `/v1`, and the stacks under test: `npm start` in a fresh data directory, or PostgreSQL and
 // Kafka for benches that run each app as its own process (@recur/testing's startApp).
 import { chmodSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { Agent, request as httpRequest } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -72,6 +72,36 @@ export function printPhase(name, r) {
   );
 }
 
+/**
+ * Phases of a benchmark on a stack: `run(name, label, work)` runs a loop (`work()`), prints its
+ * line and keeps its result in `results[name]` and the CPU microseconds each process group used
+ * per request (`per: 'count'`) or per unit of work (`per: 'units'`, batches) in `cpuPer[name]`.
+ */
+export function phases(stack, { per = 'count' } = {}) {
+  const results = {};
+  const cpuPer = {};
+  return {
+    results,
+    cpuPer,
+    async run(name, label, work) {
+      const before = cpuByGroup(stack);
+      results[name] = await work();
+      const used = cpuBetween(before, cpuByGroup(stack));
+      printPhase(label, results[name]);
+      cpuPer[name] = Object.fromEntries(Object.entries(used).map(([group, ms]) => [group, (ms * 1000) / Math.max(1, results[name][per])]));
+    },
+    /** CPU of all parties per request or unit (NaN for a phase not run): a ratio of two is what the machine would give were CPU its only limit. */
+    cpuCost: (name) => (cpuPer[name] ? Object.values(cpuPer[name]).reduce((sum, us) => sum + us, 0) : NaN),
+    /** A table of CPU per request or unit, a column per process group, a row per `[name, label]` of a phase that ran. */
+    printCpuTable(rows) {
+      const groups = Object.keys(Object.values(cpuPer)[0]);
+      console.log(`| phase | ${groups.join(' | ')} |`);
+      console.log(`|---|${groups.map(() => '---').join('|')}|`);
+      for (const [name, label] of rows.filter(([name]) => cpuPer[name])) console.log(`| ${label} | ${groups.map((group) => cpuPer[name][group].toFixed(0)).join(' | ')} |`);
+    },
+  };
+}
+
 /** `p50 … ms  p90 … ms  p99 … ms` (and `max … ms`) of whole-millisecond latencies measured outside a loop. */
 export function latencySummary(values, { max = false } = {}) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -120,6 +150,9 @@ export function treeRssMiB(rootPids) {
   return withDescendants(table, rootPids).reduce((sum, pid) => sum + table.get(pid).rssKiB, 0) / 1024;
 }
 
+/** The 1, 5 and 15 minute load averages, as /proc/loadavg gives them. */
+export const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+
 /** CPU milliseconds (user + system) one process has used so far; 0 once it is gone. */
 export function cpuMs(pid) {
   try {
@@ -154,6 +187,12 @@ export function cpuBetween(before, after) {
 
 /** Node.js options writing a CPU profile named `name` into `dir`; none without a `dir`. */
 export const profileArgs = (dir, name) => (dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}.cpuprofile`] : []);
+
+/** Summarises the CPU profiles in `dir` by package (profile-summary.mjs). */
+export function summariseProfiles(dir) {
+  const profiles = readdirSync(dir).filter((file) => file.endsWith('.cpuprofile')).map((file) => join(dir, file));
+  execFileSync(process.execPath, [join(ROOT, 'tools', 'bench', 'profile-summary.mjs'), ...profiles], { stdio: 'inherit' });
+}
 
 /** A fresh temporary directory others may read (the embedded PostgreSQL runs as another user). */
 export function benchDir(name) {

@@ -13,10 +13,10 @@
 // An invoice's latency is its two calls (create + finalize) end to end; all clients' invoices
 // share one account and app, so finalizations also queue on its number counter.
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { ROOT } from '../bootstrap.mjs';
-import { closedLoop, printPhase, startSingleProcess, v1Client } from './harness.mjs';
+import { closedLoop, loadAverage, printPhase, startSingleProcess, v1Client } from './harness.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -33,7 +33,7 @@ const stack = await startSingleProcess({ env: { INVOICE_MAIL_ON_FINALIZE: String
 const { call, close } = v1Client(stack, CONCURRENCY * 2);
 console.log(`\nRecur invoice benchmark (\`npm start\`: all seven apps in one Node.js process; e-mail at finalization ${MAIL ? 'on' : 'off'})`);
 console.log(`${CONCURRENCY} concurrent clients, ${SECONDS} s per phase, ${LINES} lines per invoice; stack ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
-console.log(`load average before: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} on ${require('node:os').availableParallelism()} cores\n`);
+console.log(`load average before: ${loadAverage()} on ${require('node:os').availableParallelism()} cores\n`);
 
 // One customer per client.
 const customers = [];
@@ -82,7 +82,7 @@ for (const [work, r] of [['raise an invoice (create + finalize)', invoices], ['r
   console.log(`| ${work} | ${r.rate.toFixed(1)} /s | ${r.p50.toFixed(1)} ms | ${r.p90.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.errors} |`);
 }
 if (MAIL) console.log(`\ne-mails caught: ${mailsCaught()} of ${expectedMails} finalized invoices (each with its PDF), ${((Date.now() - mailWaitStarted) / 1000).toFixed(1)} s after the PDF phase`);
-console.log(`load average after: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+console.log(`load average after: ${loadAverage()}`);
 
 close();
 await stack.stop();

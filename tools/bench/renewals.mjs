@@ -23,13 +23,12 @@
 // (the subscription row, its outbox event, the next steps), as a ceiling for comparison.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT } from '../bootstrap.mjs';
-import { benchDir, cpuMs, printWarnings, profileArgs, startInfrastructure } from './harness.mjs';
+import { benchDir, cpuMs, printWarnings, profileArgs, startInfrastructure, summariseProfiles } from './harness.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -235,6 +234,5 @@ await Promise.all(Object.values(pools).map((pool) => pool.end()));
 await Promise.all(Object.values(apps).map((app) => app.kill('SIGTERM')));
 await infrastructure.stop();
 if (PROFILE_DIR) {
-  const profiles = readdirSync(PROFILE_DIR).filter((file) => file.endsWith('.cpuprofile')).map((file) => join(PROFILE_DIR, file));
-  execFileSync('node', [join(ROOT, 'tools/bench/profile-summary.mjs'), ...profiles], { stdio: 'inherit' });
+  summariseProfiles(PROFILE_DIR);
 }
