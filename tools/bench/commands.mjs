@@ -12,11 +12,10 @@
 //   npm run bench:commands        # BENCH_SECONDS (5 per phase), BENCH_CONCURRENCY (16), BENCH_ROUNDS (2)
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../bootstrap.mjs';
+import { benchDir, closedLoop, cpuBetween, cpuByGroup, descendantsNamed, loadAverage } from './harness.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -35,9 +34,7 @@ const { createCustomer } = subscription('customers/customer.js');
 const { toCustomerMessage, toCustomerRow } = subscription('customers/customer.mapper.js');
 const { translateCustomerEvent } = subscription('customers/customer-events.translator.js');
 
-const dir = mkdtempSync(join(tmpdir(), 'recur-bench-commands-'));
-chmodSync(dir, 0o755);
-const postgres = await startEmbeddedPostgres({ dataDir: join(dir, 'postgres'), persistent: true });
+const postgres = await startEmbeddedPostgres({ dataDir: join(benchDir('commands'), 'postgres'), persistent: true });
 await postgres.ensureDatabase('recur_subscription');
 const databaseUrl = postgres.urlFor('recur_subscription');
 await applyMigrations({ databaseUrl, migrationsDir: join(ROOT, 'apps', 'subscription', 'prisma', 'migrations') });
@@ -72,46 +69,26 @@ const ways = {
   }),
 };
 
-/** CPU milliseconds of PostgreSQL's processes (children of this one) so far. */
-function postgresCpuMs() {
-  let ticks = 0;
-  for (const entry of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch { /* exited */ }
-  }
-  return ticks * 10;
-}
+/** This process (Node) and PostgreSQL's processes (its children). */
+const measured = { processGroups: (table) => ({ postgresql: descendantsNamed(table, process.pid, 'postgres') }) };
 
 async function phase(way) {
-  const latencies = [];
-  const cpu = process.cpuUsage();
-  const pgCpu = postgresCpuMs();
-  const started = performance.now();
-  const deadline = Date.now() + SECONDS * 1000;
-  await Promise.all(Array.from({ length: CONCURRENCY }, async (_, worker) => {
-    for (let i = 0; Date.now() < deadline; i++) {
-      const t0 = performance.now();
-      await ways[way](createCustomer(tenant, { name: `Bench ${worker}-${i}`, email: `bench${worker}.${i}@example.com` }, new Date()));
-      latencies.push(performance.now() - t0);
-    }
-  }));
-  const elapsed = (performance.now() - started) / 1000;
-  const used = process.cpuUsage(cpu);
-  latencies.sort((a, b) => a - b);
-  const at = (p) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))].toFixed(1);
-  const n = latencies.length;
-  console.log(`| ${way} | ${(n / elapsed).toFixed(0)} /s | ${at(0.5)} ms | ${at(0.99)} ms | ${((used.user + used.system) / n).toFixed(0)} µs | ${((1000 * (postgresCpuMs() - pgCpu)) / n).toFixed(0)} µs |`);
+  const before = cpuByGroup(measured);
+  const r = await closedLoop({ seconds: SECONDS, concurrency: CONCURRENCY }, async (worker, i) => {
+    await ways[way](createCustomer(tenant, { name: `Bench ${worker}-${i}`, email: `bench${worker}.${i}@example.com` }, new Date()));
+    return true;
+  });
+  if (r.errors > 0) throw new Error(`${way}: ${r.errors} commands failed`);
+  const used = cpuBetween(before, cpuByGroup(measured));
+  const perCommand = (ms) => `${((1000 * ms) / r.count).toFixed(0)} µs`;
+  console.log(`| ${way} | ${r.rate.toFixed(0)} /s | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${perCommand(used['bench client'])} | ${perCommand(used.postgresql)} |`);
 }
 
 for (const way of Object.keys(ways)) for (let i = 0; i < 30; i++) await ways[way](createCustomer(tenant, { name: 'Warm', email: 'warm@example.com' }, new Date()));
-console.log(`\nCustomer-create command, ${CONCURRENCY} concurrent, ${SECONDS} s per phase; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}\n`);
+console.log(`\nCustomer-create command, ${CONCURRENCY} concurrent, ${SECONDS} s per phase; load average ${loadAverage()}\n`);
 console.log('| way | commands | p50 | p99 | Node CPU per command | PostgreSQL CPU per command |');
 console.log('|---|---|---|---|---|---|');
 for (let round = 0; round < ROUNDS; round++) for (const way of Object.keys(ways)) await phase(way);
-console.log(`\nload average after: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+console.log(`\nload average after: ${loadAverage()}`);
 await prisma.$disconnect();
 await postgres.stop();

@@ -21,15 +21,16 @@
 // Each phase also reads the CPU time every process used (/proc), per request: the CPU ratio (raw
 // work's CPU over /v1's, all processes counted) is the ratio a machine with CPU to spare for no
 // one else would show, and it moves far less than rates do when neighbours load the machine.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createConnection, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ROOT } from '../bootstrap.mjs';
-import { closedLoop as measureClosedLoop, httpClient, ms, openLoop as measureOpenLoop, printPhase } from './measure.mjs';
+import {
+  benchDir, closedLoop, cpuBetween, cpuByGroup, descendantsNamed, loadAverage, ms, openLoop, operatorSandboxKey, phases, profileArgs, startInfrastructure, startSingleProcess, summariseProfiles, treeRssMiB, v1Client,
+} from './harness.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -44,116 +45,10 @@ const databaseName = (app) => `recur_${app.replace(/-/g, '_')}`;
 execFileSync('node', ['tools/bootstrap.mjs'], { cwd: ROOT, stdio: 'inherit' });
 const require = createRequire(import.meta.url);
 const { Pool } = require('pg');
-
-// ---------------------------------------------------------------------------------------------
-// Measuring
-
 const loop = { seconds: SECONDS, concurrency: CONCURRENCY };
-const closedLoop = (request) => measureClosedLoop(request, loop);
-const openLoop = (rate, request) => measureOpenLoop(rate, request, loop);
-
-/** Every process: parent, command name, CPU time (user + system, clock ticks), resident memory (kB). */
-function processTable() {
-  const table = new Map();
-  for (const entry of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${entry}/status`, 'utf8'));
-      table.set(Number(entry), { ppid: Number(fields[1]), comm, ticks: Number(fields[11]) + Number(fields[12]), rssKiB: rss ? Number(rss[1]) : 0 });
-    } catch { /* exited */ }
-  }
-  return table;
-}
-
-/** The processes and all their descendants. */
-function withDescendants(table, rootPids) {
-  const children = new Map();
-  for (const [pid, { ppid }] of table) children.set(ppid, [...(children.get(ppid) ?? []), pid]);
-  const found = [];
-  const stack = [...rootPids];
-  while (stack.length) {
-    const pid = stack.pop();
-    if (table.has(pid)) found.push(pid);
-    stack.push(...(children.get(pid) ?? []));
-  }
-  return found;
-}
-
-function treeRssMiB(rootPids) {
-  const table = processTable();
-  return withDescendants(table, rootPids).reduce((sum, pid) => sum + table.get(pid).rssKiB, 0) / 1024;
-}
-
-/** CPU milliseconds used so far by each process of each group of the stack, and by this client. */
-function cpuByGroup(stack) {
-  const table = processTable();
-  const groups = {};
-  for (const [name, pids] of Object.entries(stack.processGroups(table))) groups[name] = new Map(pids.map((pid) => [pid, (table.get(pid)?.ticks ?? 0) * 10]));
-  const own = process.cpuUsage();
-  groups['bench client'] = new Map([[process.pid, (own.user + own.system) / 1000]]);
-  return groups;
-}
-
-/**
- * CPU milliseconds each group used between two readings, process by process: a process started in
- * between counts from zero; one that exited (a pooled connection closed) is left out.
- */
-function cpuBetween(before, after) {
-  return Object.fromEntries(Object.entries(after).map(([group, pids]) => [group, [...pids].reduce((sum, [pid, ms]) => sum + ms - (before[group]?.get(pid) ?? 0), 0)]));
-}
-
-/** PostgreSQL's server and backends under a root process. */
-const postgresUnder = (table, rootPid) => withDescendants(table, [rootPid]).filter((pid) => table.get(pid).comm === 'postgres');
 
 // ---------------------------------------------------------------------------------------------
 // The stack under test
-
-const profileArgs = (name) => (PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${name}.cpuprofile`] : []);
-
-/** `npm start` in a fresh data directory: one Node.js process, an embedded durable PostgreSQL. */
-async function startSingleProcess() {
-  const dataDir = mkdtempSync(join(tmpdir(), 'recur-bench-'));
-  chmodSync(dataDir, 0o755);
-  const port = 18080 + Math.floor(Math.random() * 1000);
-  const pgPort = port + 1000;
-  const child = spawn(process.execPath, [...profileArgs('single-process'), 'tools/start.mjs'], {
-    cwd: ROOT,
-    env: { ...process.env, RECUR_SKIP_BUILD: '1', RECUR_DATA_DIR: dataDir, PORT: String(port), RECUR_PG_PORT: String(pgPort), METRICS_PORT: String(port + 2000), RECUR_GRPC_BASE_PORT: String(port + 3000), RECUR_SMTP_PORT: String(port + 4000), LOG_LEVEL: 'warn', KAFKA_BROKERS: '' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let output = '';
-  const key = await new Promise((resolve, reject) => {
-    child.stdout.on('data', (chunk) => {
-      output += chunk;
-      const match = /sandbox secret\s+(recur_test_sk_\w+)/.exec(output);
-      if (match) resolve(match[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`stack exited (${code}):\n${output}`)));
-  });
-  const urlFor = (database) => `postgresql://postgres:postgres@127.0.0.1:${pgPort}/${database}`;
-  return {
-    description: "`npm start`: all seven apps in one Node.js process, in-process event bus",
-    url: `http://127.0.0.1:${port}`,
-    key,
-    urlFor,
-    ensureDatabase: (name) => ensureDatabase(urlFor('postgres'), name),
-    pids: () => [child.pid],
-    processGroups: (table) => ({ 'node (all 7 apps)': [child.pid], postgresql: postgresUnder(table, child.pid) }),
-    async stop() {
-      child.kill('SIGINT');
-      await new Promise((resolve) => child.once('exit', resolve));
-    },
-  };
-}
-
-async function ensureDatabase(adminUrl, name) {
-  const pool = new Pool({ connectionString: adminUrl, max: 1 });
-  const found = await pool.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-  if (found.rowCount === 0) await pool.query(`CREATE DATABASE "${name}"`);
-  await pool.end();
-}
 
 /**
  * Accepts TCP connections and hands each to the next backend in turn, as a Kubernetes Service
@@ -176,13 +71,10 @@ function startBalancer(backends) {
  * events through Kafka; REPLICAS gateways and subscription services, each pair behind a balancer.
  */
 async function startProcesses() {
-  const { startEmbeddedPostgres, startKafkaBroker, startMailCatcher } = require('@recur/local-infra');
+  const { startMailCatcher } = require('@recur/local-infra');
   const { freePort, startApp } = require('@recur/testing');
-  const dir = mkdtempSync(join(tmpdir(), 'recur-bench-'));
-  chmodSync(dir, 0o755);
-  const postgres = await startEmbeddedPostgres({ dataDir: join(dir, 'postgres'), persistent: true });
-  const kafka = process.env.KAFKA_BROKERS ? undefined : await startKafkaBroker({});
-  const brokers = process.env.KAFKA_BROKERS || kafka.brokers;
+  const infrastructure = await startInfrastructure(benchDir('customers'), { persistent: true });
+  const { postgres, kafka, brokers } = infrastructure;
   const common = { KAFKA_BROKERS: brokers, KAFKA_TOPIC_PREFIX: `bench-${randomBytes(3).toString('hex')}`, METRICS_PORT: '0', GRPC_HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
   const mail = await startMailCatcher();
   const appEnv = { invoicing: { SMTP_URL: mail.url } };
@@ -208,7 +100,7 @@ async function startProcesses() {
       apps.push(await startApp(service, {
         env: { ...common, ...peerAddresses, DATABASE_URL: postgres.urlFor(databaseName(service)), GRPC_PORT: String(grpcPort), ...appEnv[service] },
         ready: { grpcPort },
-        nodeArgs: service === 'subscription' ? profileArgs(`subscription-${replica + 1}`) : [],
+        nodeArgs: service === 'subscription' ? profileArgs(PROFILE_DIR, `subscription-${replica + 1}`) : [],
       }));
     }
   }
@@ -227,20 +119,14 @@ async function startProcesses() {
         ...peerAddresses,
       },
       ready: { httpUrl: `http://127.0.0.1:${httpPort}/readyz` },
-      nodeArgs: profileArgs(`gateway-${replica + 1}`),
+      nodeArgs: profileArgs(PROFILE_DIR, `gateway-${replica + 1}`),
     }));
     gatewayPorts.push(httpPort);
   }
   const front = await startBalancer(gatewayPorts);
   balancers.push(front);
   const url = `http://127.0.0.1:${front.port}`;
-  const operator = async (path, body) => {
-    const response = await fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${operatorToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
-    return response.json();
-  };
-  const account = await operator('/operator/accounts', { name: 'Bench' });
-  const { secret: key } = await operator(`/operator/accounts/${account.id}/keys`, { app: 'sandbox', type: 'test' });
+  const key = await operatorSandboxKey(url, operatorToken);
   return {
     description: `every app its own process, events through Kafka; ${REPLICAS} gateway and ${REPLICAS} subscription process(es), each set behind a per-connection TCP balancer`,
     url,
@@ -252,14 +138,13 @@ async function startProcesses() {
       gateway: apps.filter((app) => app.app === 'gateway').map((app) => app.pid),
       subscription: apps.filter((app) => app.app === 'subscription').map((app) => app.pid),
       'other apps': apps.filter((app) => app.app !== 'gateway' && app.app !== 'subscription').map((app) => app.pid),
-      postgresql: postgresUnder(table, process.pid),
-      ...(kafka ? { kafka: withDescendants(table, [process.pid]).filter((pid) => table.get(pid).comm === 'java') } : {}),
+      postgresql: descendantsNamed(table, process.pid, 'postgres'),
+      ...(kafka ? { kafka: descendantsNamed(table, process.pid, 'java') } : {}),
     }),
     async stop() {
       for (const balancer of balancers) balancer.close();
       await Promise.all(apps.map((app) => app.kill('SIGTERM')));
-      await kafka?.stop();
-      await postgres.stop();
+      await infrastructure.stop();
       await mail.stop();
     },
   };
@@ -336,19 +221,15 @@ function rawRetrieve(raw) {
 // Through /v1
 
 function api(stack) {
-  const { call: send, agent } = httpClient({ url: stack.url, key: stack.key, maxSockets: CONCURRENCY * 4 });
-  const call = async (method, path, body) => {
-    const { status, body: bytes } = await send(method, path, body);
-    return { status, text: bytes.toString() };
-  };
+  const { call, close } = v1Client(stack, CONCURRENCY * 4);
   const ids = [];
   return {
     ids,
-    agent,
+    close,
     create: async (worker, i) => {
-      const { status, text } = await call('POST', '/v1/customers', { name: `Bench ${worker}-${i}`, email: `bench${worker}.${i}@example.com` });
+      const { status, body } = await call('POST', '/v1/customers', { name: `Bench ${worker}-${i}`, email: `bench${worker}.${i}@example.com` });
       if (status !== 201) return false;
-      ids.push(JSON.parse(text).id);
+      ids.push(JSON.parse(body.toString()).id);
       return true;
     },
     retrieve: async (worker, i) => (await call('GET', `/v1/customers/${ids[(worker * 7919 + i) % ids.length]}`)).status === 200,
@@ -359,10 +240,10 @@ function api(stack) {
 
 if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
 const startedAt = Date.now();
-const stack = MODE === 'processes' ? await startProcesses() : await startSingleProcess();
+const stack = MODE === 'processes' ? await startProcesses() : await startSingleProcess({ profileArgs: profileArgs(PROFILE_DIR, 'single-process') });
 console.log(`\nRecur customer benchmark (${stack.description})`);
 console.log(`${CONCURRENCY} concurrent clients, ${SECONDS} s per phase; stack ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s; memory at rest ${treeRssMiB(stack.pids()).toFixed(0)} MiB`);
-console.log(`load average before: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} on ${require('node:os').availableParallelism()} cores\n`);
+console.log(`load average before: ${loadAverage()} on ${require('node:os').availableParallelism()} cores\n`);
 
 const v1 = api(stack);
 // Warm-up (JIT, pools, channels) whose last create supplies the raw rows' templates.
@@ -376,29 +257,19 @@ await new Promise((resolve) => setTimeout(resolve, 3_000));
 const atRest = cpuBetween(restBefore, cpuByGroup(stack));
 console.log(`CPU at rest (ms per s): ${Object.keys(atRest).filter((g) => g !== 'bench client').map((g) => `${g} ${(atRest[g] / 3).toFixed(0)}`).join(', ')}\n`);
 
-const results = {};
-const cpuPerRequest = {};
-const run = async (name, label, work) => {
-  const before = cpuByGroup(stack);
-  results[name] = await work();
-  const used = cpuBetween(before, cpuByGroup(stack));
-  printPhase(label, results[name]);
-  cpuPerRequest[name] = Object.fromEntries(Object.entries(used).map(([group, ms]) => [group, (ms * 1000) / results[name].count]));
-};
+const { results, run, cpuCost, printCpuTable } = phases(stack);
 if (WORK.has('create')) {
-  await run('rawCreate', 'raw SQL: create (tx)', () => closedLoop(rawCreate(raw)));
-  await run('v1Create', '/v1: POST /v1/customers', () => closedLoop(v1.create));
+  await run('rawCreate', 'raw SQL: create (tx)', () => closedLoop(loop, rawCreate(raw)));
+  await run('v1Create', '/v1: POST /v1/customers', () => closedLoop(loop, v1.create));
 }
 if (WORK.has('retrieve')) {
-  await run('rawRetrieve', 'raw SQL: retrieve by id', () => closedLoop(rawRetrieve(raw)));
-  await run('v1Retrieve', '/v1: GET /v1/customers/:id', () => closedLoop(v1.retrieve));
+  await run('rawRetrieve', 'raw SQL: retrieve by id', () => closedLoop(loop, rawRetrieve(raw)));
+  await run('v1Retrieve', '/v1: GET /v1/customers/:id', () => closedLoop(loop, v1.retrieve));
 }
-if (WORK.has('create')) await run('v1CreateHalf', `/v1 create at ${(results.v1Create.rate / 2).toFixed(0)}/s (half peak)`, () => openLoop(results.v1Create.rate / 2, v1.create));
-if (WORK.has('retrieve')) await run('v1RetrieveHalf', `/v1 retrieve at ${(results.v1Retrieve.rate / 2).toFixed(0)}/s (half peak)`, () => openLoop(results.v1Retrieve.rate / 2, v1.retrieve));
+if (WORK.has('create')) await run('v1CreateHalf', `/v1 create at ${(results.v1Create.rate / 2).toFixed(0)}/s (half peak)`, () => openLoop(loop, results.v1Create.rate / 2, v1.create));
+if (WORK.has('retrieve')) await run('v1RetrieveHalf', `/v1 retrieve at ${(results.v1Retrieve.rate / 2).toFixed(0)}/s (half peak)`, () => openLoop(loop, results.v1Retrieve.rate / 2, v1.retrieve));
 
 const pct = (a, b) => `${((100 * a.rate) / b.rate).toFixed(1)} %`;
-/** CPU of all parties per unit of work; their ratio is what the machine would give were CPU its only limit. */
-const cpuCost = (name) => Object.values(cpuPerRequest[name]).reduce((sum, us) => sum + us, 0);
 const cpuPct = (v1Name, rawName) => `${((100 * cpuCost(rawName)) / cpuCost(v1Name)).toFixed(1)} %`;
 console.log('\n| work | raw PostgreSQL (pg, same cluster) | through /v1 | ratio | CPU ratio | /v1 at half peak |');
 console.log('|---|---|---|---|---|---|');
@@ -410,18 +281,13 @@ for (const [work, rawName, v1Name, halfName] of [
   console.log(`| ${work} | ${rawR.rate.toFixed(0)} /s, p50 ${ms(rawR.p50)}, p99 ${ms(rawR.p99)} | ${v1R.rate.toFixed(0)} /s, p50 ${ms(v1R.p50)}, p99 ${ms(v1R.p99)} | ${pct(v1R, rawR)} | ${cpuPct(v1Name, rawName)} | ${halfR.rate.toFixed(0)} /s, p50 ${ms(halfR.p50)}, p99 ${ms(halfR.p99)} |`);
 }
 console.log('\nCPU time per request or transaction (µs), by process group, closed-loop phases:');
-const groups = Object.keys(Object.values(cpuPerRequest)[0]);
-console.log(`| phase | ${groups.join(' | ')} |`);
-console.log(`|---|${groups.map(() => '---').join('|')}|`);
-for (const [name, label] of [['rawCreate', 'raw create'], ['v1Create', '/v1 create'], ['rawRetrieve', 'raw retrieve'], ['v1Retrieve', '/v1 retrieve']].filter(([name]) => cpuPerRequest[name])) {
-  console.log(`| ${label} | ${groups.map((group) => cpuPerRequest[name][group].toFixed(0)).join(' | ')} |`);
-}
-console.log(`\nload average after: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}; memory after load ${treeRssMiB(stack.pids()).toFixed(0)} MiB`);
+printCpuTable([['rawCreate', 'raw create'], ['v1Create', '/v1 create'], ['rawRetrieve', 'raw retrieve'], ['v1Retrieve', '/v1 retrieve']]);
+console.log(`\nload average after: ${loadAverage()}; memory after load ${treeRssMiB(stack.pids()).toFixed(0)} MiB`);
 
-v1.agent.destroy();
+v1.close();
 await raw.pool.end();
 await stack.stop();
 if (PROFILE_DIR) {
   console.log(`\nCPU profiles in ${PROFILE_DIR}:`);
-  execFileSync(process.execPath, [join(ROOT, 'tools', 'bench', 'profile-summary.mjs'), ...readdirSync(PROFILE_DIR).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(PROFILE_DIR, f))], { stdio: 'inherit' });
+  summariseProfiles(PROFILE_DIR);
 }

@@ -1,8 +1,9 @@
-// The measuring parts a benchmark of `/v1` against raw SQL needs: closed and open loops with
-// percentiles, CPU time per process from /proc, `npm start` in a fresh data directory, and a
-// keep-alive HTTP client. (tools/bench/usage.mjs uses it; customers.mjs still carries its own copy.)
+// What every benchmark (tools/bench/*.mjs) measures with: closed and open loops with percentiles,
+// one line per phase, latency summaries, CPU time per process from /proc, a keep-alive HTTP client
+// of `/v1`, and the stacks under test: `npm start` in a fresh data directory, or PostgreSQL and
+// Kafka for benches that run each app as its own process (@recur/testing's startApp).
 import { chmodSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { Agent, request as httpRequest } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -10,9 +11,12 @@ import { join } from 'node:path';
 import { ROOT } from '../bootstrap.mjs';
 
 const require = createRequire(import.meta.url);
-const { Pool } = require('pg');
 
-function percentile(sorted, p) {
+// ---------------------------------------------------------------------------------------------
+// Loops and percentiles
+
+/** The value at percentile `p` of an ascending array. */
+export function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
@@ -21,36 +25,31 @@ function summarise(latencies, errors, elapsed, units) {
   return { count: latencies.length, units, rate: latencies.length / elapsed, unitRate: units / elapsed, p50: percentile(latencies, 50), p90: percentile(latencies, 90), p99: percentile(latencies, 99), errors };
 }
 
-/**
- * Closed loop: `concurrency` workers, each sending its next request when the last one answered.
- * `request(worker, i)` answers true (one unit done), false (an error), or a number of units done
- * (a batch).
- */
+/** Times one request; `request(worker, i)` answers true (one unit done), false or a throw (an error), or a number of units done (a batch). */
+async function timed(tally, request, worker, i) {
+  const t0 = performance.now();
+  const done = await request(worker, i).catch(() => false);
+  tally.latencies.push(performance.now() - t0);
+  if (done === false) tally.errors++;
+  else tally.units += done === true ? 1 : done;
+}
+
+/** Closed loop: `concurrency` workers, each sending its next request when the last one answered. */
 export async function closedLoop({ seconds, concurrency }, request) {
-  const latencies = [];
-  let errors = 0;
-  let units = 0;
+  const tally = { latencies: [], errors: 0, units: 0 };
   const deadline = Date.now() + seconds * 1000;
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async (_, worker) => {
-      for (let i = 0; Date.now() < deadline; i++) {
-        const t0 = performance.now();
-        const done = await request(worker, i).catch(() => false);
-        latencies.push(performance.now() - t0);
-        if (done === false) errors++;
-        else units += done === true ? 1 : done;
-      }
+      for (let i = 0; Date.now() < deadline; i++) await timed(tally, request, worker, i);
     }),
   );
-  return summarise(latencies, errors, (performance.now() - started) / 1000, units);
+  return summarise(tally.latencies, tally.errors, (performance.now() - started) / 1000, tally.units);
 }
 
 /** Open loop: requests start at a fixed rate whatever the answers, so queueing shows in the latency. */
 export async function openLoop({ seconds, concurrency }, rate, request) {
-  const latencies = [];
-  let errors = 0;
-  let units = 0;
+  const tally = { latencies: [], errors: 0, units: 0 };
   const total = Math.max(1, Math.round(rate * seconds));
   const started = performance.now();
   const inFlight = [];
@@ -58,27 +57,60 @@ export async function openLoop({ seconds, concurrency }, rate, request) {
     const due = started + (i / rate) * 1000;
     const wait = due - performance.now();
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-    inFlight.push(
-      (async () => {
-        const t0 = performance.now();
-        const done = await request(i % concurrency, i).catch(() => false);
-        latencies.push(performance.now() - t0);
-        if (done === false) errors++;
-        else units += done === true ? 1 : done;
-      })(),
-    );
+    inFlight.push(timed(tally, request, i % concurrency, i));
   }
   await Promise.all(inFlight);
-  return summarise(latencies, errors, (performance.now() - started) / 1000, units);
+  return summarise(tally.latencies, tally.errors, (performance.now() - started) / 1000, tally.units);
 }
 
 export const ms = (v) => `${v.toFixed(1)} ms`;
 
+/** One line for a loop's result: count, rate, p50/p90/p99, errors. */
 export function printPhase(name, r) {
   console.log(
     `${name.padEnd(38)} ${String(r.count).padStart(7)}  ${r.rate.toFixed(0).padStart(6)} /s  p50 ${ms(r.p50).padStart(9)}  p90 ${ms(r.p90).padStart(9)}  p99 ${ms(r.p99).padStart(9)}  errors ${r.errors}`,
   );
 }
+
+/**
+ * Phases of a benchmark on a stack: `run(name, label, work)` runs a loop (`work()`), prints its
+ * line and keeps its result in `results[name]` and the CPU microseconds each process group used
+ * per request (`per: 'count'`) or per unit of work (`per: 'units'`, batches) in `cpuPer[name]`.
+ */
+export function phases(stack, { per = 'count' } = {}) {
+  const results = {};
+  const cpuPer = {};
+  return {
+    results,
+    cpuPer,
+    async run(name, label, work) {
+      const before = cpuByGroup(stack);
+      results[name] = await work();
+      const used = cpuBetween(before, cpuByGroup(stack));
+      printPhase(label, results[name]);
+      cpuPer[name] = Object.fromEntries(Object.entries(used).map(([group, ms]) => [group, (ms * 1000) / Math.max(1, results[name][per])]));
+    },
+    /** CPU of all parties per request or unit (NaN for a phase not run): a ratio of two is what the machine would give were CPU its only limit. */
+    cpuCost: (name) => (cpuPer[name] ? Object.values(cpuPer[name]).reduce((sum, us) => sum + us, 0) : NaN),
+    /** A table of CPU per request or unit, a column per process group, a row per `[name, label]` of a phase that ran. */
+    printCpuTable(rows) {
+      const groups = Object.keys(Object.values(cpuPer)[0]);
+      console.log(`| phase | ${groups.join(' | ')} |`);
+      console.log(`|---|${groups.map(() => '---').join('|')}|`);
+      for (const [name, label] of rows.filter(([name]) => cpuPer[name])) console.log(`| ${label} | ${groups.map((group) => cpuPer[name][group].toFixed(0)).join(' | ')} |`);
+    },
+  };
+}
+
+/** `p50 … ms  p90 … ms  p99 … ms` (and `max … ms`) of whole-millisecond latencies measured outside a loop. */
+export function latencySummary(values, { max = false } = {}) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const line = `p50 ${percentile(sorted, 50)} ms  p90 ${percentile(sorted, 90)} ms  p99 ${percentile(sorted, 99)} ms`;
+  return max ? `${line}  max ${sorted[sorted.length - 1]} ms` : line;
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU and memory per process, from /proc
 
 /** Every process: parent, command name, CPU time (user + system, clock ticks), resident memory (kB). */
 function processTable() {
@@ -95,6 +127,7 @@ function processTable() {
   return table;
 }
 
+/** The processes and all their descendants. */
 function withDescendants(table, rootPids) {
   const children = new Map();
   for (const [pid, { ppid }] of table) children.set(ppid, [...(children.get(ppid) ?? []), pid]);
@@ -108,7 +141,30 @@ function withDescendants(table, rootPids) {
   return found;
 }
 
-/** CPU milliseconds used so far by each process of the stack's groups, and by this client. */
+/** Processes named `comm` (e.g. `postgres`, `java`) under a root process. */
+export const descendantsNamed = (table, rootPid, comm) => withDescendants(table, [rootPid]).filter((pid) => table.get(pid).comm === comm);
+
+/** Resident memory of the processes and their descendants, MiB. */
+export function treeRssMiB(rootPids) {
+  const table = processTable();
+  return withDescendants(table, rootPids).reduce((sum, pid) => sum + table.get(pid).rssKiB, 0) / 1024;
+}
+
+/** The 1, 5 and 15 minute load averages, as /proc/loadavg gives them. */
+export const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+
+/** CPU milliseconds (user + system) one process has used so far; 0 once it is gone. */
+export function cpuMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU milliseconds used so far by each process of each group of the stack (`processGroups(table)`), and by this client. */
 export function cpuByGroup(stack) {
   const table = processTable();
   const groups = {};
@@ -118,28 +174,49 @@ export function cpuByGroup(stack) {
   return groups;
 }
 
-/** CPU milliseconds each group used between two readings, process by process (exited ones left out). */
+/**
+ * CPU milliseconds each group used between two readings, process by process: a process started in
+ * between counts from zero; one that exited (a pooled connection closed) is left out.
+ */
 export function cpuBetween(before, after) {
   return Object.fromEntries(Object.entries(after).map(([group, pids]) => [group, [...pids].reduce((sum, [pid, ms]) => sum + ms - (before[group]?.get(pid) ?? 0), 0)]));
 }
 
-async function ensureDatabase(adminUrl, name) {
-  const pool = new Pool({ connectionString: adminUrl, max: 1 });
-  const found = await pool.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-  if (found.rowCount === 0) await pool.query(`CREATE DATABASE "${name}"`);
-  await pool.end();
+// ---------------------------------------------------------------------------------------------
+// The stacks under test
+
+/** Node.js options writing a CPU profile named `name` into `dir`; none without a `dir`. */
+export const profileArgs = (dir, name) => (dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}.cpuprofile`] : []);
+
+/** Summarises the CPU profiles in `dir` by package (profile-summary.mjs). */
+export function summariseProfiles(dir) {
+  const profiles = readdirSync(dir).filter((file) => file.endsWith('.cpuprofile')).map((file) => join(dir, file));
+  execFileSync(process.execPath, [join(ROOT, 'tools', 'bench', 'profile-summary.mjs'), ...profiles], { stdio: 'inherit' });
 }
 
-/** `npm start` in a fresh data directory: one Node.js process, an embedded durable PostgreSQL. */
-export async function startSingleProcess({ profileArgs = [] } = {}) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'recur-bench-'));
-  chmodSync(dataDir, 0o755);
+/** A fresh temporary directory others may read (the embedded PostgreSQL runs as another user). */
+export function benchDir(name) {
+  const dir = mkdtempSync(join(tmpdir(), `recur-bench-${name}-`));
+  chmodSync(dir, 0o755);
+  return dir;
+}
+
+/**
+ * `npm start` in a fresh data directory on ports of its own: one Node.js process, an embedded
+ * durable PostgreSQL, e-mail caught in `mailDir`. `env` adds to the process's environment;
+ * `stderr: 'ignore'` hides the catcher's line per mail.
+ */
+export async function startSingleProcess({ profileArgs = [], env = {}, stderr = 'inherit' } = {}) {
+  const dataDir = benchDir('npm-start');
   const port = 18080 + Math.floor(Math.random() * 1000);
   const pgPort = port + 1000;
   const child = spawn(process.execPath, [...profileArgs, 'tools/start.mjs'], {
     cwd: ROOT,
-    env: { ...process.env, RECUR_SKIP_BUILD: '1', RECUR_DATA_DIR: dataDir, PORT: String(port), RECUR_PG_PORT: String(pgPort), METRICS_PORT: String(port + 2000), RECUR_GRPC_BASE_PORT: String(port + 3000), LOG_LEVEL: 'warn', KAFKA_BROKERS: '' },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    env: {
+      ...process.env, RECUR_SKIP_BUILD: '1', RECUR_DATA_DIR: dataDir, PORT: String(port), RECUR_PG_PORT: String(pgPort), METRICS_PORT: String(port + 2000),
+      RECUR_GRPC_BASE_PORT: String(port + 3000), RECUR_SMTP_PORT: String(port + 4000), LOG_LEVEL: 'warn', KAFKA_BROKERS: '', SMTP_URL: '', ...env,
+    },
+    stdio: ['ignore', 'pipe', stderr],
   });
   let output = '';
   const key = await new Promise((resolve, reject) => {
@@ -156,8 +233,10 @@ export async function startSingleProcess({ profileArgs = [] } = {}) {
     url: `http://127.0.0.1:${port}`,
     key,
     urlFor,
+    mailDir: join(dataDir, 'mail'),
     ensureDatabase: (name) => ensureDatabase(urlFor('postgres'), name),
-    processGroups: (table) => ({ 'node (all 7 apps)': [child.pid], postgresql: withDescendants(table, [child.pid]).filter((pid) => table.get(pid).comm === 'postgres') }),
+    pids: () => [child.pid],
+    processGroups: (table) => ({ 'node (all 7 apps)': [child.pid], postgresql: descendantsNamed(table, child.pid, 'postgres') }),
     async stop() {
       child.kill('SIGINT');
       await new Promise((resolve) => child.once('exit', resolve));
@@ -165,19 +244,67 @@ export async function startSingleProcess({ profileArgs = [] } = {}) {
   };
 }
 
-/** A keep-alive JSON client of `/v1` with the stack's key. */
-export function v1Client(stack, sockets) {
-  const target = new URL(stack.url);
-  const agent = new Agent({ keepAlive: true, maxSockets: sockets });
+async function ensureDatabase(adminUrl, name) {
+  const { Pool } = require('pg');
+  const pool = new Pool({ connectionString: adminUrl, max: 1 });
+  const found = await pool.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+  if (found.rowCount === 0) await pool.query(`CREATE DATABASE "${name}"`);
+  await pool.end();
+}
+
+/**
+ * An embedded PostgreSQL in `dir`, and Kafka: the broker KAFKA_BROKERS names, otherwise one
+ * started here. `kafka` is that started broker (undefined when an existing one is used).
+ */
+export async function startInfrastructure(dir, { persistent = false } = {}) {
+  const { startEmbeddedPostgres, startKafkaBroker } = require('@recur/local-infra');
+  const [postgres, kafka] = await Promise.all([
+    startEmbeddedPostgres({ dataDir: join(dir, 'postgres'), persistent }),
+    process.env.KAFKA_BROKERS ? undefined : startKafkaBroker({ dataDir: join(dir, 'kafka') }),
+  ]);
+  return {
+    postgres,
+    kafka,
+    brokers: process.env.KAFKA_BROKERS || kafka.brokers,
+    async stop() {
+      await kafka?.stop();
+      await postgres.stop();
+    },
+  };
+}
+
+/** What apps started with @recur/testing's startApp warned about (a failed batch, a retried request): a slow run says why here. */
+export function printWarnings(apps) {
+  for (const app of apps) {
+    const warnings = app.output().split('\n').filter((line) => /warn|error/i.test(line) && !line.includes('kafka'));
+    if (warnings.length > 0) console.log(`  ${app.app}: ${warnings.length} warnings, e.g. ${warnings.slice(0, 3).map((line) => line.slice(0, 300)).join('\n    ')}`);
+  }
+}
+
+/** A sandbox test key of a new account, made through the gateway's operator API. */
+export async function operatorSandboxKey(url, operatorToken) {
+  const operator = async (path, body) => {
+    const response = await fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${operatorToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
+    return response.json();
+  };
+  const account = await operator('/operator/accounts', { name: 'Bench' });
+  return (await operator(`/operator/accounts/${account.id}/keys`, { app: 'sandbox', type: 'test' })).secret;
+}
+
+/** A keep-alive JSON client of `/v1` with the stack's key: `call(method, path, body)` answers status, headers and the body's bytes. */
+export function v1Client({ url, key }, maxSockets) {
+  const target = new URL(url);
+  const agent = new Agent({ keepAlive: true, maxSockets });
   const call = (method, path, body) =>
     new Promise((resolve, reject) => {
       const payload = body === undefined ? undefined : JSON.stringify(body);
       const req = httpRequest(
-        { agent, host: target.hostname, port: target.port, method, path, headers: { 'x-api-key': stack.key, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}) } },
+        { agent, host: target.hostname, port: target.port, method, path, headers: { 'x-api-key': key, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}) } },
         (res) => {
           const chunks = [];
           res.on('data', (chunk) => chunks.push(chunk));
-          res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString() }));
+          res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
           res.on('error', reject);
         },
       );

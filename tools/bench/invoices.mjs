@@ -12,13 +12,11 @@
 // Prints invoices/s and PDF renders/s with p50/p90/p99, then how many e-mails reached the catcher.
 // An invoice's latency is its two calls (create + finalize) end to end; all clients' invoices
 // share one account and app, so finalizations also queue on its number counter.
-import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ROOT } from '../bootstrap.mjs';
-import { closedLoop, httpClient, printPhase } from './measure.mjs';
+import { closedLoop, loadAverage, printPhase, startSingleProcess, v1Client } from './harness.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -29,47 +27,13 @@ const loop = { seconds: SECONDS, concurrency: CONCURRENCY };
 execFileSync('node', ['tools/bootstrap.mjs'], { cwd: ROOT, stdio: 'inherit' });
 const require = createRequire(import.meta.url);
 
-/** `npm start` in a fresh data directory on ports of its own; answers the URL, the sandbox key and the mail folder. */
-async function startStack() {
-  const dataDir = mkdtempSync(join(tmpdir(), 'recur-bench-invoices-'));
-  chmodSync(dataDir, 0o755);
-  const port = 18080 + Math.floor(Math.random() * 1000);
-  const child = spawn(process.execPath, ['tools/start.mjs'], {
-    cwd: ROOT,
-    env: {
-      ...process.env, RECUR_SKIP_BUILD: '1', RECUR_DATA_DIR: dataDir, PORT: String(port), RECUR_PG_PORT: String(port + 1000), METRICS_PORT: String(port + 2000),
-      RECUR_GRPC_BASE_PORT: String(port + 3000), RECUR_SMTP_PORT: String(port + 4000), LOG_LEVEL: 'warn', KAFKA_BROKERS: '', SMTP_URL: '',
-      INVOICE_MAIL_ON_FINALIZE: String(MAIL),
-    },
-    // The catcher's one line per mail goes to stderr: not shown, it would drown the figures.
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  let output = '';
-  const key = await new Promise((resolve, reject) => {
-    child.stdout.on('data', (chunk) => {
-      output += chunk;
-      const match = /sandbox secret\s+(recur_test_sk_\w+)/.exec(output);
-      if (match) resolve(match[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`stack exited (${code}):\n${output}`)));
-  });
-  return {
-    url: `http://127.0.0.1:${port}`,
-    key,
-    mailDir: join(dataDir, 'mail'),
-    async stop() {
-      child.kill('SIGINT');
-      await new Promise((resolve) => child.once('exit', resolve));
-    },
-  };
-}
-
 const startedAt = Date.now();
-const stack = await startStack();
-const { call, agent } = httpClient({ url: stack.url, key: stack.key, maxSockets: CONCURRENCY * 2 });
+// The catcher's one line per mail goes to stderr: not shown, it would drown the figures.
+const stack = await startSingleProcess({ env: { INVOICE_MAIL_ON_FINALIZE: String(MAIL) }, stderr: 'ignore' });
+const { call, close } = v1Client(stack, CONCURRENCY * 2);
 console.log(`\nRecur invoice benchmark (\`npm start\`: all seven apps in one Node.js process; e-mail at finalization ${MAIL ? 'on' : 'off'})`);
 console.log(`${CONCURRENCY} concurrent clients, ${SECONDS} s per phase, ${LINES} lines per invoice; stack ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
-console.log(`load average before: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} on ${require('node:os').availableParallelism()} cores\n`);
+console.log(`load average before: ${loadAverage()} on ${require('node:os').availableParallelism()} cores\n`);
 
 // One customer per client.
 const customers = [];
@@ -101,9 +65,9 @@ async function renderPdf(worker, i) {
 // Warm-up: JIT, pools, the font files.
 for (let i = 0; i < 20; i++) if (!(await raiseInvoice(0, -1 - i)) || !(await renderPdf(0, i))) throw new Error('warm-up failed');
 
-const invoices = await closedLoop(raiseInvoice, loop);
+const invoices = await closedLoop(loop, raiseInvoice);
 printPhase('invoices (create + finalize)', invoices);
-const pdfs = await closedLoop(renderPdf, loop);
+const pdfs = await closedLoop(loop, renderPdf);
 printPhase('PDF renders (GET …/pdf)', pdfs);
 
 // The e-mails keep leaving after the invoices phase: wait until every finalized invoice's mail is caught.
@@ -118,7 +82,7 @@ for (const [work, r] of [['raise an invoice (create + finalize)', invoices], ['r
   console.log(`| ${work} | ${r.rate.toFixed(1)} /s | ${r.p50.toFixed(1)} ms | ${r.p90.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.errors} |`);
 }
 if (MAIL) console.log(`\ne-mails caught: ${mailsCaught()} of ${expectedMails} finalized invoices (each with its PDF), ${((Date.now() - mailWaitStarted) / 1000).toFixed(1)} s after the PDF phase`);
-console.log(`load average after: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+console.log(`load average after: ${loadAverage()}`);
 
-agent.destroy();
+close();
 await stack.stop();

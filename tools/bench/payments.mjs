@@ -10,89 +10,67 @@
 // Prints settled payments/s (first initiation → last invoice.paid) and the latency from the
 // start of an initiation to its invoice.paid on Kafka, p50/p90/p99, with where it goes
 // (initiate, the payer's page round trip, settlement → invoice.paid).
-import { spawn, execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ROOT } from '../bootstrap.mjs';
+import { benchDir, latencySummary, operatorSandboxKey, printWarnings, startInfrastructure, v1Client } from './harness.mjs';
 
 const PAYMENTS = Number(process.env.BENCH_PAYMENTS ?? 300);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 
 execFileSync('node', ['tools/bootstrap.mjs'], { cwd: ROOT, stdio: 'inherit' });
 const require = createRequire(import.meta.url);
-const { startEmbeddedPostgres, startKafkaBroker } = require('@recur/local-infra');
+const { freePort, NO_INVOICE_MAIL, startApp } = require('@recur/testing');
 const { Kafka, logLevel } = require('kafkajs');
 const { decodePublicEvent, publicEventsTopic } = require('@recur/messaging');
 
-const dir = mkdtempSync(join(tmpdir(), 'recur-bench-payments-'));
-chmodSync(dir, 0o755);
-const [postgres, kafka] = await Promise.all([
-  startEmbeddedPostgres({ dataDir: join(dir, 'pg'), persistent: false }),
-  startKafkaBroker({ dataDir: join(dir, 'kafka') }),
-]);
-const freePort = () => new Promise((resolve) => {
-  const server = createServer().listen(0, '127.0.0.1', () => {
-    const { port } = server.address();
-    server.close(() => resolve(port));
-  });
-});
+const infrastructure = await startInfrastructure(benchDir('payments'));
+const { postgres, brokers } = infrastructure;
 
 const prefix = `bench-${randomBytes(3).toString('hex')}`;
 const [subscriptionPort, invoicingPort, paymentsPort, httpPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
 const baseUrl = `http://127.0.0.1:${httpPort}`;
 const operatorToken = randomBytes(16).toString('hex');
-const children = [];
+const apps = [];
 // Whatever happens, the processes this bench started stop with it.
-const stopChildren = () => children.forEach((child) => child.exitCode === null && child.kill('SIGTERM'));
-process.on('exit', stopChildren);
+process.on('exit', () => apps.forEach((app) => app.kill('SIGTERM')));
 process.on('uncaughtException', (error) => {
   console.error(error);
   process.exit(1);
 });
-async function startApp(app, port, env) {
+async function start(app, port, env) {
   await postgres.ensureDatabase(`bench_${app}`);
-  const child = spawn(process.execPath, [join(ROOT, 'apps', app, 'dist', 'main.js')], {
-    env: { ...process.env, DATABASE_URL: postgres.urlFor(`bench_${app}`), KAFKA_BROKERS: kafka.brokers, KAFKA_TOPIC_PREFIX: prefix, METRICS_PORT: '0', LOG_LEVEL: 'warn', GRPC_HOST: '127.0.0.1', GRPC_PORT: String(port), ...env },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  children.push(child);
+  apps.push(await startApp(app, {
+    env: { DATABASE_URL: postgres.urlFor(`bench_${app}`), KAFKA_BROKERS: brokers, KAFKA_TOPIC_PREFIX: prefix, METRICS_PORT: '0', GRPC_HOST: '127.0.0.1', GRPC_PORT: String(port), ...env },
+    ready: app === 'gateway' ? { httpUrl: `${baseUrl}/readyz` } : { grpcPort: port },
+    timeoutMs: 120_000,
+  }));
 }
 const peers = { SUBSCRIPTION_GRPC_ADDR: `127.0.0.1:${subscriptionPort}`, INVOICING_GRPC_ADDR: `127.0.0.1:${invoicingPort}`, PAYMENTS_GRPC_ADDR: `127.0.0.1:${paymentsPort}` };
-await startApp('subscription', subscriptionPort, { ...peers, CATALOG_GRPC_ADDR: '127.0.0.1:9' });
-// The bench measures payments: invoices are not e-mailed (SMTP_URL is required but never used).
-await startApp('invoicing', invoicingPort, { ...peers, PAYMENT_PAGE_URL: `${baseUrl}/pay`, SMTP_URL: 'smtp://127.0.0.1:9', INVOICE_MAIL_ON_FINALIZE: 'false' });
-await startApp('payments', paymentsPort, { ...peers, PAYMENT_PAGES_URL: baseUrl });
-await startApp('gateway', 0, { ...peers, CATALOG_GRPC_ADDR: '127.0.0.1:9', USAGE_METERING_GRPC_ADDR: '127.0.0.1:9', WEBHOOK_DISPATCH_GRPC_ADDR: '127.0.0.1:9', HTTP_HOST: '127.0.0.1', HTTP_PORT: String(httpPort), RECUR_OPERATOR_TOKEN: operatorToken });
+// Started side by side: subscription and invoicing wait for each other's gRPC.
+await Promise.all([
+  start('subscription', subscriptionPort, { ...peers, CATALOG_GRPC_ADDR: '127.0.0.1:9' }),
+  // The bench measures payments: invoices are not e-mailed.
+  start('invoicing', invoicingPort, { ...peers, ...NO_INVOICE_MAIL, PAYMENT_PAGE_URL: `${baseUrl}/pay` }),
+  start('payments', paymentsPort, { ...peers, PAYMENT_PAGES_URL: baseUrl }),
+]);
+await start('gateway', 0, { ...peers, CATALOG_GRPC_ADDR: '127.0.0.1:9', USAGE_METERING_GRPC_ADDR: '127.0.0.1:9', WEBHOOK_DISPATCH_GRPC_ADDR: '127.0.0.1:9', HTTP_HOST: '127.0.0.1', HTTP_PORT: String(httpPort), RECUR_OPERATOR_TOKEN: operatorToken });
 
-async function ready(url) {
-  for (const deadline = Date.now() + 120_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 250))) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch { /* not yet */ }
-  }
-  throw new Error(`${url} not ready`);
-}
-await ready(`${baseUrl}/readyz`);
-
-const operator = async (path, body) => (await fetch(`${baseUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${operatorToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json();
-const account = await operator('/operator/accounts', { name: 'Bench' });
-const { secret: key } = await operator(`/operator/accounts/${account.id}/keys`, { app: 'sandbox', type: 'test' });
+const key = await operatorSandboxKey(baseUrl, operatorToken);
+const api = v1Client({ url: baseUrl, key }, 16 + CONCURRENCY);
 async function call(method, path, body) {
   for (let attempt = 0; ; attempt++) {
-    const response = await fetch(`${baseUrl}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
+    const { status, body: bytes } = await api.call(method, path, body);
     // The services may still be starting (503) on the first calls.
-    if (response.status === 503 && attempt < 100) { await new Promise((r) => setTimeout(r, 300)); continue; }
-    return { status: response.status, body: await response.json() };
+    if (status === 503 && attempt < 100) { await new Promise((r) => setTimeout(r, 300)); continue; }
+    return { status, body: JSON.parse(bytes.toString()) };
   }
 }
 
 // invoice.paid arrivals on Kafka, by invoice id.
 const paidAt = new Map();
-const kafkaClient = new Kafka({ clientId: 'bench-payments', brokers: kafka.brokers.split(','), logLevel: logLevel.NOTHING });
+const kafkaClient = new Kafka({ clientId: 'bench-payments', brokers: brokers.split(','), logLevel: logLevel.NOTHING });
 const paidTopic = publicEventsTopic('invoicing', { KAFKA_TOPIC_PREFIX: prefix });
 const admin = kafkaClient.admin();
 await admin.connect();
@@ -142,11 +120,7 @@ await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
 while (paidAt.size < PAYMENTS && Date.now() - started < 600_000) await new Promise((resolve) => setTimeout(resolve, 50));
 const lastPaid = Math.max(...paidAt.values());
 
-const summary = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const at = (p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-  return `p50 ${at(50)} ms  p90 ${at(90)} ms  p99 ${at(99)} ms  max ${sorted[sorted.length - 1]} ms`;
-};
+const summary = (values) => latencySummary(values, { max: true });
 const done = invoices.filter((id) => paidAt.has(id) && timings.has(id));
 const seconds = (lastPaid - started) / 1000;
 console.log(`\nRecur payments benchmark: ${PAYMENTS} sandbox payments, ${CONCURRENCY} payers at once, gateway + subscription + invoicing + payments as processes, Kafka`);
@@ -156,8 +130,8 @@ console.log(`  initiate (POST /v1/payments/initiate): ${summary(done.map((id) =>
 console.log(`  payer page (GET, then POST Approve):   ${summary(done.map((id) => timings.get(id).approvedAt - timings.get(id).initiatedAt))}`);
 console.log(`  approved → invoice.paid on Kafka:      ${summary(done.map((id) => paidAt.get(id) - timings.get(id).approvedAt))}`);
 
+printWarnings(apps);
+api.close();
 await consumer.disconnect();
-for (const child of children) child.kill('SIGTERM');
-await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)))));
-await kafka.stop();
-await postgres.stop();
+await Promise.all(apps.map((app) => app.kill('SIGTERM')));
+await infrastructure.stop();

@@ -23,12 +23,12 @@
 // (the subscription row, its outbox event, the next steps), as a ceiling for comparison.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT } from '../bootstrap.mjs';
+import { benchDir, cpuMs, printWarnings, profileArgs, startInfrastructure, summariseProfiles } from './harness.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -45,23 +45,19 @@ const PROFILE_DIR = args.profile ? resolve(args.profile) : undefined;
 execFileSync('node', ['tools/bootstrap.mjs'], { cwd: ROOT, stdio: 'inherit' });
 const require = createRequire(import.meta.url);
 const { Pool } = require('pg');
-const { startEmbeddedPostgres, startKafkaBroker } = require('@recur/local-infra');
-const { freePort, startApp } = require('@recur/testing');
+const { freePort, NO_INVOICE_MAIL, startApp } = require('@recur/testing');
 const { catalogV1, createServiceClient, subscriptionV1 } = require('@recur/contracts');
 const { addMonths } = require(join(ROOT, 'apps/subscription/dist/subscriptions/billing-period.js'));
 
-const profileArgs = (name) => (PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${name}.cpuprofile`] : []);
 const log = (message) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${message}`);
 
 // ---------------------------------------------------------------------------------------------
 // The stack: catalog, subscription and invoicing, each its own process and database.
 
-const dir = mkdtempSync(join(tmpdir(), 'recur-bench-renewals-'));
-chmodSync(dir, 0o755);
-const postgres = await startEmbeddedPostgres({ dataDir: join(dir, 'postgres'), persistent: false });
-const kafka = process.env.KAFKA_BROKERS ? undefined : await startKafkaBroker({ dataDir: join(dir, 'kafka') });
+const infrastructure = await startInfrastructure(benchDir('renewals'));
+const { postgres } = infrastructure;
 const common = {
-  KAFKA_BROKERS: process.env.KAFKA_BROKERS || kafka.brokers,
+  KAFKA_BROKERS: infrastructure.brokers,
   KAFKA_TOPIC_PREFIX: `bench-${randomBytes(3).toString('hex')}`,
   METRICS_PORT: '0',
   GRPC_HOST: '127.0.0.1',
@@ -70,6 +66,8 @@ const common = {
 const SERVICES = ['catalog', 'subscription', 'invoicing'];
 const ports = Object.fromEntries(await Promise.all(SERVICES.map(async (service) => [service, await freePort()])));
 const peers = Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase()}_GRPC_ADDR`, `127.0.0.1:${ports[service]}`]));
+// The clock waits until seeding is done; invoices are not e-mailed (the bench measures renewals).
+const serviceEnv = { subscription: { BILLING_CLOCK_CONCURRENCY: '0' }, invoicing: NO_INVOICE_MAIL };
 const urls = {};
 const apps = {};
 for (const service of SERVICES) {
@@ -77,9 +75,9 @@ for (const service of SERVICES) {
   await postgres.ensureDatabase(database);
   urls[service] = postgres.urlFor(database);
   apps[service] = await startApp(service, {
-    env: { ...common, ...peers, DATABASE_URL: urls[service], GRPC_PORT: String(ports[service]), ...(service === 'subscription' ? { BILLING_CLOCK_CONCURRENCY: '0' } : {}) },
+    env: { ...common, ...peers, DATABASE_URL: urls[service], GRPC_PORT: String(ports[service]), ...serviceEnv[service] },
     ready: { grpcPort: ports[service] },
-    nodeArgs: service === 'catalog' ? [] : profileArgs(service),
+    nodeArgs: service === 'catalog' ? [] : profileArgs(PROFILE_DIR, service),
   });
 }
 const pools = Object.fromEntries(SERVICES.map((service) => [service, new Pool({ connectionString: urls[service], max: 4 })]));
@@ -160,22 +158,11 @@ async function progress() {
   };
 }
 
-/** CPU seconds (user + system) a process has used so far; 0 once it is gone. */
-function cpuSeconds(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
-
 await apps.subscription.kill('SIGTERM');
 const bootStarted = performance.now();
 await apps.subscription.restart({ BILLING_CLOCK_CONCURRENCY: args.concurrency ?? '' });
 const started = performance.now();
-const cpuAtStart = { subscription: cpuSeconds(apps.subscription.pid), invoicing: cpuSeconds(apps.invoicing.pid) };
+const cpuAtStart = { subscription: cpuMs(apps.subscription.pid), invoicing: cpuMs(apps.invoicing.pid) };
 log(`clock started (subscription service boot ${((started - bootStarted) / 1000).toFixed(1)} s)`);
 let state;
 let firstRenewalsAt;
@@ -194,7 +181,7 @@ for (;;) {
   await new Promise((r) => setTimeout(r, 250));
 }
 const seconds = (performance.now() - started) / 1000;
-const cpu = { subscription: cpuSeconds(apps.subscription.pid) - cpuAtStart.subscription, invoicing: cpuSeconds(apps.invoicing.pid) - cpuAtStart.invoicing };
+const cpu = { subscription: cpuMs(apps.subscription.pid) - cpuAtStart.subscription, invoicing: cpuMs(apps.invoicing.pid) - cpuAtStart.invoicing };
 
 // ---------------------------------------------------------------------------------------------
 // Raw: a renewal's own transaction in plain SQL on the same cluster, 8 connections at once.
@@ -239,19 +226,13 @@ const rawRate = await rawRenewals(rawCount).catch((error) => {
 console.log(`\nRecur renewal benchmark: ${COUNT} subscriptions over ${ACCOUNTS} apps, due at one moment; catalog, subscription and invoicing each its own process, events through Kafka`);
 console.log(`renewed end to end in ${seconds.toFixed(1)} s: ${(COUNT / seconds).toFixed(0)} renewals/s (periods advanced after ${firstRenewalsAt?.toFixed(1)} s)`);
 console.log(`  ${state.invoices} invoices raised in invoicing, every event published (subscription.activated and invoice.created: ${2 * COUNT})`);
-console.log(`  Node CPU per renewal: subscription ${((cpu.subscription / COUNT) * 1000).toFixed(1)} ms, invoicing ${((cpu.invoicing / COUNT) * 1000).toFixed(1)} ms (load average at the end ${loadavg()[0].toFixed(1)} on ${cpus().length} cores)`);
+console.log(`  Node CPU per renewal: subscription ${(cpu.subscription / COUNT).toFixed(1)} ms, invoicing ${(cpu.invoicing / COUNT).toFixed(1)} ms (load average at the end ${loadavg()[0].toFixed(1)} on ${cpus().length} cores)`);
 if (rawRate) console.log(`  raw: a renewal's own transaction in plain SQL (5 statements, 8 connections), ${rawCount} of them: ${rawRate.toFixed(0)} /s`);
 
-// What the services warned about (a failed batch, a retried request): a slow run says why here.
-for (const [service, app] of Object.entries(apps)) {
-  const warnings = app.output().split('\n').filter((line) => /warn|error/i.test(line) && !line.includes("kafka"));
-  if (warnings.length > 0) console.log(`  ${service}: ${warnings.length} warnings, e.g. ${warnings.slice(0, 3).map((line) => line.slice(0, 300)).join('\n    ')}`);
-}
+printWarnings(Object.values(apps));
 await Promise.all(Object.values(pools).map((pool) => pool.end()));
 await Promise.all(Object.values(apps).map((app) => app.kill('SIGTERM')));
-await kafka?.stop();
-await postgres.stop();
+await infrastructure.stop();
 if (PROFILE_DIR) {
-  const profiles = readdirSync(PROFILE_DIR).filter((file) => file.endsWith('.cpuprofile')).map((file) => join(PROFILE_DIR, file));
-  execFileSync('node', [join(ROOT, 'tools/bench/profile-summary.mjs'), ...profiles], { stdio: 'inherit' });
+  summariseProfiles(PROFILE_DIR);
 }

@@ -19,11 +19,11 @@
 // service's totals and row count equal what the bench sent, and replaying a sample counts nothing.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { ROOT } from '../bootstrap.mjs';
-import { closedLoop, cpuBetween, cpuByGroup, ms, openLoop, printPhase, startSingleProcess, v1Client } from './harness.mjs';
+import { closedLoop, loadAverage, ms, openLoop, phases, profileArgs, startSingleProcess, summariseProfiles, v1Client } from './harness.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -45,15 +45,15 @@ const { INGEST_SQL } = require(join(ROOT, 'apps', 'usage-metering', 'dist', 'usa
 
 if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
 const startedAt = Date.now();
-const stack = await startSingleProcess({ profileArgs: PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, '--cpu-prof-name=single-process.cpuprofile'] : [] });
+const stack = await startSingleProcess({ profileArgs: profileArgs(PROFILE_DIR, 'single-process') });
 const api = v1Client(stack, CONCURRENCY * 4);
 const post = async (path, body) => {
-  const { status, text } = await api.call('POST', path, body);
-  return { status, body: JSON.parse(text) };
+  const { status, body: bytes } = await api.call('POST', path, body);
+  return { status, body: JSON.parse(bytes.toString()) };
 };
 console.log(`\nRecur usage benchmark (${stack.description})`);
 console.log(`${CONCURRENCY} concurrent clients, ${SECONDS} s per phase, ${SUBSCRIPTIONS} subscriptions; stack ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
-console.log(`load average before: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} on ${require('node:os').availableParallelism()} cores\n`);
+console.log(`load average before: ${loadAverage()} on ${require('node:os').availableParallelism()} cores\n`);
 
 // A plan metering api_calls, SUBSCRIPTIONS subscriptions with a limit of LIMIT each.
 const plan = await post('/v1/plans', { name: 'Bench metered', pricing_model: 'flat_rate', amount_monthly: 0 });
@@ -95,9 +95,9 @@ const single = (phase) => async (worker, i) => {
 };
 const batch = async (worker, i) => {
   const records = Array.from({ length: BATCH }, (_, n) => recordFor(`batch-${worker}-${i}`, 0, n));
-  const { status, text } = await api.call('POST', '/v1/usage/batch', { records });
+  const { status, body } = await api.call('POST', '/v1/usage/batch', { records });
   if (status !== 200) return false;
-  const { data } = JSON.parse(text);
+  const { data } = JSON.parse(body.toString());
   let created = 0;
   data.forEach((result, n) => {
     if (result.status !== 'created') return;
@@ -149,15 +149,7 @@ const rawBatch = async (worker, i) => {
   return rowCount;
 };
 
-const results = {};
-const cpuPerUnit = {};
-const run = async (name, label, work) => {
-  const before = cpuByGroup(stack);
-  results[name] = await work();
-  const used = cpuBetween(before, cpuByGroup(stack));
-  printPhase(label, results[name]);
-  cpuPerUnit[name] = Object.fromEntries(Object.entries(used).map(([group, ms]) => [group, (ms * 1000) / Math.max(1, results[name].units)]));
-};
+const { results, run, cpuCost, printCpuTable } = phases(stack, { per: 'units' });
 const batchLoop = { seconds: SECONDS, concurrency: BATCH_CONCURRENCY };
 if (WORK.has('raw')) await run('rawInsert', 'raw SQL: INSERT one usage row', () => closedLoop(loop, rawInsert));
 if (WORK.has('raw')) await run('rawIngest', 'raw SQL: ingest statement (tx)', () => closedLoop(loop, rawIngest));
@@ -174,10 +166,10 @@ for (const record of sentSample) {
 let lost = 0;
 let alertsOk = true;
 for (const subscription of subscriptions) {
-  const body = JSON.parse((await api.call('GET', `/v1/usage/summary?subscription=${subscription}`)).text);
+  const body = JSON.parse((await api.call('GET', `/v1/usage/summary?subscription=${subscription}`)).body.toString());
   const total = body.metrics.find((metric) => metric.metric_name === 'api_calls').total;
   if (total !== expected.get(subscription)) lost += expected.get(subscription) - total;
-  const alerts = JSON.parse((await api.call('GET', `/v1/usage/alerts?subscription=${subscription}&limit=10`)).text);
+  const alerts = JSON.parse((await api.call('GET', `/v1/usage/alerts?subscription=${subscription}&limit=10`)).body.toString());
   const wanted = [80, 100].filter((threshold) => total * 100 >= LIMIT * threshold).length;
   if (alerts.total !== wanted) alertsOk = false;
 }
@@ -186,7 +178,6 @@ const stored = Number((await check.query('SELECT count(*) AS n FROM usage_record
 await check.end();
 
 const pct = (a, b) => `${((100 * a) / b).toFixed(1)} %`;
-const cpuCost = (name) => (cpuPerUnit[name] ? Object.values(cpuPerUnit[name]).reduce((sum, us) => sum + us, 0) : NaN);
 const none = { rate: NaN, unitRate: NaN, p50: NaN, p99: NaN, errors: 0 };
 const { rawInsert: ri = none, rawIngest: rt = none, v1Single: v1 = none, v1Half: half = none, rawBatch: rb = none, v1Batch: vb = none } = results;
 console.log('\n| work | raw PostgreSQL (pg, same cluster) | through /v1 | ratio | CPU ratio |');
@@ -196,21 +187,16 @@ console.log(`| one record, the service's statement raw | ${rt.rate.toFixed(0)} /
 console.log(`| batches of ${BATCH} (records/s) | ${rb.unitRate.toFixed(0)} /s | ${vb.unitRate.toFixed(0)} /s, p50 ${ms(vb.p50)} per batch | ${pct(vb.unitRate, rb.unitRate)} | ${pct(cpuCost('rawBatch'), cpuCost('v1Batch'))} |`);
 console.log(`\n/v1 single at half peak (${half.rate.toFixed(0)} /s): p50 ${ms(half.p50)}, p99 ${ms(half.p99)}, errors ${half.errors}`);
 console.log('\nCPU time per record (µs), by process group:');
-const groups = Object.keys(Object.values(cpuPerUnit)[0]);
-console.log(`| phase | ${groups.join(' | ')} |`);
-console.log(`|---|${groups.map(() => '---').join('|')}|`);
-for (const [name, label] of [['rawInsert', 'raw insert'], ['rawIngest', 'raw ingest statement'], ['v1Single', '/v1 single'], ['rawBatch', 'raw batch'], ['v1Batch', '/v1 batch']].filter(([name]) => cpuPerUnit[name])) {
-  console.log(`| ${label} | ${groups.map((group) => cpuPerUnit[name][group].toFixed(0)).join(' | ')} |`);
-}
+printCpuTable([['rawInsert', 'raw insert'], ['rawIngest', 'raw ingest statement'], ['v1Single', '/v1 single'], ['rawBatch', 'raw batch'], ['v1Batch', '/v1 batch']]);
 console.log(`\nTotals check: ${accepted} records accepted as new, ${stored} stored, ${lost === 0 ? 'every subscription total equal to what was sent' : `${lost} units missing or extra`}; ${sentSample.length} replays counted nothing; alerts ${alertsOk ? 'exactly one per threshold crossed' : 'WRONG'}.`);
 console.log(`Targets: single ≥ 50 % of raw insert: ${v1.rate >= ri.rate / 2 ? 'met' : 'not met'}; batch ≥ 20 000 records/s: ${vb.unitRate >= 20_000 ? 'met' : 'not met'}; p99 < 50 ms at half peak: ${half.p99 < 50 ? 'met' : 'not met'}.`);
-console.log(`load average after: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+console.log(`load average after: ${loadAverage()}`);
 
 api.close();
 await raw.end();
 await stack.stop();
 if (PROFILE_DIR) {
   console.log(`\nCPU profile in ${PROFILE_DIR}:`);
-  execFileSync(process.execPath, [join(ROOT, 'tools', 'bench', 'profile-summary.mjs'), ...readdirSync(PROFILE_DIR).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(PROFILE_DIR, f))], { stdio: 'inherit' });
+  summariseProfiles(PROFILE_DIR);
 }
 if (stored !== accepted || lost !== 0 || !alertsOk) process.exit(1);

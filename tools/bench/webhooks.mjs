@@ -8,14 +8,12 @@
 // Prints deliveries/s and event-to-delivery latency (Kafka produce → receiver arrival) p50/p90/p99.
 // A burst measures throughput (latency is then mostly queueing); a steady rate below capacity
 // measures the pipeline's own latency.
-import { spawn, execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ROOT } from '../bootstrap.mjs';
+import { benchDir, latencySummary, printWarnings, startInfrastructure } from './harness.mjs';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
 const RATE = Number(process.env.BENCH_RATE ?? 0);
@@ -23,17 +21,13 @@ const ENDPOINTS = Number(process.env.BENCH_ENDPOINTS ?? 5);
 
 execFileSync('node', ['tools/bootstrap.mjs'], { cwd: ROOT, stdio: 'inherit' });
 const require = createRequire(import.meta.url);
-const { startEmbeddedPostgres, startKafkaBroker } = require('@recur/local-infra');
+const { freePort, startApp } = require('@recur/testing');
 const { createServiceClient, webhookDispatchV1 } = require('@recur/contracts');
 const { Kafka, logLevel } = require('kafkajs');
 const { encodeEvent, newPublicEvent, publicEventsTopic } = require('@recur/messaging');
 
-const dir = mkdtempSync(join(tmpdir(), 'recur-bench-webhooks-'));
-chmodSync(dir, 0o755);
-const [postgres, kafka] = await Promise.all([
-  startEmbeddedPostgres({ dataDir: join(dir, 'pg'), persistent: false }),
-  startKafkaBroker({ dataDir: join(dir, 'kafka') }),
-]);
+const infrastructure = await startInfrastructure(benchDir('webhooks'));
+const { postgres, brokers } = infrastructure;
 await postgres.ensureDatabase('bench_webhooks');
 
 // The receiver: records when each (endpoint, event) arrives.
@@ -56,11 +50,11 @@ const receiver = createServer((req, res) => {
 await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
 const receiverUrl = `http://127.0.0.1:${receiver.address().port}`;
 
-const grpcPort = 40000 + Math.floor(Math.random() * 10000);
+const grpcPort = await freePort();
 const prefix = `bench-${randomBytes(3).toString('hex')}`;
-const dispatch = spawn(process.execPath, [join(ROOT, 'apps/webhook-dispatch/dist/main.js')], {
-  env: { ...process.env, DATABASE_URL: postgres.urlFor('bench_webhooks'), GRPC_HOST: '127.0.0.1', GRPC_PORT: String(grpcPort), METRICS_PORT: '0', KAFKA_BROKERS: kafka.brokers, KAFKA_TOPIC_PREFIX: prefix, WEBHOOK_ALLOW_PRIVATE_URLS: 'true', LOG_LEVEL: 'warn' },
-  stdio: ['ignore', 'inherit', 'inherit'],
+const dispatch = await startApp('webhook-dispatch', {
+  env: { DATABASE_URL: postgres.urlFor('bench_webhooks'), GRPC_HOST: '127.0.0.1', GRPC_PORT: String(grpcPort), METRICS_PORT: '0', KAFKA_BROKERS: brokers, KAFKA_TOPIC_PREFIX: prefix, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' },
+  ready: { grpcPort },
 });
 const client = createServiceClient(webhookDispatchV1.WebhookDispatchService, `127.0.0.1:${grpcPort}`);
 const tenant = { accountId: 'acct_bench', livemode: false };
@@ -68,7 +62,7 @@ for (let i = 0; i < ENDPOINTS; i++) {
   await client.createEndpoint({ tenant, url: `${receiverUrl}/endpoint-${i}`, events: ['customer.created'] }, { timeoutMs: 60_000 });
 }
 
-const producer = new Kafka({ clientId: 'bench', brokers: kafka.brokers.split(','), logLevel: logLevel.NOTHING }).producer();
+const producer = new Kafka({ clientId: 'bench', brokers: brokers.split(','), logLevel: logLevel.NOTHING }).producer();
 await producer.connect();
 const producedAt = new Map();
 const topic = publicEventsTopic('subscription', { KAFKA_TOPIC_PREFIX: prefix });
@@ -90,12 +84,11 @@ for (let offset = 0; offset < EVENTS; offset += batchSize) {
 const expected = EVENTS * ENDPOINTS;
 while (arrivals.size < expected && Date.now() - started < 600_000) await new Promise((resolve) => setTimeout(resolve, 100));
 
-const latencies = [...arrivals].map(([key, at]) => at - producedAt.get(key.split('|')[1])).sort((a, b) => a - b);
-const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
+const latencies = [...arrivals].map(([key, at]) => at - producedAt.get(key.split('|')[1]));
 const seconds = (lastArrival - started) / 1000;
 console.log(`\nRecur webhook benchmark: ${EVENTS} events × ${ENDPOINTS} endpoints through Kafka and one webhook-dispatch process, ${RATE > 0 ? `${RATE} events/s` : 'one burst'}`);
 console.log(`delivered ${arrivals.size}/${expected} in ${seconds.toFixed(1)} s: ${(arrivals.size / seconds).toFixed(0)} deliveries/s`);
-console.log(`event-to-delivery latency p50 ${pct(50)} ms  p90 ${pct(90)} ms  p99 ${pct(99)} ms  max ${latencies[latencies.length - 1]} ms`);
+console.log(`event-to-delivery latency ${latencySummary(latencies, { max: true })}`);
 
 // Where the time goes: Kafka → recorded by the consumer, and recorded → arrived at the receiver.
 const { Client } = require('pg');
@@ -104,18 +97,12 @@ await db.connect();
 const { rows } = await db.query('SELECT id, received_at FROM events');
 await db.end();
 const recordedAt = new Map(rows.map((row) => [row.id, row.received_at.getTime()]));
-const summary = (values) => {
-  const sorted = values.sort((a, b) => a - b);
-  const at = (p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-  return `p50 ${at(50)} ms  p90 ${at(90)} ms  p99 ${at(99)} ms`;
-};
-console.log(`  produce → recorded by the consumer: ${summary([...recordedAt].map(([id, at]) => at - producedAt.get(id)))}`);
-console.log(`  recorded → arrived at the receiver: ${summary([...arrivals].map(([key, at]) => at - recordedAt.get(key.split('|')[1])))}`);
+console.log(`  produce → recorded by the consumer: ${latencySummary([...recordedAt].map(([id, at]) => at - producedAt.get(id)))}`);
+console.log(`  recorded → arrived at the receiver: ${latencySummary([...arrivals].map(([key, at]) => at - recordedAt.get(key.split('|')[1])))}`);
 
 await producer.disconnect();
 client.close();
-dispatch.kill('SIGTERM');
-await new Promise((resolve) => dispatch.once('exit', resolve));
+printWarnings([dispatch]);
+await dispatch.kill('SIGTERM');
 receiver.close();
-await kafka.stop();
-await postgres.stop();
+await infrastructure.stop();
