@@ -35,7 +35,7 @@ async function step(progress, work) {
 const require = createRequire(import.meta.url);
 const { startTelemetry, startMetricsServer, JsonLogger } = require('@recur/telemetry');
 startTelemetry({ serviceName: 'recur' });
-const { startEmbeddedPostgres } = require('@recur/local-infra');
+const { startEmbeddedPostgres, startMailCatcher } = require('@recur/local-infra');
 
 const log = new JsonLogger('recur');
 // Local development: webhook receivers usually run on this machine.
@@ -44,6 +44,9 @@ const DATA_DIR = process.env.RECUR_DATA_DIR ?? join(ROOT, '.data');
 const HTTP_PORT = Number(process.env.PORT ?? 8080);
 const PG_PORT = Number(process.env.RECUR_PG_PORT ?? 54329);
 const METRICS_PORT = Number(process.env.METRICS_PORT ?? 9464);
+/** The local mail catcher's SMTP port; invoice e-mails land in MAIL_DIR as .eml files. */
+const SMTP_PORT = Number(process.env.RECUR_SMTP_PORT ?? 2525);
+const MAIL_DIR = join(DATA_DIR, 'mail');
 /** The six services listen on consecutive ports from here, on 127.0.0.1. */
 const GRPC_BASE_PORT = Number(process.env.RECUR_GRPC_BASE_PORT ?? 50051);
 
@@ -119,6 +122,19 @@ async function main() {
   );
   running.push(postgres);
 
+  // Invoice e-mails go to a local catcher unless SMTP_URL names a real server.
+  let mailNote = `sent through ${process.env.SMTP_URL?.replace(/\/\/[^@/]*@/, '//…@')}`;
+  if (!process.env.SMTP_URL) {
+    const catcher = await step('Starting the mail catcher…', () => startMailCatcher({
+      port: SMTP_PORT,
+      dir: MAIL_DIR,
+      onMessage: (mail) => process.stderr.write(`Mail to ${mail.envelope.to.join(', ')}: "${mail.parsed.subject}" saved as ${mail.file}\n`),
+    }));
+    running.push(catcher);
+    process.env.SMTP_URL = catcher.url;
+    mailNote = `caught by a local SMTP server (${catcher.url}), each message saved in ${MAIL_DIR}/ as .eml`;
+  }
+
   const { inProcessEventBus } = require('@recur/messaging');
   const bus = process.env.KAFKA_BROKERS ? undefined : inProcessEventBus;
   const peers = {};
@@ -160,6 +176,7 @@ async function main() {
     `Recur is running: http://127.0.0.1:${HTTP_PORT}/v1   (ready in ${((Date.now() - started) / 1000).toFixed(1)} s)`,
     `  OpenAPI        http://127.0.0.1:${HTTP_PORT}/openapi.json`,
     `  Metrics        http://127.0.0.1:${METRICS_PORT}/metrics`,
+    `  E-mail         ${mailNote}`,
     `  Events         ${process.env.KAFKA_BROKERS ? `Kafka at ${process.env.KAFKA_BROKERS}` : 'in-process bus (set KAFKA_BROKERS to use Kafka)'}`,
     `  Account        ${account.id}`,
     `  Operator token ${token}   (Authorization: Bearer … on /operator/…; stored in ${join(DATA_DIR, 'operator-token')})`,

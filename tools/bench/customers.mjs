@@ -24,12 +24,12 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { Agent, request as httpRequest } from 'node:http';
 import { createRequire } from 'node:module';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ROOT } from '../bootstrap.mjs';
+import { closedLoop as measureClosedLoop, httpClient, ms, openLoop as measureOpenLoop, printPhase } from './measure.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -48,64 +48,9 @@ const { Pool } = require('pg');
 // ---------------------------------------------------------------------------------------------
 // Measuring
 
-function percentile(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-/** Closed loop: CONCURRENCY workers, each sending its next request when the last one answered. */
-async function closedLoop(request) {
-  const latencies = [];
-  let errors = 0;
-  const deadline = Date.now() + SECONDS * 1000;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async (_, worker) => {
-      for (let i = 0; Date.now() < deadline; i++) {
-        const t0 = performance.now();
-        const ok = await request(worker, i).catch(() => false);
-        latencies.push(performance.now() - t0);
-        if (!ok) errors++;
-      }
-    }),
-  );
-  return summarise(latencies, errors, (performance.now() - started) / 1000);
-}
-
-/** Open loop: requests start at a fixed rate whatever the answers, so queueing shows in the latency. */
-async function openLoop(rate, request) {
-  const latencies = [];
-  let errors = 0;
-  const total = Math.max(1, Math.round(rate * SECONDS));
-  const started = performance.now();
-  const inFlight = [];
-  for (let i = 0; i < total; i++) {
-    const due = started + (i / rate) * 1000;
-    const wait = due - performance.now();
-    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-    inFlight.push(
-      (async () => {
-        const t0 = performance.now();
-        const ok = await request(i % CONCURRENCY, i).catch(() => false);
-        latencies.push(performance.now() - t0);
-        if (!ok) errors++;
-      })(),
-    );
-  }
-  await Promise.all(inFlight);
-  return summarise(latencies, errors, (performance.now() - started) / 1000);
-}
-
-function summarise(latencies, errors, elapsed) {
-  latencies.sort((a, b) => a - b);
-  return { count: latencies.length, rate: latencies.length / elapsed, p50: percentile(latencies, 50), p90: percentile(latencies, 90), p99: percentile(latencies, 99), errors };
-}
-
-const ms = (v) => `${v.toFixed(1)} ms`;
-function printPhase(name, r) {
-  console.log(
-    `${name.padEnd(30)} ${String(r.count).padStart(7)}  ${r.rate.toFixed(0).padStart(6)} /s  p50 ${ms(r.p50).padStart(9)}  p90 ${ms(r.p90).padStart(9)}  p99 ${ms(r.p99).padStart(9)}  errors ${r.errors}`,
-  );
-}
+const loop = { seconds: SECONDS, concurrency: CONCURRENCY };
+const closedLoop = (request) => measureClosedLoop(request, loop);
+const openLoop = (rate, request) => measureOpenLoop(rate, request, loop);
 
 /** Every process: parent, command name, CPU time (user + system, clock ticks), resident memory (kB). */
 function processTable() {
@@ -175,7 +120,7 @@ async function startSingleProcess() {
   const pgPort = port + 1000;
   const child = spawn(process.execPath, [...profileArgs('single-process'), 'tools/start.mjs'], {
     cwd: ROOT,
-    env: { ...process.env, RECUR_SKIP_BUILD: '1', RECUR_DATA_DIR: dataDir, PORT: String(port), RECUR_PG_PORT: String(pgPort), METRICS_PORT: String(port + 2000), RECUR_GRPC_BASE_PORT: String(port + 3000), LOG_LEVEL: 'warn', KAFKA_BROKERS: '' },
+    env: { ...process.env, RECUR_SKIP_BUILD: '1', RECUR_DATA_DIR: dataDir, PORT: String(port), RECUR_PG_PORT: String(pgPort), METRICS_PORT: String(port + 2000), RECUR_GRPC_BASE_PORT: String(port + 3000), RECUR_SMTP_PORT: String(port + 4000), LOG_LEVEL: 'warn', KAFKA_BROKERS: '' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let output = '';
@@ -231,7 +176,7 @@ function startBalancer(backends) {
  * events through Kafka; REPLICAS gateways and subscription services, each pair behind a balancer.
  */
 async function startProcesses() {
-  const { startEmbeddedPostgres, startKafkaBroker } = require('@recur/local-infra');
+  const { startEmbeddedPostgres, startKafkaBroker, startMailCatcher } = require('@recur/local-infra');
   const { freePort, startApp } = require('@recur/testing');
   const dir = mkdtempSync(join(tmpdir(), 'recur-bench-'));
   chmodSync(dir, 0o755);
@@ -239,6 +184,8 @@ async function startProcesses() {
   const kafka = process.env.KAFKA_BROKERS ? undefined : await startKafkaBroker({});
   const brokers = process.env.KAFKA_BROKERS || kafka.brokers;
   const common = { KAFKA_BROKERS: brokers, KAFKA_TOPIC_PREFIX: `bench-${randomBytes(3).toString('hex')}`, METRICS_PORT: '0', GRPC_HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
+  const mail = await startMailCatcher();
+  const appEnv = { invoicing: { SMTP_URL: mail.url } };
   const apps = [];
   const balancers = [];
   const addresses = {};
@@ -249,7 +196,7 @@ async function startProcesses() {
     for (let replica = 0; replica < replicas; replica++) {
       const grpcPort = await freePort();
       apps.push(await startApp(service, {
-        env: { ...common, DATABASE_URL: postgres.urlFor(databaseName(service)), GRPC_PORT: String(grpcPort) },
+        env: { ...common, DATABASE_URL: postgres.urlFor(databaseName(service)), GRPC_PORT: String(grpcPort), ...appEnv[service] },
         ready: { grpcPort },
         nodeArgs: service === 'subscription' ? profileArgs(`subscription-${replica + 1}`) : [],
       }));
@@ -311,6 +258,7 @@ async function startProcesses() {
       await Promise.all(apps.map((app) => app.kill('SIGTERM')));
       await kafka?.stop();
       await postgres.stop();
+      await mail.stop();
     },
   };
 }
@@ -386,23 +334,11 @@ function rawRetrieve(raw) {
 // Through /v1
 
 function api(stack) {
-  const target = new URL(stack.url);
-  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY * 4 });
-  const call = (method, path, body) =>
-    new Promise((resolve, reject) => {
-      const payload = body === undefined ? undefined : JSON.stringify(body);
-      const req = httpRequest(
-        { agent, host: target.hostname, port: target.port, method, path, headers: { 'x-api-key': stack.key, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}) } },
-        (res) => {
-          const chunks = [];
-          res.on('data', (chunk) => chunks.push(chunk));
-          res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString() }));
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-      req.end(payload);
-    });
+  const { call: send, agent } = httpClient({ url: stack.url, key: stack.key, maxSockets: CONCURRENCY * 4 });
+  const call = async (method, path, body) => {
+    const { status, body: bytes } = await send(method, path, body);
+    return { status, text: bytes.toString() };
+  };
   const ids = [];
   return {
     ids,

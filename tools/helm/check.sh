@@ -114,6 +114,10 @@ expect_reject "secrets.create without database URLs" "secrets.databaseUrls.catal
   --set secrets.create=true --set secrets.operatorToken=x
 expect_reject "secrets.create without operator token" "secrets.operatorToken is required" \
   --set secrets.create=true
+expect_reject "secrets.create without the SMTP URL" "secrets.smtpUrl is required" \
+  -f helm/recur/ci/full-values.yaml --set secrets.smtpUrl=
+expect_reject "an SMTP URL that is not smtp:// or smtps:// (schema)" "/secrets/smtpUrl" \
+  --set secrets.smtpUrl=https://mail.example.com
 expect_reject "call to a disabled app" 'not an enabled app' --set apps.catalog.enabled=false
 expect_reject "HPA without a target" "needs a CPU or memory utilization target" \
   --set defaults.autoscaling.enabled=true --set defaults.autoscaling.targetCPUUtilizationPercentage=0

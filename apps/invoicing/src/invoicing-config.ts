@@ -1,4 +1,4 @@
-import { optionalEnv, requireEnv } from '@recur/kernel';
+import { ConfigError, optionalEnv, requireEnv } from '@recur/kernel';
 
 /** The invoicing service's own settings, from the environment (README, Configuration). */
 export interface InvoicingConfig {
@@ -6,14 +6,26 @@ export interface InvoicingConfig {
   subscriptionGrpcAddr: string;
   /** Base URL of the hosted page where a customer pays; an invoice's link is `<base>/<invoice id>`. */
   paymentPageUrl: string;
+  /** Where invoice e-mails leave: `smtp://user:password@host:587` (STARTTLS when offered) or `smtps://…:465` (required). */
+  smtpUrl: string;
+  /** The From header of invoice e-mails, e.g. `Acme Billing <billing@acme.example>`. */
+  mailFrom: string;
+  /** Whether finalizing an invoice e-mails it to the customer (default true; `INVOICE_MAIL_ON_FINALIZE=false` turns it off). */
+  mailOnFinalize: boolean;
 }
 
 export const INVOICING_CONFIG = Symbol('INVOICING_CONFIG');
 export const DEFAULT_PAYMENT_PAGE_URL = 'http://127.0.0.1:8080/pay';
+export const DEFAULT_MAIL_FROM = 'Recur <invoices@recur.localhost>';
 
 export function invoicingConfigFromEnv(env: NodeJS.ProcessEnv = process.env): InvoicingConfig {
+  const smtpUrl = requireEnv('SMTP_URL', env);
+  if (!/^smtps?:\/\/[^/]+/.test(smtpUrl)) throw new ConfigError('environment variable SMTP_URL must be an smtp:// or smtps:// URL');
   return {
     subscriptionGrpcAddr: requireEnv('SUBSCRIPTION_GRPC_ADDR', env),
     paymentPageUrl: (optionalEnv('PAYMENT_PAGE_URL', env) ?? DEFAULT_PAYMENT_PAGE_URL).replace(/\/+$/, ''),
+    smtpUrl,
+    mailFrom: optionalEnv('MAIL_FROM', env) ?? DEFAULT_MAIL_FROM,
+    mailOnFinalize: optionalEnv('INVOICE_MAIL_ON_FINALIZE', env) !== 'false',
   };
 }

@@ -8,6 +8,9 @@ import { InvoicesGrpcController } from './invoices/invoices.grpc.controller';
 import { InvoicesRepository } from './invoices/invoices.repository';
 import { InvoicesService } from './invoices/invoices.service';
 import { INVOICING_CONFIG, invoicingConfigFromEnv } from './invoicing-config';
+import { InvoiceMailer } from './mail/invoice-mail';
+import { InvoiceMailsRepository } from './mail/invoice-mails.repository';
+import { InvoiceMailsWorker } from './mail/invoice-mails.worker';
 
 /** Owns invoices and lines, numbering, draft/open/finalize/void, PDFs, e-mail resend, credit notes and dunning. */
 @Module({})
@@ -25,6 +28,9 @@ export class InvoicingModule {
         CustomerDirectory,
         InvoicesRepository,
         InvoicesService,
+        InvoiceMailsRepository,
+        { provide: InvoiceMailer, useExisting: InvoiceMailsRepository },
+        InvoiceMailsWorker,
       ],
     };
   }

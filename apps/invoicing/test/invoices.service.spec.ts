@@ -2,7 +2,8 @@ import * as grpc from '@grpc/grpc-js';
 import type { JsonObject } from '@bufbuild/protobuf';
 import { invoicingV1, presentInvoice, type ServiceClient, subscriptionV1 } from '@recur/contracts';
 import { decodeInternalEvent, decodePublicEvent } from '@recur/messaging';
-import { grpcFailure, queryDatabase, startServiceUnderTest, type ServiceUnderTest } from '@recur/testing';
+import { type MailCatcher, startMailCatcher } from '@recur/local-infra';
+import { eventually, grpcFailure, queryDatabase, startServiceUnderTest, type ServiceUnderTest } from '@recur/testing';
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -20,6 +21,8 @@ let subscription: ServiceUnderTest<typeof subscriptionV1.SubscriptionService>;
 let invoicing: ServiceUnderTest<typeof invoicingV1.InvoicingService>;
 let customers: ServiceClient<typeof subscriptionV1.SubscriptionService>;
 let client: ServiceClient<typeof invoicingV1.InvoicingService>;
+/** A real SMTP server in this process: invoicing sends its e-mails here. */
+let mailCatcher: MailCatcher;
 
 /** A fresh account per test: numbering and lists start empty. */
 const newTenant = (livemode = false) => ({ accountId: `acct_${randomBytes(6).toString('hex')}`, livemode });
@@ -29,8 +32,14 @@ const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOS
 const usd = (amount: number) => ({ amountMinor: BigInt(amount), currency: 'usd' });
 
 beforeAll(async () => {
+  mailCatcher = await startMailCatcher();
   subscription = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService, { CATALOG_GRPC_ADDR: '127.0.0.1:9', INVOICING_GRPC_ADDR: '127.0.0.1:9' });
-  invoicing = await startServiceUnderTest('invoicing', invoicingV1.InvoicingService, { SUBSCRIPTION_GRPC_ADDR: subscription.grpcAddress, PAYMENT_PAGE_URL: 'https://pay.example.test/i/' });
+  invoicing = await startServiceUnderTest('invoicing', invoicingV1.InvoicingService, {
+    SUBSCRIPTION_GRPC_ADDR: subscription.grpcAddress,
+    PAYMENT_PAGE_URL: 'https://pay.example.test/i/',
+    SMTP_URL: mailCatcher.url,
+    MAIL_FROM: 'Billing <billing@recur.test>',
+  });
   customers = subscription.client;
   client = invoicing.client;
 }, 120_000);
@@ -38,6 +47,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await invoicing?.stop();
   await subscription?.stop();
+  await mailCatcher?.stop();
 });
 
 async function newCustomer(tenant: Tenant, name = 'Ada Lovelace', email = 'ada@example.com') {
@@ -357,8 +367,141 @@ describe('InvoicingService PDF', () => {
   });
 });
 
+describe('InvoicingService e-mail', () => {
+  /** A recipient of its own per test: the catcher receives every test's mails. */
+  const newRecipient = () => `payer-${randomBytes(4).toString('hex')}@example.com`;
+  const mailsTo = (address: string) => mailCatcher.messages().filter((mail) => mail.envelope.to.includes(address));
+  const mailRows = (invoiceId: string) =>
+    queryDatabase<{ send_key: string; status: string; attempt_count: number; last_error: string | null }>(
+      invoicing.databaseUrl, 'SELECT send_key, status, attempt_count, last_error FROM invoice_mails WHERE invoice_id = $1 ORDER BY created_at', [invoiceId]);
+  /** Waits past the sender's wake-up, so a mail that should not leave has had its chance to. */
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 1_500));
+
+  it('e-mails an invoice at finalization through SMTP: recipient, subject, the PDF with number and total, the payment link', async () => {
+    const tenant = newTenant();
+    const recipient = newRecipient();
+    const customer = await newCustomer(tenant, 'Grace Hopper', recipient);
+    const { invoice: draft } = await client.createInvoice({ tenant, customerId: customer.id, amount: 123_456n, description: 'Compiler audit', sellerName: 'Acme Studio' });
+    await settle();
+    expect(mailsTo(recipient)).toEqual([]); // a draft is not mailed
+    const { invoice } = await client.finalizeInvoice({ tenant, id: draft!.id, sellerName: 'Acme Studio' });
+
+    const [mail] = await eventually(async () => mailsTo(recipient).length > 0 && mailsTo(recipient), 15_000, 'the invoice mail');
+    expect(mail.envelope).toEqual({ from: 'billing@recur.test', to: [recipient] });
+    expect(mail.parsed.subject).toBe('Invoice INV-000001 from Acme Studio');
+    expect(mail.parsed.from!.value).toEqual([{ name: 'Billing', address: 'billing@recur.test' }]);
+    expect(mail.parsed.text).toContain(`https://pay.example.test/i/${invoice!.id}`);
+    expect(mail.parsed.text).toContain('$1,234.56');
+    expect(mail.parsed.attachments.map((attachment) => [attachment.filename, attachment.contentType])).toEqual([['INV-000001.pdf', 'application/pdf']]);
+    const text = pdfText(mail.parsed.attachments[0].content);
+    for (const expected of ['Acme Studio', 'Grace Hopper', 'INV-000001', 'Compiler audit', '$1,234.56', `https://pay.example.test/i/${invoice!.id}`]) {
+      expect([expected, text.includes(expected)]).toEqual([expected, true]);
+    }
+    expect(await mailRows(invoice!.id)).toEqual([{ send_key: 'finalized', status: 'sent', attempt_count: 1, last_error: null }]);
+    await settle();
+    expect(mailsTo(recipient)).toHaveLength(1);
+  });
+
+  it('e-mails invoices created open and renewal invoices too', async () => {
+    const tenant = newTenant();
+    const recipient = newRecipient();
+    const customer = await newCustomer(tenant, 'Ada Lovelace', recipient);
+    await client.createInvoice({ tenant, customerId: customer.id, amount: 500n, description: 'Open at once', status: 'open', sellerName: 'Acme Studio' });
+    await client.createSubscriptionInvoice(renewalRequest(tenant, customer.id, 'sub_mailed', 1_800_000_000));
+    const mails = await eventually(async () => mailsTo(recipient).length >= 2 && mailsTo(recipient), 15_000, 'two mails');
+    expect(mails.map((mail) => mail.parsed.subject).sort()).toEqual(['Invoice INV-000001 from Acme Studio', 'Invoice INV-000002']);
+    expect(pdfText(mails.find((mail) => mail.parsed.subject === 'Invoice INV-000002')!.parsed.attachments[0].content)).toContain('$80.55');
+  });
+
+  it('resends a finalized invoice once per request id, and refuses a draft or a void invoice with its code', async () => {
+    const tenant = newTenant();
+    const recipient = newRecipient();
+    const customer = await newCustomer(tenant, 'Ada Lovelace', recipient);
+    const { invoice } = await client.createInvoice({ tenant, customerId: customer.id, amount: 700n, description: 'Resent', status: 'open', sellerName: 'Acme Studio' });
+    await eventually(async () => mailsTo(recipient).length === 1, 15_000, 'the first mail');
+    const first = await client.resendInvoice({ tenant, id: invoice!.id, sellerName: 'Acme Studio', requestId: 'req_resend_1' });
+    expect(first.invoice).toEqual(invoice);
+    expect(first.mailId).toMatch(/^mail_/);
+    // A retried command (same request id) queues nothing more.
+    expect(await client.resendInvoice({ tenant, id: invoice!.id, sellerName: 'Acme Studio', requestId: 'req_resend_1' })).toEqual(first);
+    await eventually(async () => mailsTo(recipient).length === 2, 15_000, 'the resent mail');
+    await settle();
+    expect(mailsTo(recipient)).toHaveLength(2);
+    expect((await mailRows(invoice!.id)).map((row) => [row.send_key, row.status])).toEqual([['finalized', 'sent'], ['resend:req_resend_1', 'sent']]);
+
+    const { invoice: draft } = await client.createInvoice({ tenant, customerId: customer.id, amount: 700n, description: 'Draft' });
+    expect(await grpcFailure(client.resendInvoice({ tenant, id: draft!.id, requestId: 'req_resend_draft' }))).toEqual({ code: grpc.status.FAILED_PRECONDITION, errorCode: 'invoice_not_finalized' });
+    await client.voidInvoice({ tenant, id: invoice!.id });
+    expect(await grpcFailure(client.resendInvoice({ tenant, id: invoice!.id, requestId: 'req_resend_void' }))).toEqual({ code: grpc.status.FAILED_PRECONDITION, errorCode: 'invoice_void' });
+    expect(await grpcFailure(client.resendInvoice({ tenant: newTenant(), id: invoice!.id }))).toMatchObject({ code: grpc.status.NOT_FOUND });
+    expect(await mailRows(invoice!.id)).toHaveLength(2);
+    expect(await mailRows(draft!.id)).toEqual([]);
+  });
+
+  it('keeps a mail while the SMTP server refuses it and sends it once the server recovers', async () => {
+    const tenant = newTenant();
+    const recipient = newRecipient();
+    const customer = await newCustomer(tenant, 'Ada Lovelace', recipient);
+    mailCatcher.refuse(451);
+    let invoiceId: string;
+    try {
+      ({ invoice: { id: invoiceId } } = (await client.createInvoice({ tenant, customerId: customer.id, amount: 900n, description: 'Outage', status: 'open' })) as { invoice: { id: string } });
+      // Two attempts refused (the first at once, the second a second later): the mail waits, pending.
+      const [row] = await eventually(async () => {
+        const rows = await mailRows(invoiceId);
+        return rows[0]?.attempt_count >= 2 && rows;
+      }, 15_000, 'two refused attempts');
+      expect(row).toMatchObject({ status: 'pending', last_error: expect.stringContaining('451') });
+      expect(mailsTo(recipient)).toEqual([]);
+    } finally {
+      expect(mailCatcher.refuse(null)).toBeGreaterThanOrEqual(2);
+    }
+    const [mail] = await eventually(async () => mailsTo(recipient).length > 0 && mailsTo(recipient), 20_000, 'the mail after recovery');
+    expect(mail.parsed.text).toContain(`https://pay.example.test/i/${invoiceId!}`);
+    expect((await mailRows(invoiceId!))[0]).toMatchObject({ status: 'sent', last_error: null });
+  });
+
+  it('cancels a mail still waiting when its invoice is voided', async () => {
+    const tenant = newTenant();
+    const recipient = newRecipient();
+    const customer = await newCustomer(tenant, 'Ada Lovelace', recipient);
+    mailCatcher.refuse(451);
+    let invoiceId: string;
+    try {
+      ({ invoice: { id: invoiceId } } = (await client.createInvoice({ tenant, customerId: customer.id, amount: 900n, description: 'Voided soon', status: 'open' })) as { invoice: { id: string } });
+      await eventually(async () => (await mailRows(invoiceId))[0]?.attempt_count >= 1, 15_000, 'a refused attempt');
+      await client.voidInvoice({ tenant, id: invoiceId });
+    } finally {
+      mailCatcher.refuse(null);
+    }
+    const [row] = await eventually(async () => {
+      const rows = await mailRows(invoiceId!);
+      return rows[0]?.status !== 'pending' && rows;
+    }, 20_000, 'the canceled mail');
+    expect(row).toMatchObject({ status: 'canceled' });
+    expect(mailsTo(recipient)).toEqual([]);
+  });
+
+  it('gives up at once on a recipient the server refuses for good (5xx)', async () => {
+    const tenant = newTenant();
+    const recipient = newRecipient();
+    const customer = await newCustomer(tenant, 'Ada Lovelace', recipient);
+    mailCatcher.refuse(550);
+    try {
+      const { invoice } = await client.createInvoice({ tenant, customerId: customer.id, amount: 900n, description: 'Bounce', status: 'open' });
+      const [row] = await eventually(async () => {
+        const rows = await mailRows(invoice!.id);
+        return rows[0]?.status !== 'pending' && rows;
+      }, 15_000, 'the refused mail');
+      expect(row).toMatchObject({ status: 'failed', attempt_count: 1, last_error: expect.stringContaining('550') });
+    } finally {
+      mailCatcher.refuse(null);
+    }
+  });
+});
+
 /** The text of a PDF, as poppler's pdftotext reads it (README: tests need poppler-utils). */
-function pdfText(pdf: Uint8Array): string {
+function pdfText(pdf: Uint8Array | Buffer): string {
   const file = join(mkdtempSync(join(tmpdir(), 'recur-pdf-')), 'invoice.pdf');
   writeFileSync(file, pdf);
   return execFileSync('pdftotext', ['-layout', file, '-'], { encoding: 'utf8' });

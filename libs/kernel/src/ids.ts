@@ -16,7 +16,7 @@ export function randomBase62(length: number): string {
 /** Resource id prefixes, one per resource type (DESIGN.md: ids are opaque, type-prefixed). */
 export type IdPrefix =
   | 'acct' | 'app' | 'key' | 'cus' | 'plan' | 'sub' | 'in' | 'il' | 'cn' | 'we' | 'evt' | 'req' | 'whd' | 'wha'
-  | 'pc' | 'addon' | 'coupon' | 'promo' | 'clock' | 'bjob' | 'pay';
+  | 'pc' | 'addon' | 'coupon' | 'promo' | 'clock' | 'bjob' | 'pay' | 'mail';
 
 /** A new id such as `cus_4f9XkQ2mZ8aBcD1eF3gH5jKl`: 24 random base62 characters (~143 bits). */
 export function newId(prefix: IdPrefix): string {

@@ -1,2 +1,3 @@
 export * from './kafka';
 export * from './postgres';
+export * from './mail-catcher';

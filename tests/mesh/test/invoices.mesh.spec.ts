@@ -130,6 +130,37 @@ describe('/v1/invoices', () => {
     }
   });
 
+  it('e-mails the invoice at finalization and on resend through SMTP, the PDF attached; resend of a draft or void invoice answers 409', async () => {
+    const recipient = `payer-${Date.now()}@example.com`;
+    const customer = await createCustomer('Grace Hopper', recipient);
+    const mailsTo = () => mesh.mail.messages().filter((mail) => mail.envelope.to.includes(recipient));
+    const { body: draft } = await call('POST', '/v1/invoices', { customer, amount: 4_200, description: 'Compiler audit' });
+    const notYet = await call('POST', `/v1/invoices/${draft.id}/resend`);
+    expect([notYet.status, notYet.body.error.type, notYet.body.error.code]).toEqual([409, 'invalid_request_error', 'invoice_not_finalized']);
+
+    const { body: open } = await call('POST', `/v1/invoices/${draft.id}/finalize`);
+    await eventually(async () => mailsTo().length === 1, 30_000, 'the mail at finalization');
+    const resent = await call('POST', `/v1/invoices/${draft.id}/resend`, undefined, { 'Idempotency-Key': `resend-${draft.id}` });
+    expect([resent.status, resent.body]).toEqual([200, open]);
+    // The same Idempotency-Key again: the first answer, and no third mail.
+    expect((await call('POST', `/v1/invoices/${draft.id}/resend`, undefined, { 'Idempotency-Key': `resend-${draft.id}` })).headers.get('idempotent-replayed')).toBe('true');
+    const mails = await eventually(async () => mailsTo().length >= 2 && mailsTo(), 30_000, 'the resent mail');
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(mailsTo()).toHaveLength(2);
+    for (const mail of mails) {
+      expect(mail.parsed.subject).toBe(`Invoice ${open.number} from Acme Studio`);
+      expect(mail.parsed.text).toContain(open.payment_url);
+      expect(mail.parsed.attachments.map((attachment) => attachment.filename)).toEqual([`${open.number}.pdf`]);
+      const text = pdfText(mail.parsed.attachments[0].content);
+      for (const expected of ['Acme Studio', 'Grace Hopper', open.number, '$42.00']) expect([expected, text.includes(expected)]).toEqual([expected, true]);
+    }
+
+    expect((await call('POST', `/v1/invoices/${draft.id}/void`)).status).toBe(200);
+    const afterVoid = await call('POST', `/v1/invoices/${draft.id}/resend`);
+    expect([afterVoid.status, afterVoid.body.error.code]).toEqual([409, 'invoice_void']);
+    expect((await api(mesh, keys.live)('POST', `/v1/invoices/${draft.id}/resend`)).status).toBe(404);
+  });
+
   it('delivers invoice.created, with the invoice and its payment link, and invoice.voided to a webhook endpoint', async () => {
     const endpoint = await call('POST', '/v1/webhooks', { url: `${receiver.url}/invoices`, events: ['invoice.created', 'invoice.voided'] });
     expect(endpoint.status).toBe(201);
@@ -149,7 +180,7 @@ describe('/v1/invoices', () => {
 });
 
 /** The text of a PDF as poppler's pdftotext reads it (README: tests need poppler-utils). */
-function pdfText(pdf: Uint8Array): string {
+function pdfText(pdf: Uint8Array | Buffer): string {
   const file = join(mkdtempSync(join(tmpdir(), 'recur-pdf-')), 'invoice.pdf');
   writeFileSync(file, pdf);
   return execFileSync('pdftotext', ['-layout', file, '-'], { encoding: 'utf8' });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { OUTBOX_RELAY_LOCK_KEY } from '@recur/messaging';
 import { createServiceClient, type ServiceClient, webhookDispatchV1 } from '@recur/contracts';
+import { type MailCatcher, startMailCatcher } from '@recur/local-infra';
 import { type AppName, type AppProcess, connectDatabase, createTestDatabase, freePort, startApp, testKafkaBrokers } from '@recur/testing';
 
 const SERVICES = ['catalog', 'subscription', 'invoicing', 'payments', 'usage-metering', 'webhook-dispatch'] as const;
@@ -29,6 +30,8 @@ export interface Mesh {
   /** The mesh's topic namespace: `<topicPrefix>.<service>.internal` and `.public`. */
   topicPrefix: string;
   traceDir: string;
+  /** The SMTP server invoicing sends its e-mails to (SMTP_URL), one per mesh. */
+  mail: MailCatcher;
   webhookDispatch: ServiceClient<typeof webhookDispatchV1.WebhookDispatchService>;
   operator(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
   createAccount(name?: string): Promise<{ accountId: string; keys: Keys }>;
@@ -45,6 +48,8 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
   const namespace = `mesh-${randomBytes(4).toString('hex')}`;
   const traceDir = mkdtempSync(join(tmpdir(), 'recur-traces-'));
   const common = { KAFKA_BROKERS: brokers, KAFKA_TOPIC_PREFIX: namespace, METRICS_PORT: '0', GRPC_HOST: '127.0.0.1' };
+  const mail = await startMailCatcher();
+  const appEnv: Partial<Record<ServiceName, Record<string, string>>> = { invoicing: { SMTP_URL: mail.url } };
 
   const addresses = {} as Record<ServiceName, string>;
   const databaseUrls = {} as Record<AppName, string>;
@@ -62,7 +67,7 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
       const grpcPort = grpcPorts[index];
       databaseUrls[service] = databaseUrl;
       const app = await startApp(service, {
-        env: { ...common, ...peerEnv, ...pageEnv[service], DATABASE_URL: databaseUrl, GRPC_PORT: String(grpcPort), RECUR_TRACE_FILE: join(traceDir, `${service}.jsonl`), ...options.env?.[service] },
+        env: { ...common, ...peerEnv, ...pageEnv[service], DATABASE_URL: databaseUrl, GRPC_PORT: String(grpcPort), RECUR_TRACE_FILE: join(traceDir, `${service}.jsonl`), ...appEnv[service], ...options.env?.[service] },
         ready: { grpcPort },
       });
       return [service, app] as const;
@@ -108,6 +113,7 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
     kafkaBrokers: brokers,
     topicPrefix: namespace,
     traceDir,
+    mail,
     webhookDispatch: createServiceClient(webhookDispatchV1.WebhookDispatchService, addresses['webhook-dispatch']),
     operator,
     async createAccount(name = 'Mesh test') {
@@ -127,6 +133,7 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
     },
     async stop() {
       await Promise.all(Object.values(apps).map((app) => app.kill('SIGTERM')));
+      await mail.stop();
     },
   };
 }

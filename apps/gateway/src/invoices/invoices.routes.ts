@@ -64,7 +64,7 @@ export const INVOICE_SCHEMA = responseSchema<InvoiceJson>('Invoice', {
 export const INVOICE_ROUTES = defineRoutes('Invoices', [
   route({
     method: 'POST', path: '/v1/invoices', summary: 'Create a one-off invoice', body: CreateInvoiceDto, response: INVOICE_SCHEMA, status: 201,
-    handler: async ({ services, tenant, commandId, body }) => {
+    handler: async ({ services, tenant, accountName, commandId, body }) => {
       const { invoice } = await services.invoicing.createInvoice({
         tenant,
         customerId: body.customer,
@@ -79,6 +79,7 @@ export const INVOICE_ROUTES = defineRoutes('Invoices', [
         dueDate: body.due_date ?? '',
         status: body.status ?? '',
         metadata: body.metadata ?? {},
+        sellerName: accountName,
         requestId: commandId,
       });
       return presentInvoice(invoice!);
@@ -110,10 +111,16 @@ export const INVOICE_ROUTES = defineRoutes('Invoices', [
   }),
   route({
     method: 'POST', path: '/v1/invoices/:id/finalize', summary: 'Finalize a draft invoice', response: INVOICE_SCHEMA,
-    handler: async ({ services, tenant, commandId, params }) => presentInvoice((await services.invoicing.finalizeInvoice({ tenant, id: params.id, requestId: commandId })).invoice!),
+    handler: async ({ services, tenant, accountName, commandId, params }) =>
+      presentInvoice((await services.invoicing.finalizeInvoice({ tenant, id: params.id, sellerName: accountName, requestId: commandId })).invoice!),
   }),
   route({
     method: 'POST', path: '/v1/invoices/:id/void', summary: 'Void a draft, open or failed invoice', response: INVOICE_SCHEMA,
     handler: async ({ services, tenant, commandId, params }) => presentInvoice((await services.invoicing.voidInvoice({ tenant, id: params.id, requestId: commandId })).invoice!),
+  }),
+  route({
+    method: 'POST', path: '/v1/invoices/:id/resend', summary: "E-mail a finalized invoice to its customer again (the PDF attached); 409 for a draft or void invoice", response: INVOICE_SCHEMA,
+    handler: async ({ services, tenant, accountName, commandId, params }) =>
+      presentInvoice((await services.invoicing.resendInvoice({ tenant, id: params.id, sellerName: accountName, requestId: commandId })).invoice!),
   }),
 ]);

@@ -6,9 +6,6 @@ import { defineRoutes, planned } from './define-routes';
  * moves its rows into its own `<resource>.routes.ts` with handlers when it lands.
  */
 export const PLANNED_ROUTES = [
-  ...defineRoutes('Invoices', [
-    planned('POST', '/v1/invoices/:id/resend', 'Resend an invoice by e-mail'),
-  ]),
   ...defineRoutes('Refunds', [
     planned('POST', '/v1/refunds', 'Fully refund a paid invoice'),
     planned('GET', '/v1/refunds', 'List credit notes'),

@@ -77,11 +77,17 @@ export const INVOICE_MOVES = {
   pay: ['open', 'failed'],
   fail: ['open'],
   refund: ['paid'],
+  /** E-mailing the invoice (at finalization, on resend, as a dunning reminder): once it has a number and is not void. */
+  send: ['open', 'failed', 'paid', 'refunded'],
 } as const satisfies Record<string, readonly InvoiceStatus[]>;
 export type InvoiceMove = keyof typeof INVOICE_MOVES;
 
 /** The specific code a forbidden move answers, by move and current status (409 at the gateway). */
 function refusal(move: InvoiceMove, invoice: Invoice): DomainError {
+  if (move === 'send') {
+    const code = invoice.status === 'draft' ? 'invoice_not_finalized' : 'invoice_void';
+    return failedPrecondition(code, `Invoice '${invoice.id}' is ${invoice.status}; only a finalized invoice that is not void can be e-mailed.`);
+  }
   const code =
     move === 'finalize' ? 'invoice_not_draft'
       : move === 'pay' && invoice.status === 'void' ? 'invoice_void'

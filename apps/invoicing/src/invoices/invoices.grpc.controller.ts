@@ -2,7 +2,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { invoicingV1, moneyFromMessage, requireTenant } from '@recur/contracts';
-import { checkPage, hasPrefix, invalidArgument, pageInfo } from '@recur/kernel';
+import { checkPage, hasPrefix, invalidArgument, newId, pageInfo } from '@recur/kernel';
 import { fromInt64 } from '@recur/money';
 import { CustomerDirectory } from '../customers/customer-directory.client';
 import { Commands } from '../infrastructure/commands';
@@ -48,7 +48,7 @@ export class InvoicesGrpcController {
           dueDate: request.dueDate,
           status: request.status,
           metadata: request.metadata,
-        }),
+        }, request.sellerName),
       ),
     }));
   }
@@ -102,8 +102,19 @@ export class InvoicesGrpcController {
     // The customer is asked again: finalization records them as they are now.
     const customer = await this.customers.lookup(tenant, (await this.invoices.get(tenant, request.id)).customer.id);
     return this.commands.run(tenant, request, invoicingV1.FinalizeInvoiceResponseSchema, async (tx) => ({
-      invoice: toInvoiceMessage(await this.invoices.finalize(tx, tenant, request.id, customer)),
+      invoice: toInvoiceMessage(await this.invoices.finalize(tx, tenant, request.id, customer, request.sellerName)),
     }));
+  }
+
+  @GrpcMethod('InvoicingService', 'ResendInvoice')
+  async resendInvoice(request: invoicingV1.ResendInvoiceRequest): Promise<invoicingV1.ResendInvoiceResponse> {
+    const tenant = requireTenant(request.tenant);
+    // Without a request id every call is its own send.
+    const sendKey = request.requestId || newId('req');
+    return this.commands.run(tenant, request, invoicingV1.ResendInvoiceResponseSchema, async (tx) => {
+      const { invoice, mailId } = await this.invoices.resend(tx, tenant, request.id, request.sellerName, sendKey);
+      return { invoice: toInvoiceMessage(invoice), mailId };
+    });
   }
 
   @GrpcMethod('InvoicingService', 'VoidInvoice')

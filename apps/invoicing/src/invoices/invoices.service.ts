@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, type Clock, type Page, type TenantRef } from '@recur/kernel';
 import type { Prisma } from '../generated/prisma/client';
 import { INVOICING_CONFIG, type InvoicingConfig } from '../invoicing-config';
+import { FINALIZED_SEND_KEY, InvoiceMailer } from '../mail/invoice-mail';
 import {
   assertMove,
   billableCustomer,
@@ -35,14 +36,17 @@ export class InvoicesService {
     private readonly invoices: InvoicesRepository,
     @Inject(CLOCK) private readonly now: Clock,
     @Inject(INVOICING_CONFIG) private readonly config: InvoicingConfig,
+    private readonly mailer: InvoiceMailer<Tx>,
   ) {}
 
-  async createOneOff(tx: Tx, tenant: TenantRef, customer: CustomerLookup, fields: OneOffInvoiceFields): Promise<Invoice> {
+  /** `sellerName` is the account's name, printed on the PDF of the e-mail sent when created open. */
+  async createOneOff(tx: Tx, tenant: TenantRef, customer: CustomerLookup, fields: OneOffInvoiceFields, sellerName: string): Promise<Invoice> {
     const status = checkCreateStatus(fields.status);
     const now = this.now();
     const draft = createOneOffInvoice(tenant, billableCustomer(customer), fields, now);
     const change = status === 'open' ? createdAndFinalized(await this.finalization(tx, draft.invoice, customer, now)) : draft;
     await this.invoices.insert(tx, change);
+    if (change.invoice.status === 'open') await this.mailFinalized(tx, change.invoice, sellerName);
     return change.invoice;
   }
 
@@ -55,6 +59,8 @@ export class InvoicesService {
     const draft = createSubscriptionInvoice(tenant, billableCustomer(customer), fields, now);
     const change = createdAndFinalized(await this.finalization(tx, draft.invoice, customer, now));
     await this.invoices.insert(tx, change);
+    // The subscription service does not know the account's name: the PDF's seller line stays generic.
+    await this.mailFinalized(tx, change.invoice, '');
     return change.invoice;
   }
 
@@ -66,11 +72,22 @@ export class InvoicesService {
     return this.invoices.list(tenant, page, filter);
   }
 
-  async finalize(tx: Tx, tenant: TenantRef, id: string, customer: CustomerLookup): Promise<Invoice> {
+  async finalize(tx: Tx, tenant: TenantRef, id: string, customer: CustomerLookup, sellerName: string): Promise<Invoice> {
     const invoice = await this.invoices.getForUpdate(tx, tenant, id);
     const change = await this.finalization(tx, invoice, customer, this.now());
     await this.invoices.update(tx, change);
+    await this.mailFinalized(tx, change.invoice, sellerName);
     return change.invoice;
+  }
+
+  /**
+   * Queues the invoice's e-mail again (a finalized invoice that is not void). `sendKey` names
+   * this send (the command's request id), so a retried command queues one mail.
+   */
+  async resend(tx: Tx, tenant: TenantRef, id: string, sellerName: string, sendKey: string): Promise<{ invoice: Invoice; mailId: string }> {
+    const invoice = await this.invoices.get(tenant, id, tx);
+    const mailId = await this.mailer.queue(tx, invoice, { kind: 'invoice', sendKey: `resend:${sendKey}`, sellerName });
+    return { invoice, mailId };
   }
 
   async void(tx: Tx, tenant: TenantRef, id: string): Promise<Invoice> {
@@ -91,6 +108,11 @@ export class InvoicesService {
     const change = failInvoicePayment(await this.invoices.getForUpdate(tx, tenant, id), paymentId, failureCode, this.now());
     await this.invoices.update(tx, change);
     return change.invoice;
+  }
+
+  /** Every finalization e-mails the invoice to its customer, unless turned off (INVOICE_MAIL_ON_FINALIZE). */
+  private async mailFinalized(tx: Tx, invoice: Invoice, sellerName: string): Promise<void> {
+    if (this.config.mailOnFinalize) await this.mailer.queue(tx, invoice, { kind: 'invoice', sendKey: FINALIZED_SEND_KEY, sellerName });
   }
 
   /** Finalizes `invoice`, taking the tenant's next number inside `tx` (gapless: see nextNumber). */

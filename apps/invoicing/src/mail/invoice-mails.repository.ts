@@ -1,0 +1,113 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { claimDueRowsSql, claimParams, type DueRowsTable, nextDueAtSql } from '@recur/jobs';
+import { CLOCK, type Clock, newId, type TenantRef } from '@recur/kernel';
+import type { Prisma } from '../generated/prisma/client';
+import { PrismaService } from '../infrastructure/prisma.service';
+import type { Invoice } from '../invoices/invoice';
+import { assertSendable, type InvoiceMailKind, InvoiceMailer, type InvoiceMailRequest, sendKeyOf } from './invoice-mail';
+
+/** NOTIFY channel: the commit that queued a mail wakes the sender at once. */
+export const INVOICE_MAILS_CHANNEL = 'recur_invoice_mails';
+
+/** Pending mails are due-time rows: due at `next_attempt_at`, leased until `lease_until`. */
+export const INVOICE_MAIL_ROWS: DueRowsTable = { table: 'invoice_mails', dueAt: 'next_attempt_at', leaseUntil: 'lease_until', pending: "status = 'pending'" };
+
+/** A claimed mail, as the sender needs it. */
+export interface ClaimedMail {
+  id: string;
+  tenant: TenantRef;
+  invoiceId: string;
+  kind: InvoiceMailKind;
+  reminderNumber: number | null;
+  recipient: string;
+  sellerName: string;
+  messageId: string;
+  attemptCount: number;
+}
+
+interface ClaimedRow {
+  id: string;
+  account_id: string;
+  livemode: boolean;
+  invoice_id: string;
+  kind: InvoiceMailKind;
+  reminder_number: number | null;
+  recipient: string;
+  seller_name: string;
+  message_id: string;
+  attempt_count: number;
+}
+
+/** What became of one attempt: sent, to be tried again at a time, or given up. */
+export type MailOutcome = { status: 'sent' } | { status: 'pending'; nextAttemptAt: Date; error: string } | { status: 'failed' | 'canceled'; error: string };
+
+/**
+ * The invoice e-mails in invoicing's database: the durable side of InvoiceMailer. Queueing
+ * writes a row (in the caller's transaction); the sender claims due rows with a lease and
+ * records each attempt's outcome here.
+ */
+@Injectable()
+export class InvoiceMailsRepository extends InvoiceMailer<Prisma.TransactionClient> {
+  constructor(
+    private readonly prisma: PrismaService,
+    @Inject(CLOCK) private readonly now: Clock,
+  ) {
+    super();
+  }
+
+  async queue(tx: Prisma.TransactionClient, invoice: Invoice, request: InvoiceMailRequest): Promise<string> {
+    assertSendable(invoice);
+    const now = this.now();
+    const id = newId('mail');
+    const sendKey = sendKeyOf(request);
+    // One row per invoice and send: a repeated queueing (a retried command) finds the first.
+    const [row] = await tx.$queryRaw<{ id: string }[]>`
+      INSERT INTO invoice_mails (id, account_id, livemode, invoice_id, kind, reminder_number, send_key, recipient, seller_name, message_id,
+                                 status, attempt_count, next_attempt_at, created_at, updated_at)
+      VALUES (${id}, ${invoice.tenant.accountId}, ${invoice.tenant.livemode}, ${invoice.id}, ${request.kind},
+              ${request.kind === 'reminder' ? request.reminderNumber : null}, ${sendKey}, ${invoice.customer.email}, ${request.sellerName},
+              ${`<${id}@recur.invoicing>`}, 'pending', 0, ${now}, ${now}, ${now})
+      ON CONFLICT (invoice_id, send_key) DO UPDATE SET send_key = EXCLUDED.send_key
+      RETURNING id`;
+    await tx.$executeRawUnsafe(`SELECT pg_notify('${INVOICE_MAILS_CHANNEL}', '')`);
+    return row.id;
+  }
+
+  /** Leases up to `limit` due mails until `now + leaseMs`. */
+  async claim(limit: number, now: Date, leaseMs: number): Promise<ClaimedMail[]> {
+    const rows = await this.prisma.$queryRawUnsafe<ClaimedRow[]>(
+      `WITH ${claimDueRowsSql(INVOICE_MAIL_ROWS)}
+       SELECT id, account_id, livemode, invoice_id, kind, reminder_number, recipient, seller_name, message_id, attempt_count FROM claimed`,
+      ...claimParams(now, leaseMs, limit),
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      tenant: { accountId: row.account_id, livemode: row.livemode },
+      invoiceId: row.invoice_id,
+      kind: row.kind,
+      reminderNumber: row.reminder_number,
+      recipient: row.recipient,
+      sellerName: row.seller_name,
+      messageId: row.message_id,
+      attemptCount: row.attempt_count,
+    }));
+  }
+
+  async nextDueAt(): Promise<Date | null> {
+    return (await this.prisma.$queryRawUnsafe<{ next_due_at: Date | null }[]>(nextDueAtSql(INVOICE_MAIL_ROWS)))[0]?.next_due_at ?? null;
+  }
+
+  /**
+   * Records attempt `attemptCount + 1` of `mail`. Only if the row still stands where this
+   * worker claimed it: when the lease lapsed and another worker recorded the attempt first,
+   * its outcome stays.
+   */
+  async record(mail: ClaimedMail, outcome: MailOutcome): Promise<void> {
+    const now = this.now();
+    await this.prisma.$executeRaw`
+      UPDATE invoice_mails SET status = ${outcome.status}, attempt_count = ${mail.attemptCount + 1},
+             next_attempt_at = ${outcome.status === 'pending' ? outcome.nextAttemptAt : null}, lease_until = NULL,
+             last_error = ${outcome.status === 'sent' ? null : outcome.error}, sent_at = ${outcome.status === 'sent' ? now : null}, updated_at = ${now}
+      WHERE id = ${mail.id} AND status = 'pending' AND attempt_count = ${mail.attemptCount}`;
+  }
+}
