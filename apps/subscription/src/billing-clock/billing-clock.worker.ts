@@ -2,10 +2,10 @@ import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { claimDueRowsSql, claimParams, type DueRowsTable, JobWorker, nextDueAtSql } from '@recur/jobs';
 import { type Clock, isDomainError } from '@recur/kernel';
 import { PrismaService } from '../infrastructure/prisma.service';
-import { endTrial, nextLifecycleStep, renew, resume, type Subscription, type SubscriptionChange } from '../subscriptions/subscription';
+import { endTrial, fallPastDue, nextLifecycleStep, renew, resume, type Subscription, type SubscriptionChange } from '../subscriptions/subscription';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
-import { BILLING_JOBS_CHANNEL, type BillingJobKind, type InvoicePayload, stepKey } from './billing-jobs.repository';
-import type { PeriodInvoicer } from './invoicing.client';
+import { BILLING_JOBS_CHANNEL, type BillingJobKind, type DunningPayload, type InvoicePayload, stepKey } from './billing-jobs.repository';
+import type { BillingInvoicing } from './invoicing.client';
 
 /** A claimed step of the billing clock. */
 export interface ClaimedStep {
@@ -53,7 +53,9 @@ export const DEFAULT_BILLING_CLOCK_OPTIONS: BillingClockOptions = {
   retryDelayMs: (attempts) => Math.min(1_000 * 2 ** Math.max(0, attempts - 1), 300_000),
 };
 
-const LIFECYCLE_RULES: Record<Exclude<BillingJobKind, 'invoice'>, (subscription: Subscription, at: Date, now: Date) => SubscriptionChange> = {
+type LifecycleKind = Exclude<BillingJobKind, 'invoice' | 'dunning'>;
+
+const LIFECYCLE_RULES: Record<LifecycleKind, (subscription: Subscription, at: Date, now: Date) => SubscriptionChange> = {
   end_trial: endTrial,
   renew,
   resume,
@@ -77,7 +79,7 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
   constructor(
     private readonly prisma: PrismaService,
     private readonly subscriptions: SubscriptionsRepository,
-    private readonly invoicer: PeriodInvoicer,
+    private readonly invoicer: BillingInvoicing,
     private readonly now: Clock,
     options: Partial<BillingClockOptions> & { databaseUrl?: string; log?: (message: string, fields?: Record<string, unknown>) => void } = {},
   ) {
@@ -118,7 +120,9 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** Runs one claimed step and records its outcome. */
   run(step: ClaimedStep): Promise<void> {
-    return step.kind === 'invoice' ? this.raiseInvoice(step) : this.runLifecycleStep(step);
+    if (step.kind === 'invoice') return this.raiseInvoice(step);
+    if (step.kind === 'dunning') return this.sendReminder(step);
+    return this.runLifecycleStep(step);
   }
 
   private async runLifecycleStep(step: ClaimedStep): Promise<void> {
@@ -134,7 +138,7 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
       if (!expected || stepKey(expected.kind, subscription.id, expected.runAt) !== step.step_key) return;
       // On a test clock the move happens at its own time; on real time, when it runs.
       const now = subscription.testClockId ? step.run_at : this.now();
-      const change = LIFECYCLE_RULES[step.kind as Exclude<BillingJobKind, 'invoice'>](subscription, step.run_at, now);
+      const change = LIFECYCLE_RULES[step.kind as LifecycleKind](subscription, step.run_at, now);
       await this.subscriptions.update(tx, change);
     }, { maxWait: 10_000, timeout: 20_000 });
   }
@@ -147,14 +151,50 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
         UPDATE billing_jobs SET status = 'done', result = ${invoiceId}, lease_until = NULL, attempts = attempts + 1, last_error = NULL, updated_at = ${this.now()}
         WHERE id = ${step.id} AND status = 'pending'`;
     } catch (error) {
-      const attempts = step.attempts + 1;
-      const now = this.now();
-      const message = isDomainError(error) ? `${error.code}: ${error.message}` : (error as Error).message;
-      this.log('billing clock: invoice request failed; will retry', { step: step.step_key, attempts, error: message });
-      await this.prisma.$executeRaw`
-        UPDATE billing_jobs SET attempts = ${attempts}, last_error = ${message}, lease_until = NULL,
-               due_at = ${new Date(now.getTime() + this.options.retryDelayMs(attempts))}, updated_at = ${now}
-        WHERE id = ${step.id} AND status = 'pending'`;
+      await this.retryLater(step, error);
     }
+  }
+
+  /**
+   * Asks invoicing to send the reminder (idempotent by invoice + reminder number, so a repeat
+   * after a lost answer or a dead worker sends nothing new), then, in one transaction that
+   * re-checks the step under lock, marks it done and — when it was the final reminder and it
+   * went out (the invoice still unpaid) — moves the subscription to past_due. A payment
+   * cancels the pending reminders under the same row lock (InvoicePaidConsumer), so a reminder
+   * cancelled meanwhile moves nothing.
+   */
+  private async sendReminder(step: ClaimedStep): Promise<void> {
+    const tenant = { accountId: step.account_id, livemode: step.livemode };
+    const reminder = step.payload as DunningPayload;
+    let sent: boolean;
+    try {
+      sent = await this.invoicer.remind(tenant, reminder);
+    } catch (error) {
+      await this.retryLater(step, error);
+      return;
+    }
+    await this.prisma.$transaction(async (tx) => {
+      const [job] = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM billing_jobs WHERE id = ${step.id} FOR UPDATE`;
+      if (job?.status !== 'pending') return;
+      await tx.$executeRaw`
+        UPDATE billing_jobs SET status = 'done', result = ${sent ? 'sent' : 'not_sent'}, lease_until = NULL, attempts = attempts + 1, last_error = NULL, updated_at = ${this.now()}
+        WHERE id = ${step.id}`;
+      if (!sent || reminder.reminder_number !== reminder.reminder_count) return;
+      const subscription = await this.subscriptions.getForUpdate(tx, tenant, step.subscription_id);
+      const change = fallPastDue(subscription, reminder.invoice_id, subscription.testClockId ? step.run_at : this.now());
+      if (change.events.length > 0) await this.subscriptions.update(tx, change);
+    }, { maxWait: 10_000, timeout: 20_000 });
+  }
+
+  /** Invoicing did not answer (an outage, UNIMPLEMENTED, a refusal): the step stays pending and is tried again later. */
+  private async retryLater(step: ClaimedStep, error: unknown): Promise<void> {
+    const attempts = step.attempts + 1;
+    const now = this.now();
+    const message = isDomainError(error) ? `${error.code}: ${error.message}` : (error as Error).message;
+    this.log(`billing clock: ${step.kind} request failed; will retry`, { step: step.step_key, attempts, error: message });
+    await this.prisma.$executeRaw`
+      UPDATE billing_jobs SET attempts = ${attempts}, last_error = ${message}, lease_until = NULL,
+             due_at = ${new Date(now.getTime() + this.options.retryDelayMs(attempts))}, updated_at = ${now}
+      WHERE id = ${step.id} AND status = 'pending'`;
   }
 }

@@ -3,18 +3,21 @@ import { createServiceClient, invoicingV1, type ServiceClient, toMoneyMessage, t
 import type { TenantRef } from '@recur/kernel';
 import { money } from '@recur/money';
 import { SUBSCRIPTION_CONFIG, type SubscriptionConfig } from '../subscription-config';
-import type { InvoicePayload } from './billing-jobs.repository';
+import type { DunningPayload, InvoicePayload } from './billing-jobs.repository';
 
 const INVOICING_TIMEOUT_MS = 5_000;
 
-/** Raises one period's invoice in the invoicing service (idempotent by subscription + period start). */
-export interface PeriodInvoicer {
+/** What the billing clock asks of the invoicing service. */
+export interface BillingInvoicing {
+  /** Raises one period's invoice (idempotent by subscription + period start); answers its id. */
   raise(tenant: TenantRef, subscriptionId: string, requestId: string, invoice: InvoicePayload): Promise<string>;
+  /** Sends one dunning reminder (idempotent by invoice + reminder number); answers whether it went out (false: the invoice was no longer failed). */
+  remind(tenant: TenantRef, reminder: DunningPayload): Promise<boolean>;
 }
 
-/** The one call the billing clock makes to invoicing: `InvoicingService.CreateSubscriptionInvoice`. */
+/** The billing clock's calls to invoicing: `CreateSubscriptionInvoice` and `SendDunningReminder`. */
 @Injectable()
-export class InvoicingClient implements PeriodInvoicer, OnModuleDestroy {
+export class InvoicingClient implements BillingInvoicing, OnModuleDestroy {
   private readonly client: ServiceClient<typeof invoicingV1.InvoicingService>;
 
   constructor(@Inject(SUBSCRIPTION_CONFIG) config: SubscriptionConfig) {
@@ -48,5 +51,15 @@ export class InvoicingClient implements PeriodInvoicer, OnModuleDestroy {
       requestId,
     }, { timeoutMs: INVOICING_TIMEOUT_MS });
     return raised?.id ?? '';
+  }
+
+  async remind(tenant: TenantRef, reminder: DunningPayload): Promise<boolean> {
+    const { sent } = await this.client.sendDunningReminder({
+      tenant: toTenantMessage(tenant),
+      id: reminder.invoice_id,
+      reminderNumber: reminder.reminder_number,
+      reminderCount: reminder.reminder_count,
+    }, { timeoutMs: INVOICING_TIMEOUT_MS });
+    return sent;
   }
 }
