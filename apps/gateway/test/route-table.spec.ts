@@ -87,10 +87,12 @@ POST /v1/sales-links/:id/deactivate
 POST /v1/sales-links/:id/activate
 `.trim().split('\n');
 
-/** Routes beyond the specification, each asked for by an issue: sandbox test clocks (issue 10), payment attempts (issue 12). */
+/** Routes beyond the specification, each asked for by an issue: sandbox test clocks (issue 10), payment attempts and credit notes (issue 12). */
 const BEYOND_SPECIFICATION = `
 GET /v1/payments
 GET /v1/payments/:id
+GET /v1/refunds/:id
+GET /v1/refunds/:id/pdf
 POST /v1/test-clocks
 GET /v1/test-clocks
 GET /v1/test-clocks/:id

@@ -1,5 +1,6 @@
 import { invoicingEventsV1 } from '@recur/contracts';
 import { newInternalEvent, newPublicEvent, type OutboxEvent, type PublicEventData } from '@recur/messaging';
+import { toCreditNoteJson } from '../credit-notes/credit-note.mapper';
 import type { InvoiceEvent } from './invoice';
 import { toInvoiceJson, toInvoiceMessage } from './invoice.mapper';
 
@@ -51,6 +52,10 @@ export function translateInvoiceEvent(event: InvoiceEvent): OutboxEvent[] {
         ),
         newPublicEvent(tenant, 'invoice.payment_failed', id, data, invoice.updatedAt),
       ];
+    }
+    case 'refunded': {
+      const data: PublicEventData & { credit_note: object } = { object: toInvoiceJson(invoice), credit_note: toCreditNoteJson(event.creditNote) };
+      return [newPublicEvent(tenant, 'invoice.refunded', id, data, invoice.updatedAt)];
     }
     case 'dunning_reminder': {
       // Public only: the subscription service runs the schedule and needs no echo of it.

@@ -1,5 +1,6 @@
 import { INVOICE_CREATE_STATUSES, INVOICE_DEFAULT_DUE_DAYS, INVOICE_DESCRIPTION_MAX, INVOICE_LINES_MAX, type InvoiceStatus, isCalendarDate, QUANTITY_MAX } from '@recur/vocabulary';
 import { checkMetadata, DomainError, failedPrecondition, invalidArgument, type Metadata, newId, type TenantRef } from '@recur/kernel';
+import type { CreditNote } from '../credit-notes/credit-note';
 import { add, AMOUNT_MAX, checkCurrencyCode, compare, type Money, money, subtract, sum, zero } from '@recur/money';
 
 /** Who is billed, as the invoice keeps it: taken at creation and again at finalization. */
@@ -59,6 +60,7 @@ export type InvoiceEvent =
   | { kind: 'voided'; invoice: Invoice }
   | { kind: 'paid'; invoice: Invoice; paymentId: string }
   | { kind: 'payment_failed'; invoice: Invoice; paymentId: string; failureCode: string; dunningScheduleDays: number[] }
+  | { kind: 'refunded'; invoice: Invoice; creditNote: CreditNote }
   | { kind: 'dunning_reminder'; invoice: Invoice; reminderNumber: number; reminderCount: number; at: Date };
 
 /** An invoice after a change, with the events the change recorded; the use case saves both at once. */
@@ -93,7 +95,8 @@ function refusal(move: InvoiceMove, invoice: Invoice): DomainError {
   }
   const code =
     move === 'finalize' ? 'invoice_not_draft'
-      : move === 'pay' && invoice.status === 'void' ? 'invoice_void'
+      : move === 'refund' && (invoice.status === 'open' || invoice.status === 'failed') ? 'invoice_not_paid'
+      : (move === 'pay' || move === 'refund') && invoice.status === 'void' ? 'invoice_void'
       : invoice.status === 'void' ? 'invoice_already_void'
         : invoice.status === 'paid' ? 'invoice_paid'
           : invoice.status === 'refunded' ? 'invoice_refunded'
