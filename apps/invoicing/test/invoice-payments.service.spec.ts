@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { invoicingV1, subscriptionV1 } from '@recur/contracts';
 import { grpcFailure, queryDatabase, startServiceUnderTest, type ServiceUnderTest } from '@recur/testing';
+import { type MailCatcher, startMailCatcher } from '@recur/local-infra';
 import { randomBytes } from 'node:crypto';
 
 /**
@@ -11,15 +12,19 @@ jest.setTimeout(30_000);
 
 let subscription: ServiceUnderTest<typeof subscriptionV1.SubscriptionService>;
 let invoicing: ServiceUnderTest<typeof invoicingV1.InvoicingService>;
+/** Invoicing needs an SMTP server to start (SMTP_URL); these tests send no mail of interest. */
+let mailCatcher: MailCatcher;
 
 beforeAll(async () => {
+  mailCatcher = await startMailCatcher();
   subscription = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService, { CATALOG_GRPC_ADDR: '127.0.0.1:9', INVOICING_GRPC_ADDR: '127.0.0.1:9' });
-  invoicing = await startServiceUnderTest('invoicing', invoicingV1.InvoicingService, { SUBSCRIPTION_GRPC_ADDR: subscription.grpcAddress });
+  invoicing = await startServiceUnderTest('invoicing', invoicingV1.InvoicingService, { SUBSCRIPTION_GRPC_ADDR: subscription.grpcAddress, SMTP_URL: mailCatcher.url });
 }, 120_000);
 
 afterAll(async () => {
   await invoicing?.stop();
   await subscription?.stop();
+  await mailCatcher?.stop();
 });
 
 const newTenant = () => ({ accountId: `acct_${randomBytes(6).toString('hex')}`, livemode: false });

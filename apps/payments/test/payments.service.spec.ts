@@ -3,6 +3,7 @@ import type { JsonObject } from '@bufbuild/protobuf';
 import { generateKeyPairSync } from 'node:crypto';
 import { invoicingV1, paymentsV1, type ServiceClient, subscriptionV1 } from '@recur/contracts';
 import { connectDatabase, eventually, grpcFailure, queryDatabase, startServiceUnderTest, type ServiceUnderTest } from '@recur/testing';
+import { type MailCatcher, startMailCatcher } from '@recur/local-infra';
 import { SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
 import { randomBytes } from 'node:crypto';
 import { FakePawapay } from './fake-pawapay';
@@ -18,6 +19,8 @@ const PAGES = 'https://pages.recur.test';
 const CALLBACK_URL = 'https://recur.example.test/callbacks/pawapay';
 let subscription: ServiceUnderTest<typeof subscriptionV1.SubscriptionService>;
 let invoicing: ServiceUnderTest<typeof invoicingV1.InvoicingService>;
+/** Invoicing needs an SMTP server to start (SMTP_URL); these tests send no mail of interest. */
+let mailCatcher: MailCatcher;
 let payments: ServiceUnderTest<typeof paymentsV1.PaymentsService>;
 let client: ServiceClient<typeof paymentsV1.PaymentsService>;
 const pawapay = new FakePawapay(`pawapay-token-${randomBytes(8).toString('hex')}`);
@@ -27,9 +30,10 @@ type Tenant = ReturnType<typeof newTenant>;
 const ZAMBIAN = '+260971234567';
 
 beforeAll(async () => {
+  mailCatcher = await startMailCatcher();
   await pawapay.start();
   subscription = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService, { CATALOG_GRPC_ADDR: '127.0.0.1:9', INVOICING_GRPC_ADDR: '127.0.0.1:9' });
-  invoicing = await startServiceUnderTest('invoicing', invoicingV1.InvoicingService, { SUBSCRIPTION_GRPC_ADDR: subscription.grpcAddress });
+  invoicing = await startServiceUnderTest('invoicing', invoicingV1.InvoicingService, { SUBSCRIPTION_GRPC_ADDR: subscription.grpcAddress, SMTP_URL: mailCatcher.url });
   payments = await startServiceUnderTest('payments', paymentsV1.PaymentsService, {
     INVOICING_GRPC_ADDR: invoicing.grpcAddress,
     PAYMENT_PAGES_URL: PAGES,
@@ -46,6 +50,7 @@ afterAll(async () => {
   await payments?.stop();
   await invoicing?.stop();
   await subscription?.stop();
+  await mailCatcher?.stop();
   await pawapay.stop();
 });
 
