@@ -103,6 +103,24 @@ describe('SendDunningReminder', () => {
     expect(mailsTo(email)).toEqual([]);
   });
 
+  it('cancels a reminder mail still waiting (SMTP refusing) once the invoice is paid: it is never sent', async () => {
+    const tenant = newTenant();
+    const { invoice, email } = await failedInvoice(tenant);
+    const mailRow = async () => (await queryDatabase<{ status: string; attempt_count: number; last_error: string | null }>(invoicing.databaseUrl,
+      "SELECT status, attempt_count, last_error FROM invoice_mails WHERE invoice_id = $1 AND kind = 'reminder'", [invoice.id]))[0];
+    mailCatcher.refuse(451);
+    try {
+      await invoicing.client.sendDunningReminder({ tenant, id: invoice.id, reminderNumber: 1, reminderCount: 3, requestId: '' });
+      await eventually(async () => ((await mailRow())?.attempt_count ?? 0) >= 1, 15_000, 'a refused attempt');
+      await invoicing.client.payInvoice({ tenant, id: invoice.id, paymentId: paymentId(), amount: usd(4_200), paidAt: BigInt(Math.floor(Date.now() / 1000)), requestId: '' });
+    } finally {
+      mailCatcher.refuse(null);
+    }
+    await eventually(async () => (await mailRow()).status === 'canceled', 15_000, 'the reminder canceled');
+    expect((await mailRow()).last_error).toBe('the invoice was paid before the reminder left');
+    expect(mailsTo(email)).toEqual([]);
+  });
+
   it('refuses reminder numbers outside 1 ≤ n ≤ count ≤ 10, and an unknown invoice', async () => {
     const tenant = newTenant();
     const { invoice } = await failedInvoice(tenant);
