@@ -89,7 +89,7 @@ POST /v1/sales-links/:id/activate
 
 /**
  * Routes beyond the specification, each asked for by an issue: sandbox test clocks (issue 10);
- * usage batches, per-period totals and limit overrides (issue 13); payment attempts (issue 12).
+ * usage batches, per-period totals and limit overrides (issue 13); payment attempts and credit notes (issue 12).
  */
 const BEYOND_SPECIFICATION = `
 POST /v1/usage/batch
@@ -97,6 +97,8 @@ GET /v1/usage/summary
 POST /v1/usage/limits
 GET /v1/payments
 GET /v1/payments/:id
+GET /v1/refunds/:id
+GET /v1/refunds/:id/pdf
 POST /v1/test-clocks
 GET /v1/test-clocks
 GET /v1/test-clocks/:id

@@ -1,4 +1,5 @@
 import { ConfigError, optionalEnv, requireEnv } from '@recur/kernel';
+import { DEFAULT_DUNNING_SCHEDULE_DAYS, parseDunningSchedule } from './dunning/dunning-schedule';
 
 /** The invoicing service's own settings, from the environment (README, Configuration). */
 export interface InvoicingConfig {
@@ -12,6 +13,8 @@ export interface InvoicingConfig {
   mailFrom: string;
   /** Whether finalizing an invoice e-mails it to the customer (default true; `INVOICE_MAIL_ON_FINALIZE=false` turns it off). */
   mailOnFinalize: boolean;
+  /** Days after a failed payment at which reminders go out, unless the account has its own (`DUNNING_SCHEDULE_DAYS=3,7,14`). */
+  dunningScheduleDays: number[];
 }
 
 export const INVOICING_CONFIG = Symbol('INVOICING_CONFIG');
@@ -27,5 +30,15 @@ export function invoicingConfigFromEnv(env: NodeJS.ProcessEnv = process.env): In
     smtpUrl,
     mailFrom: optionalEnv('MAIL_FROM', env) ?? DEFAULT_MAIL_FROM,
     mailOnFinalize: optionalEnv('INVOICE_MAIL_ON_FINALIZE', env) !== 'false',
+    dunningScheduleDays: dunningScheduleFromEnv(optionalEnv('DUNNING_SCHEDULE_DAYS', env)),
   };
+}
+
+function dunningScheduleFromEnv(text: string | undefined): number[] {
+  if (text === undefined) return [...DEFAULT_DUNNING_SCHEDULE_DAYS];
+  try {
+    return parseDunningSchedule(text);
+  } catch (error) {
+    throw new ConfigError(`environment variable DUNNING_SCHEDULE_DAYS: ${(error as Error).message} (e.g. 3,7,14)`);
+  }
 }

@@ -1,6 +1,9 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { CLOCK, systemClock } from '@recur/kernel';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
+import { CreditNotesGrpcController } from './credit-notes/credit-notes.grpc.controller';
+import { CreditNotesRepository } from './credit-notes/credit-notes.repository';
+import { CreditNotesService } from './credit-notes/credit-notes.service';
 import { CustomerDirectory } from './customers/customer-directory.client';
 import { Commands } from './infrastructure/commands';
 import { PrismaService } from './infrastructure/prisma.service';
@@ -18,7 +21,7 @@ export class InvoicingModule {
   static forRuntime(runtime: ServiceRuntime): DynamicModule {
     return {
       module: InvoicingModule,
-      controllers: [InvoicesGrpcController],
+      controllers: [InvoicesGrpcController, CreditNotesGrpcController],
       providers: [
         { provide: SERVICE_RUNTIME, useValue: runtime },
         { provide: PrismaService, useFactory: () => new PrismaService(runtime.config.databaseUrl) },
@@ -28,6 +31,8 @@ export class InvoicingModule {
         CustomerDirectory,
         InvoicesRepository,
         InvoicesService,
+        CreditNotesRepository,
+        CreditNotesService,
         InvoiceMailsRepository,
         { provide: InvoiceMailer, useExisting: InvoiceMailsRepository },
         InvoiceMailsWorker,

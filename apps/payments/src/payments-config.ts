@@ -10,6 +10,8 @@ export interface PaymentsConfig {
   pawapay: PawapayConfig;
   /** A pending payment is first asked about at its provider this long after creation. */
   statusCheckAfterMs: number;
+  /** A refund not finished by its request this long after it was kept is finished by the refund worker. */
+  refundRecoveryAfterMs: number;
 }
 
 export interface PawapayConfig {
@@ -37,5 +39,6 @@ export function paymentsConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Pay
       timeoutMs: intEnv('PAWAPAY_TIMEOUT_MS', 5_000, env),
     },
     statusCheckAfterMs: intEnv('PAYMENT_STATUS_CHECK_AFTER_MS', 60_000, env),
+    refundRecoveryAfterMs: intEnv('REFUND_RECOVERY_AFTER_MS', 30_000, env),
   };
 }

@@ -12,6 +12,10 @@ import { PAYMENTS_CONFIG, type PaymentsConfig, paymentsConfigFromEnv } from './p
 import { PawapayAdapter } from './providers/pawapay.adapter';
 import { LIVE_ADAPTER, ProviderAdapters, SANDBOX_ADAPTER } from './providers/provider-adapters.service';
 import { SandboxAdapter } from './providers/sandbox.adapter';
+import { RefundWorker } from './refunds/refund.worker';
+import { RefundsGrpcController } from './refunds/refunds.grpc.controller';
+import { RefundsRepository } from './refunds/refunds.repository';
+import { RefundsService } from './refunds/refunds.service';
 
 /** Owns payment initiation and attempts, provider adapters, provider callbacks, refunds at the provider and prepaid wallets. */
 @Module({})
@@ -19,7 +23,7 @@ export class PaymentsModule {
   static forRuntime(runtime: ServiceRuntime): DynamicModule {
     return {
       module: PaymentsModule,
-      controllers: [PaymentsGrpcController],
+      controllers: [PaymentsGrpcController, RefundsGrpcController],
       providers: [
         { provide: SERVICE_RUNTIME, useValue: runtime },
         { provide: PrismaService, useFactory: () => new PrismaService(runtime.config.databaseUrl) },
@@ -32,6 +36,14 @@ export class PaymentsModule {
         InvoicingClient,
         PaymentsRepository,
         PaymentsService,
+        RefundsRepository,
+        RefundsService,
+        {
+          provide: RefundWorker,
+          inject: [PrismaService, RefundsService, RefundsRepository, CLOCK],
+          useFactory: (prisma: PrismaService, refunds: RefundsService, repository: RefundsRepository, clock: Clock) =>
+            new RefundWorker(prisma, refunds, repository, clock, { databaseUrl: runtime.config.databaseUrl, log: (message, fields) => runtime.logger.warn(message, fields) }),
+        },
         {
           provide: PaymentJanitor,
           inject: [PrismaService, PaymentsService, ProviderAdapters, InvoicingClient, CLOCK, PAYMENTS_CONFIG],

@@ -9,6 +9,7 @@ import { CustomersRepository } from './customers/customers.repository';
 import { CustomersService } from './customers/customers.service';
 import { Commands, PgCommands } from './infrastructure/commands';
 import { InvoicePaidConsumer } from './invoice-payments/invoice-paid.consumer';
+import { InvoicePaymentFailedConsumer } from './invoice-payments/invoice-payment-failed.consumer';
 import { PrismaService } from './infrastructure/prisma.service';
 import { SUBSCRIPTION_CONFIG, type SubscriptionConfig, subscriptionConfigFromEnv } from './subscription-config';
 import { CatalogPlans } from './subscriptions/catalog-plans.client';
@@ -42,6 +43,7 @@ export class SubscriptionModule {
         SubscriptionsService,
         InvoicingClient,
         InvoicePaidConsumer,
+        InvoicePaymentFailedConsumer,
         {
           provide: BillingClock,
           inject: [PrismaService, SubscriptionsRepository, InvoicingClient, CLOCK, SUBSCRIPTION_CONFIG],

@@ -2,15 +2,18 @@
 jest.mock('@nestjs/common', () => ({ Injectable: () => () => undefined, Inject: () => () => undefined }));
 
 import * as grpc from '@grpc/grpc-js';
-import { catalogV1, type ServiceClient, subscriptionV1 } from '@recur/contracts';
+import { catalogV1, invoicingEventsV1, type ServiceClient, subscriptionV1 } from '@recur/contracts';
 import { type Clock, DomainError, systemClock } from '@recur/kernel';
-import { decodePublicEvent } from '@recur/messaging';
+import { decodePublicEvent, newInternalEvent } from '@recur/messaging';
 import { eventually, grpcFailure, type ServiceUnderTest, startServiceUnderTest } from '@recur/testing';
 import { Client } from 'pg';
+import { randomUUID } from 'node:crypto';
 import { BillingClock, type ClaimedStep } from '../src/billing-clock/billing-clock.worker';
-import { BillingJobs } from '../src/billing-clock/billing-jobs.repository';
-import type { PeriodInvoicer } from '../src/billing-clock/invoicing.client';
+import { BillingJobs, type DunningPayload } from '../src/billing-clock/billing-jobs.repository';
+import type { BillingInvoicing } from '../src/billing-clock/invoicing.client';
 import { PrismaService } from '../src/infrastructure/prisma.service';
+import { InvoicePaidConsumer } from '../src/invoice-payments/invoice-paid.consumer';
+import { InvoicePaymentFailedConsumer } from '../src/invoice-payments/invoice-payment-failed.consumer';
 import { SubscriptionsRepository } from '../src/subscriptions/subscriptions.repository';
 
 /**
@@ -19,8 +22,9 @@ import { SubscriptionsRepository } from '../src/subscriptions/subscriptions.repo
  * (BILLING_CLOCK_CONCURRENCY=0): each test drives BillingClock instances in this process on
  * the service's database, on real or fake time, so a real-time worker never races a
  * fake-clock one (whose month-ahead time would see the real-time worker's leases as lapsed).
- * Invoicing (the PeriodInvoicer seam) is played by recordingInvoicer, which records each
- * request and, like the contract says, raises one invoice per subscription + period start;
+ * Invoicing (the BillingInvoicing seam) is played by recordingInvoicer, which records each
+ * request and, like the contract says, raises one invoice per subscription + period start,
+ * and records each dunning reminder (answering sent: false for invoices in paidInvoices);
  * the real call to invoicing is proven in the mesh (billing-clock.mesh.spec.ts).
  */
 const tenant = { accountId: 'acct_subs', livemode: false };
@@ -36,6 +40,9 @@ interface RaiseRecord {
 /** Every CreateSubscriptionInvoice request, in arrival order; and the invoices raised (one per period). */
 const requests: RaiseRecord[] = [];
 const invoices = new Map<string, string>();
+/** Every SendDunningReminder request, in arrival order; invoices in `paidInvoices` answer sent: false, as invoicing does for a paid one. */
+const reminders: DunningPayload[] = [];
+const paidInvoices = new Set<string>();
 
 function record(subscriptionId: string, periodStart: number, requestId: string, billingReason: string, total: number): string {
   requests.push({ subscriptionId, periodStart, requestId, billingReason, total });
@@ -99,12 +106,16 @@ async function newSubscription(extra: { trialDays?: number; metadata?: Record<st
 }
 
 /** A BillingClock in this process, on the service's database, reading `clock`. */
-function billingClock(clock: Clock, invoicer: PeriodInvoicer = recordingInvoicer) {
+function billingClock(clock: Clock, invoicer: BillingInvoicing = recordingInvoicer) {
   return new BillingClock(prisma, new SubscriptionsRepository(prisma, new BillingJobs(clock)), invoicer, clock, { pollMs: 20, leaseMs: 30_000 });
 }
 
-const recordingInvoicer: PeriodInvoicer = {
+const recordingInvoicer: BillingInvoicing = {
   raise: async (batch) => batch.map(({ subscriptionId, requestId, invoice }) => ({ invoiceId: record(subscriptionId, invoice.period_start, requestId, invoice.billing_reason, invoice.total) })),
+  remind: async (_tenant, reminder) => {
+    reminders.push(reminder);
+    return !paidInvoices.has(reminder.invoice_id);
+  },
 };
 
 /** Claims and runs due steps at `at` until none is left (a step's successor may be due at once). */
@@ -269,7 +280,8 @@ describe('the billing clock', () => {
   it('keeps an invoice request pending while invoicing cannot answer, and sends the same request when it can', async () => {
     const subscription = await newSubscription({ trialDays: 1 });
     const fake = new Date(Number(subscription.trialEnd) * 1000 + 1000);
-    const unimplemented: PeriodInvoicer = { raise: async () => Promise.reject(new DomainError('unavailable', 'service_unavailable', 'UNIMPLEMENTED')) };
+    const unavailable = async () => Promise.reject(new DomainError('unavailable', 'service_unavailable', 'UNIMPLEMENTED'));
+    const unimplemented: BillingInvoicing = { raise: unavailable, remind: unavailable };
     const down = billingClock(() => fake, unimplemented);
     for (const step of (await down.claim(100, fake)).filter((claimed) => claimed.subscription_id === subscription.id)) await down.run(step);
     const invoiceSteps = (await down.claim(100, fake)).filter((claimed) => claimed.subscription_id === subscription.id);
@@ -325,5 +337,109 @@ describe('test clocks', () => {
     expect(await grpcFailure(client.createCustomer({ tenant: { accountId: 'acct_other', livemode: false }, name: 'Eve', email: 'eve@example.com', testClockId: testClock!.id }))).toMatchObject({ param: 'test_clock', errorCode: 'resource_missing' });
     expect((await client.deleteTestClock({ tenant, id: testClock!.id })).testClock!.deletedAt).toBeDefined();
     expect(await grpcFailure(client.getTestClock({ tenant, id: testClock!.id }))).toMatchObject({ code: grpc.status.NOT_FOUND });
+  });
+});
+
+describe('dunning', () => {
+  const DAY_S = 86_400;
+  const jobs = () => new BillingJobs(() => new Date());
+  const failedConsumer = () => new InvoicePaymentFailedConsumer(prisma, new SubscriptionsRepository(prisma, jobs()), jobs(), undefined as never);
+  const paidConsumer = () => new InvoicePaidConsumer(prisma, new SubscriptionsRepository(prisma, jobs()), jobs(), () => new Date(), undefined as never);
+  /** An invoice event of `invoiceId` on `subscriptionId`, as invoicing's outbox would carry it. */
+  const failure = (subscriptionId: string, invoiceId: string, days: number[]) =>
+    newInternalEvent(tenant, invoiceId, invoicingEventsV1.InvoicePaymentFailedSchema, { invoice: { id: invoiceId, subscriptionId, status: 'failed' }, paymentId: 'pay_1', failureCode: 'payment_declined', dunningScheduleDays: days }, new Date());
+  const paid = (subscriptionId: string, invoiceId: string) =>
+    newInternalEvent(tenant, invoiceId, invoicingEventsV1.InvoicePaidSchema, { invoice: { id: invoiceId, subscriptionId, status: 'paid' }, paymentId: 'pay_2' }, new Date());
+  const remindersOf = (invoiceId: string) => reminders.filter((reminder) => reminder.invoice_id === invoiceId).map((reminder) => reminder.reminder_number);
+  const steps = (invoiceId: string) =>
+    query<{ step_key: string; status: string; run_at: Date }>("SELECT step_key, status, run_at FROM billing_jobs WHERE kind = 'dunning' AND payload->>'invoice_id' = $1 ORDER BY run_at", [invoiceId]);
+
+  async function subscriptionOnClock(frozenTime: number) {
+    const { testClock } = await client.createTestClock({ tenant, frozenTime: BigInt(frozenTime) });
+    const customer = await newCustomer({ testClockId: testClock!.id });
+    const subscription = (await client.createSubscription({ tenant, customerId: customer.id, planId: (await newPlan()).id, billingInterval: 'yearly' })).subscription!;
+    return { clock: testClock!, subscription };
+  }
+  /** Advances the test clock and runs a real-time worker (the service runs none here) until the clock is ready. */
+  async function advance(clockId: string, frozenTime: number) {
+    await client.advanceTestClock({ tenant, id: clockId, frozenTime: BigInt(frozenTime) });
+    const worker = billingClock(systemClock);
+    await worker.onApplicationBootstrap();
+    try {
+      await eventually(async () => (await client.getTestClock({ tenant, id: clockId })).testClock!.status === 'ready', 20_000, 'the clock to be ready');
+    } finally {
+      await worker.onModuleDestroy();
+    }
+  }
+
+  it('walks the schedule on the test clock: one reminder per day reached, then past_due after the final one; a redelivered failure queues nothing more', async () => {
+    const start = Date.UTC(2031, 0, 10, 12) / 1000;
+    const { clock, subscription } = await subscriptionOnClock(start);
+    const invoiceId = `in_${randomUUID()}`;
+    const event = failure(subscription.id, invoiceId, [3, 7, 14]);
+    expect(await failedConsumer().handle(event)).toBe('processed');
+    expect(await failedConsumer().handle(event)).toBe('duplicate');
+    expect((await steps(invoiceId)).map((step) => [step.step_key, step.status, step.run_at.getTime() / 1000])).toEqual([
+      [`dunning:${invoiceId}:1`, 'pending', start + 3 * DAY_S],
+      [`dunning:${invoiceId}:2`, 'pending', start + 7 * DAY_S],
+      [`dunning:${invoiceId}:3`, 'pending', start + 14 * DAY_S],
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(remindersOf(invoiceId)).toEqual([]); // the frozen clock has reached none yet
+
+    await advance(clock.id, start + 5 * DAY_S);
+    expect(remindersOf(invoiceId)).toEqual([1]);
+    expect((await client.getSubscription({ tenant, id: subscription.id })).subscription!.status).toBe('active');
+
+    await advance(clock.id, start + 14 * DAY_S);
+    expect(remindersOf(invoiceId)).toEqual([1, 2, 3]);
+    expect(reminders.filter((reminder) => reminder.invoice_id === invoiceId).every((reminder) => reminder.reminder_count === 3)).toBe(true);
+    const pastDue = (await client.getSubscription({ tenant, id: subscription.id })).subscription!;
+    expect(pastDue.status).toBe('past_due');
+    expect(await publicEventTypes(subscription.id)).toEqual(['subscription.created', 'subscription.past_due']);
+
+    // Paying brings it back (the InvoicePaid consumer), once.
+    const paidEvent = paid(subscription.id, invoiceId);
+    expect(await paidConsumer().handle(paidEvent)).toBe('processed');
+    expect(await paidConsumer().handle(paidEvent)).toBe('duplicate');
+    expect((await client.getSubscription({ tenant, id: subscription.id })).subscription!.status).toBe('active');
+    expect(await publicEventTypes(subscription.id)).toEqual(['subscription.created', 'subscription.past_due', 'subscription.activated']);
+  }, 60_000);
+
+  it('paying stops the reminders still pending: none goes out after it, and the subscription never falls past due', async () => {
+    const start = Date.UTC(2031, 5, 1, 12) / 1000;
+    const { clock, subscription } = await subscriptionOnClock(start);
+    const invoiceId = `in_${randomUUID()}`;
+    await failedConsumer().handle(failure(subscription.id, invoiceId, [3, 7, 14]));
+    await advance(clock.id, start + 4 * DAY_S);
+    expect(remindersOf(invoiceId)).toEqual([1]);
+    await paidConsumer().handle(paid(subscription.id, invoiceId));
+    expect((await steps(invoiceId)).map((step) => step.status)).toEqual(['done', 'cancelled', 'cancelled']);
+    await advance(clock.id, start + 30 * DAY_S);
+    expect(remindersOf(invoiceId)).toEqual([1]);
+    expect((await client.getSubscription({ tenant, id: subscription.id })).subscription!.status).toBe('active');
+    expect(await publicEventTypes(subscription.id)).toEqual(['subscription.created']);
+  }, 60_000);
+
+  it('a final reminder invoicing did not send (the invoice was paid there first) leaves the subscription active', async () => {
+    const start = Date.UTC(2032, 0, 1, 12) / 1000;
+    const { clock, subscription } = await subscriptionOnClock(start);
+    const invoiceId = `in_${randomUUID()}`;
+    await failedConsumer().handle(failure(subscription.id, invoiceId, [2]));
+    paidInvoices.add(invoiceId);
+    await advance(clock.id, start + 3 * DAY_S);
+    expect(remindersOf(invoiceId)).toEqual([1]);
+    expect(await query('SELECT status, result FROM billing_jobs WHERE step_key = $1', [`dunning:${invoiceId}:1`])).toEqual([{ status: 'done', result: 'not_sent' }]);
+    expect((await client.getSubscription({ tenant, id: subscription.id })).subscription!.status).toBe('active');
+  }, 60_000);
+
+  it('a subscription change (cancel at period end, reactivate) leaves the reminders in place', async () => {
+    const start = Date.UTC(2032, 6, 1, 12) / 1000;
+    const { subscription } = await subscriptionOnClock(start);
+    const invoiceId = `in_${randomUUID()}`;
+    await failedConsumer().handle(failure(subscription.id, invoiceId, [3, 7]));
+    await client.cancelSubscription({ tenant, id: subscription.id, atPeriodEnd: true });
+    await client.reactivateSubscription({ tenant, id: subscription.id });
+    expect((await steps(invoiceId)).map((step) => step.status)).toEqual(['pending', 'pending']);
   });
 });

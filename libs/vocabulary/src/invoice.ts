@@ -21,3 +21,7 @@ export function isCalendarDate(value: string): boolean {
   const date = new Date(`${value}T00:00:00Z`);
   return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
 }
+
+/** Why a paid invoice is refunded (`POST /v1/refunds` `reason`), Stripe's three. */
+export const REFUND_REASONS = ['duplicate', 'fraudulent', 'requested_by_customer'] as const;
+export type RefundReason = (typeof REFUND_REASONS)[number];

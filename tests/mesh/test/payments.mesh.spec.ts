@@ -126,7 +126,7 @@ describe('a past_due subscription', () => {
       const { body } = await call('GET', `/v1/invoices?subscription=${subscription.body.id}`);
       return body.data?.[0];
     }, 30_000, 'the first invoice of the subscription');
-    // Dunning (a later capability) is what moves a subscription to past_due; here it is set directly.
+    // Dunning moves a subscription to past_due (dunning-refunds.mesh.spec.ts walks it there); here it is set directly.
     await queryDatabase(mesh.databaseUrls.subscription, "UPDATE subscriptions SET status = 'past_due' WHERE id = $1", [subscription.body.id]);
 
     const { body: payment } = await call('POST', '/v1/payments/initiate', { invoice_id: invoice.id, phone_number: SANDBOX_MAGIC_NUMBERS.succeed, provider: 'MTN_MOMO_ZMB' });

@@ -6,10 +6,6 @@ import { defineRoutes, planned } from './define-routes';
  * moves its rows into its own `<resource>.routes.ts` with handlers when it lands.
  */
 export const PLANNED_ROUTES = [
-  ...defineRoutes('Refunds', [
-    planned('POST', '/v1/refunds', 'Fully refund a paid invoice'),
-    planned('GET', '/v1/refunds', 'List credit notes'),
-  ]),
   ...defineRoutes('Sales links', [
     planned('POST', '/v1/sales-links', 'Create a sales link'),
     planned('GET', '/v1/sales-links', 'List sales links'),

@@ -6,6 +6,7 @@ import { CUSTOMER_ROUTES } from '../customers/customers.routes';
 import { INVOICE_ROUTES } from '../invoices/invoices.routes';
 import { PAYMENT_ROUTES } from '../payments/payments.routes';
 import { PLAN_ROUTES } from '../plans/plans.routes';
+import { REFUND_ROUTES } from '../refunds/refunds.routes';
 import { PROMOTION_CODE_ROUTES } from '../promotion-codes/promotion-codes.routes';
 import { SUBSCRIPTION_ROUTES } from '../subscriptions/subscriptions.routes';
 import { TEST_CLOCK_ROUTES } from '../test-clocks/test-clocks.routes';
@@ -34,6 +35,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...TEST_CLOCK_ROUTES,
   ...USAGE_ROUTES,
   ...PAYMENT_ROUTES,
+  ...REFUND_ROUTES,
   ...PLANNED_ROUTES,
 ];
 

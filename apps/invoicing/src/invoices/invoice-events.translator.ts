@@ -1,5 +1,6 @@
 import { invoicingEventsV1 } from '@recur/contracts';
 import { newInternalEvent, newPublicEvent, type OutboxEvent, type PublicEventData } from '@recur/messaging';
+import { toCreditNoteJson } from '../credit-notes/credit-note.mapper';
 import type { InvoiceEvent } from './invoice';
 import { toInvoiceJson, toInvoiceMessage } from './invoice.mapper';
 
@@ -44,9 +45,24 @@ export function translateInvoiceEvent(event: InvoiceEvent): OutboxEvent[] {
     case 'payment_failed': {
       const data: PublicEventData & { payment: string; failure_code: string } = { object: toInvoiceJson(invoice), payment: event.paymentId, failure_code: event.failureCode };
       return [
-        newInternalEvent(tenant, id, invoicingEventsV1.InvoicePaymentFailedSchema, { invoice: message, paymentId: event.paymentId, failureCode: event.failureCode }, invoice.updatedAt),
+        newInternalEvent(
+          tenant, id, invoicingEventsV1.InvoicePaymentFailedSchema,
+          { invoice: message, paymentId: event.paymentId, failureCode: event.failureCode, dunningScheduleDays: event.dunningScheduleDays },
+          invoice.updatedAt,
+        ),
         newPublicEvent(tenant, 'invoice.payment_failed', id, data, invoice.updatedAt),
       ];
+    }
+    case 'refunded': {
+      const data: PublicEventData & { credit_note: object } = { object: toInvoiceJson(invoice), credit_note: toCreditNoteJson(event.creditNote) };
+      return [newPublicEvent(tenant, 'invoice.refunded', id, data, invoice.updatedAt)];
+    }
+    case 'dunning_reminder': {
+      // Public only: the subscription service runs the schedule and needs no echo of it.
+      const data: PublicEventData & { reminder: number; reminder_count: number; final: boolean } = {
+        object: toInvoiceJson(invoice), reminder: event.reminderNumber, reminder_count: event.reminderCount, final: event.reminderNumber === event.reminderCount,
+      };
+      return [newPublicEvent(tenant, 'invoice.dunning_retry', id, data, event.at)];
     }
   }
 }

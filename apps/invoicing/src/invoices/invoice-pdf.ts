@@ -20,7 +20,27 @@ export interface PdfContext {
   sellerName: string;
 }
 
-const day = (date: Date): string => date.toISOString().slice(0, 10);
+export const day = (date: Date): string => date.toISOString().slice(0, 10);
+
+/** What a billing document (an invoice, a credit note) prints, in its own words. */
+export interface PdfDocumentContent {
+  /** `Invoice`, `Credit note`: the title under the seller and in the document's metadata. */
+  title: string;
+  /** The document's number as its title reads it (`INV-000001`, `CN-000001`, or the draft's id). */
+  reference: string;
+  issued: Date;
+  /** Label and value rows at the top left (number, dates, status…). */
+  facts: [string, string][];
+  customer: { name: string; email: string };
+  description: string | null;
+  lines: { description: string; quantity: number; amount: Money }[];
+  /** Label, value, bold. */
+  totals: [string, string, boolean][];
+  /** The hosted payment page, printed while there is something to pay. */
+  payLink: string | null;
+  /** The big stamp at the top right (`PAID`, `CREDIT NOTE`…), if any. */
+  mark: string | undefined;
+}
 
 /**
  * The invoice as a PDF document (A4): seller, customer, number, dates, lines, totals in the
@@ -29,11 +49,44 @@ const day = (date: Date): string => date.toISOString().slice(0, 10);
  */
 export function renderInvoicePdf(invoice: Invoice, context: PdfContext): Promise<Uint8Array> {
   const issued = invoice.finalizedAt ?? invoice.createdAt;
+  const format = (amount: Money) => formatMoney(amount);
+  return renderDocumentPdf({
+    title: 'Invoice',
+    reference: invoice.number ?? invoice.id,
+    issued,
+    facts: [
+      ['Invoice number', invoice.number ?? 'Draft (no number yet)'],
+      ['Date of issue', day(issued)],
+      ['Date due', invoice.dueDate],
+      ...(invoice.periodStart && invoice.periodEnd ? [['Billing period', `${day(invoice.periodStart)} to ${day(invoice.periodEnd)}`] as [string, string]] : []),
+      ['Status', invoice.status],
+    ],
+    customer: invoice.customer,
+    description: invoice.description,
+    lines: invoice.lines.map((line) => ({
+      description: line.periodStart && line.periodEnd ? `${line.description} (${day(line.periodStart)} to ${day(line.periodEnd)})` : line.description,
+      quantity: line.quantity,
+      amount: line.amount,
+    })),
+    totals: [
+      ['Subtotal', format(invoice.subtotal), false],
+      ['Discount', invoice.discount.amountMinor === 0 ? format(invoice.discount) : `−${format(invoice.discount)}`, false],
+      ['Total', format(invoice.total), true],
+      ['Amount paid', format(invoice.amountPaid), false],
+      ['Amount due', format(invoice.amountDue), true],
+    ],
+    payLink: invoice.paymentUrl && (invoice.status === 'open' || invoice.status === 'failed') ? invoice.paymentUrl : null,
+    mark: STATUS_MARKS[invoice.status],
+  }, context);
+}
+
+/** Lays out one billing document (the one PDF layout of invoices and credit notes). */
+export function renderDocumentPdf(content: PdfDocumentContent, context: PdfContext): Promise<Uint8Array> {
   const document = new PDFDocument({
     size: 'A4',
     bufferPages: true,
     margin: 50,
-    info: { Title: `Invoice ${invoice.number ?? invoice.id}`, Author: context.sellerName || 'Recur', CreationDate: issued },
+    info: { Title: `${content.title} ${content.reference}`, Author: context.sellerName || 'Recur', CreationDate: content.issued },
   });
   const chunks: Buffer[] = [];
   document.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -43,34 +96,26 @@ export function renderInvoicePdf(invoice: Invoice, context: PdfContext): Promise
   });
   document.registerFont('regular', REGULAR);
   document.registerFont('bold', BOLD);
-  const format = (amount: Money) => formatMoney(amount);
   const left = 50;
   const right = document.page.width - 50;
   const width = right - left;
 
   // Header: seller and the document's identity.
-  document.font('bold').fontSize(20).text(context.sellerName || 'Invoice', left, 50);
-  document.font('regular').fontSize(10).fillColor('#555555').text('Invoice', left, 78);
+  document.font('bold').fontSize(20).text(context.sellerName || content.title, left, 50);
+  document.font('regular').fontSize(10).fillColor('#555555').text(content.title, left, 78);
   document.fillColor('#000000');
-  const facts: [string, string][] = [
-    ['Invoice number', invoice.number ?? 'Draft (no number yet)'],
-    ['Date of issue', day(issued)],
-    ['Date due', invoice.dueDate],
-    ...(invoice.periodStart && invoice.periodEnd ? [['Billing period', `${day(invoice.periodStart)} to ${day(invoice.periodEnd)}`] as [string, string]] : []),
-    ['Status', invoice.status],
-  ];
   let y = 110;
-  for (const [label, value] of facts) {
+  for (const [label, value] of content.facts) {
     document.font('bold').fontSize(10).text(label, left, y, { width: 120 });
     document.font('regular').text(value, left + 120, y, { width: 250 });
     y += 15;
   }
   document.font('bold').text('Bill to', left + 330, 110);
-  document.font('regular').text(invoice.customer.name, left + 330, 125, { width: width - 330 });
-  document.text(invoice.customer.email, left + 330, document.y, { width: width - 330 });
-  if (invoice.description) {
+  document.font('regular').text(content.customer.name, left + 330, 125, { width: width - 330 });
+  document.text(content.customer.email, left + 330, document.y, { width: width - 330 });
+  if (content.description) {
     y += 10;
-    document.font('regular').text(invoice.description, left, y, { width });
+    document.font('regular').text(content.description, left, y, { width });
     y = document.y;
   }
 
@@ -85,12 +130,11 @@ export function renderInvoicePdf(invoice: Invoice, context: PdfContext): Promise
   y += 16;
   document.moveTo(left, y - 3).lineTo(right, y - 3).strokeColor('#999999').stroke();
   document.font('regular');
-  for (const line of invoice.lines) {
-    const description = line.periodStart && line.periodEnd ? `${line.description} (${day(line.periodStart)} to ${day(line.periodEnd)})` : line.description;
-    document.text(description, columns.description, y, { width: 290 });
+  for (const line of content.lines) {
+    document.text(line.description, columns.description, y, { width: 290 });
     const next = document.y;
     document.text(String(line.quantity), columns.quantity, y, { width: 60, align: 'right' });
-    document.text(format(line.amount), columns.amount, y, { width: amountWidth, align: 'right' });
+    document.text(formatMoney(line.amount), columns.amount, y, { width: amountWidth, align: 'right' });
     y = Math.max(next, y + 14) + 4;
     if (y > document.page.height - 160) {
       document.addPage();
@@ -101,14 +145,7 @@ export function renderInvoicePdf(invoice: Invoice, context: PdfContext): Promise
   y += 8;
 
   // Totals.
-  const totals: [string, string, boolean][] = [
-    ['Subtotal', format(invoice.subtotal), false],
-    ['Discount', invoice.discount.amountMinor === 0 ? format(invoice.discount) : `−${format(invoice.discount)}`, false],
-    ['Total', format(invoice.total), true],
-    ['Amount paid', format(invoice.amountPaid), false],
-    ['Amount due', format(invoice.amountDue), true],
-  ];
-  for (const [label, value, strong] of totals) {
+  for (const [label, value, strong] of content.totals) {
     document.font(strong ? 'bold' : 'regular').fontSize(10);
     document.text(label, columns.quantity - 100, y, { width: 160, align: 'right' });
     document.text(value, columns.amount, y, { width: amountWidth, align: 'right' });
@@ -116,19 +153,18 @@ export function renderInvoicePdf(invoice: Invoice, context: PdfContext): Promise
   }
 
   // How to pay: the hosted payment page, while there is something to pay.
-  if (invoice.paymentUrl && (invoice.status === 'open' || invoice.status === 'failed')) {
+  if (content.payLink) {
     y += 14;
     document.font('bold').text('Pay online', left, y);
-    document.font('regular').fillColor('#1a56db').text(invoice.paymentUrl, left, y + 15, { link: invoice.paymentUrl, underline: true, width });
+    document.font('regular').fillColor('#1a56db').text(content.payLink, left, y + 15, { link: content.payLink, underline: true, width });
     document.fillColor('#000000');
   }
 
   // The status mark is a stamp at the top right, upright so text extraction reads it whole.
-  const mark = STATUS_MARKS[invoice.status];
-  if (mark) {
+  if (content.mark) {
     document.switchToPage(0);
     document.font('bold').fontSize(28).fillColor('#cc0000').fillOpacity(0.6);
-    document.text(mark, left, 45, { width, align: 'right', lineBreak: false });
+    document.text(content.mark, left, 45, { width, align: 'right', lineBreak: false });
     document.fillColor('#000000').fillOpacity(1);
   }
   document.end();

@@ -1,5 +1,6 @@
 import { INVOICE_CREATE_STATUSES, INVOICE_DEFAULT_DUE_DAYS, INVOICE_DESCRIPTION_MAX, INVOICE_LINES_MAX, type InvoiceStatus, isCalendarDate, QUANTITY_MAX } from '@recur/vocabulary';
 import { checkMetadata, DomainError, failedPrecondition, invalidArgument, type Metadata, newId, type TenantRef } from '@recur/kernel';
+import type { CreditNote } from '../credit-notes/credit-note';
 import { add, AMOUNT_MAX, checkCurrencyCode, compare, type Money, money, subtract, sum, zero } from '@recur/money';
 
 /** Who is billed, as the invoice keeps it: taken at creation and again at finalization. */
@@ -58,7 +59,9 @@ export type InvoiceEvent =
   | { kind: 'finalized'; invoice: Invoice }
   | { kind: 'voided'; invoice: Invoice }
   | { kind: 'paid'; invoice: Invoice; paymentId: string }
-  | { kind: 'payment_failed'; invoice: Invoice; paymentId: string; failureCode: string };
+  | { kind: 'payment_failed'; invoice: Invoice; paymentId: string; failureCode: string; dunningScheduleDays: number[] }
+  | { kind: 'refunded'; invoice: Invoice; creditNote: CreditNote }
+  | { kind: 'dunning_reminder'; invoice: Invoice; reminderNumber: number; reminderCount: number; at: Date };
 
 /** An invoice after a change, with the events the change recorded; the use case saves both at once. */
 export interface InvoiceChange {
@@ -79,6 +82,8 @@ export const INVOICE_MOVES = {
   refund: ['paid'],
   /** E-mailing the invoice (at finalization, on resend, as a dunning reminder): once it has a number and is not void. */
   send: ['open', 'failed', 'paid', 'refunded'],
+  /** A dunning reminder goes out only while the failed payment is still unpaid. */
+  remind: ['failed'],
 } as const satisfies Record<string, readonly InvoiceStatus[]>;
 export type InvoiceMove = keyof typeof INVOICE_MOVES;
 
@@ -90,7 +95,8 @@ function refusal(move: InvoiceMove, invoice: Invoice): DomainError {
   }
   const code =
     move === 'finalize' ? 'invoice_not_draft'
-      : move === 'pay' && invoice.status === 'void' ? 'invoice_void'
+      : move === 'refund' && (invoice.status === 'open' || invoice.status === 'failed') ? 'invoice_not_paid'
+      : (move === 'pay' || move === 'refund') && invoice.status === 'void' ? 'invoice_void'
       : invoice.status === 'void' ? 'invoice_already_void'
         : invoice.status === 'paid' ? 'invoice_paid'
           : invoice.status === 'refunded' ? 'invoice_refunded'
@@ -363,11 +369,24 @@ export function payInvoice(invoice: Invoice, settlement: Settlement, now: Date):
   return { invoice: paid, events: [{ kind: 'paid', invoice: paid, paymentId: settlement.paymentId }] };
 }
 
-/** A payment attempt of an open invoice failed at the provider: the invoice is failed (`invoice.payment_failed`). */
-export function failInvoicePayment(invoice: Invoice, paymentId: string, failureCode: string, now: Date): InvoiceChange {
+/**
+ * A payment attempt of an open invoice failed at the provider: the invoice is failed
+ * (`invoice.payment_failed`), and dunning starts on the account's schedule as it is now.
+ */
+export function failInvoicePayment(invoice: Invoice, paymentId: string, failureCode: string, dunningScheduleDays: number[], now: Date): InvoiceChange {
   assertMove(invoice, 'fail');
   const failed: Invoice = { ...invoice, status: 'failed', updatedAt: now };
-  return { invoice: failed, events: [{ kind: 'payment_failed', invoice: failed, paymentId, failureCode }] };
+  return { invoice: failed, events: [{ kind: 'payment_failed', invoice: failed, paymentId, failureCode, dunningScheduleDays }] };
+}
+
+/**
+ * Reminder `reminderNumber` of `reminderCount` is due: a still-failed invoice records it
+ * (`invoice.dunning_retry`; the use case queues its e-mail); any other invoice — paid
+ * meanwhile, voided, refunded — records nothing, and `sent` is false.
+ */
+export function remindOfInvoice(invoice: Invoice, reminderNumber: number, reminderCount: number, now: Date): InvoiceChange & { sent: boolean } {
+  if (!(INVOICE_MOVES.remind as readonly string[]).includes(invoice.status)) return { invoice, events: [], sent: false };
+  return { invoice, events: [{ kind: 'dunning_reminder', invoice, reminderNumber, reminderCount, at: now }], sent: true };
 }
 
 /** Created and finalized in one command: the invoice is recorded as created in its final form. */

@@ -5,6 +5,7 @@ import { invoicingV1, moneyFromMessage, requireTenant } from '@recur/contracts';
 import { checkPage, type DomainError, hasPrefix, invalidArgument, isDomainError, newId, pageInfo, type TenantRef } from '@recur/kernel';
 import { fromInt64 } from '@recur/money';
 import { CustomerDirectory } from '../customers/customer-directory.client';
+import { checkReminder } from '../dunning/dunning-schedule';
 import { Commands } from '../infrastructure/commands';
 import type { CustomerLookup, SubscriptionInvoiceFields } from './invoice';
 import { toInvoiceMessage } from './invoice.mapper';
@@ -180,6 +181,20 @@ export class InvoicesGrpcController {
     return this.commands.run(tenant, { requestId: paymentId }, invoicingV1.FailInvoicePaymentResponseSchema, async (tx) => ({
       invoice: toInvoiceMessage(await this.invoices.failPayment(tx, tenant, request.id, paymentId, request.failureCode || 'payment_failed')),
     }));
+  }
+
+  /**
+   * Idempotent by invoice and reminder number: `reminder:<n>` is the command's request id
+   * whatever the caller sent, so each reminder is e-mailed and announced once.
+   */
+  @GrpcMethod('InvoicingService', 'SendDunningReminder')
+  async sendDunningReminder(request: invoicingV1.SendDunningReminderRequest): Promise<invoicingV1.SendDunningReminderResponse> {
+    const tenant = requireTenant(request.tenant);
+    const reminder = checkReminder(request.reminderNumber, request.reminderCount);
+    return this.commands.run(tenant, { requestId: `reminder:${request.id}:${reminder.number}` }, invoicingV1.SendDunningReminderResponseSchema, async (tx) => {
+      const { invoice, sent } = await this.invoices.sendDunningReminder(tx, tenant, request.id, reminder.number, reminder.count);
+      return { invoice: toInvoiceMessage(invoice), sent };
+    });
   }
 
   @GrpcMethod('InvoicingService', 'RenderInvoicePdf')

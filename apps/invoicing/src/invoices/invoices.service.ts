@@ -18,6 +18,7 @@ import {
   type OneOffInvoiceFields,
   failInvoicePayment,
   payInvoice,
+  remindOfInvoice,
   type Settlement,
   type SubscriptionInvoiceFields,
   voidInvoice,
@@ -143,11 +144,33 @@ export class InvoicesService {
     return change.invoice;
   }
 
-  /** Records a failed payment attempt on the invoice (`fail`): dunning starts from here. */
+  /**
+   * Records a failed payment attempt on the invoice (`fail`): dunning starts from here, on the
+   * account's schedule (its dunning_schedules row, else DUNNING_SCHEDULE_DAYS), carried by the
+   * InvoicePaymentFailed event to the billing clock that runs it.
+   */
   async failPayment(tx: Tx, tenant: TenantRef, id: string, paymentId: string, failureCode: string): Promise<Invoice> {
-    const change = failInvoicePayment(await this.invoices.getForUpdate(tx, tenant, id), paymentId, failureCode, this.now());
+    const invoice = await this.invoices.getForUpdate(tx, tenant, id);
+    const schedule = (await this.invoices.dunningSchedule(tx, tenant)) ?? this.config.dunningScheduleDays;
+    const change = failInvoicePayment(invoice, paymentId, failureCode, schedule, this.now());
     await this.invoices.update(tx, change);
     return change.invoice;
+  }
+
+  /**
+   * Sends dunning reminder `reminderNumber` of `reminderCount` of a failed invoice: its e-mail
+   * (send key `reminder:<n>`, so once per reminder) and `invoice.dunning_retry`, in one
+   * transaction. The invoice row is locked, so a payment settling at the same moment either
+   * comes first (nothing is sent) or after (the reminder went out while it was unpaid).
+   */
+  async sendDunningReminder(tx: Tx, tenant: TenantRef, id: string, reminderNumber: number, reminderCount: number): Promise<{ invoice: Invoice; sent: boolean }> {
+    const change = remindOfInvoice(await this.invoices.getForUpdate(tx, tenant, id), reminderNumber, reminderCount, this.now());
+    if (change.sent) {
+      // Renewal invoices' seller is unknown here too (see createForSubscriptionPeriod).
+      await this.mailer.queue(tx, change.invoice, { kind: 'reminder', reminderNumber, sellerName: '' });
+      await this.invoices.recordEvents(tx, change.events);
+    }
+    return { invoice: change.invoice, sent: change.sent };
   }
 
   /** Every finalization e-mails the invoice to its customer, unless turned off (INVOICE_MAIL_ON_FINALIZE). */

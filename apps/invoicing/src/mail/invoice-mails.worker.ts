@@ -63,6 +63,11 @@ export class InvoiceMailsWorker implements OnApplicationBootstrap, OnModuleDestr
       await this.mails.record(mail, { status: 'canceled', error: 'the invoice was voided before the mail left' });
       return;
     }
+    // A reminder asks for a payment: once the invoice is paid (or refunded) it is not sent.
+    if (mail.kind === 'reminder' && invoice.status !== 'failed') {
+      await this.mails.record(mail, { status: 'canceled', error: `the invoice was ${invoice.status} before the reminder left` });
+      return;
+    }
     const composed = composeInvoiceMail(invoice, mail, mail.sellerName);
     const pdf = await renderInvoicePdf(invoice, { sellerName: mail.sellerName });
     const result = await this.smtp.send({

@@ -1,7 +1,8 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { createServiceClient, fromGrpcError, invoicingV1, moneyFromMessage, type ServiceClient, toMoneyMessage, toTenantMessage } from '@recur/contracts';
+import { createServiceClient, type creditNoteV1, fromGrpcError, invoicingV1, moneyFromMessage, type ServiceClient, toMoneyMessage, toTenantMessage } from '@recur/contracts';
 import { invalidArgument, type TenantRef, unixSeconds } from '@recur/kernel';
 import type { PayableInvoice, Payment } from '../payments/payment';
+import type { Refund } from '../refunds/refund';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../payments-config';
 
 const INVOICING_TIMEOUT_MS = 5_000;
@@ -57,6 +58,21 @@ export class InvoicingClient implements SettlementRecorder, OnModuleDestroy {
       // The invoice moved on (paid by another payment, voided): nothing to retry. The refund of a
       // payment that succeeded on an invoice that can no longer take it is the refunds capability's.
       if (error.kind === 'failed_precondition') return { refused: error.code };
+      throw error;
+    }
+  }
+
+  /** Records a refund done at the provider: the credit note (idempotent by its id); a refusal of the move is an answer. */
+  async recordRefund(refund: Refund): Promise<{ creditNote: creditNoteV1.CreditNote } | { refused: string }> {
+    try {
+      const { creditNote } = await this.client.recordRefund(
+        { tenant: toTenantMessage(refund.tenant), id: refund.invoiceId, creditNoteId: refund.id, paymentId: refund.paymentId, amount: toMoneyMessage(refund.amount), reason: refund.reason },
+        { timeoutMs: INVOICING_TIMEOUT_MS },
+      );
+      return { creditNote: creditNote! };
+    } catch (failure) {
+      const error = fromGrpcError(failure);
+      if (error.kind === 'failed_precondition' || error.kind === 'invalid_argument') return { refused: error.code };
       throw error;
     }
   }

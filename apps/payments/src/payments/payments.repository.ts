@@ -59,6 +59,12 @@ export class PaymentsRepository {
     return row ? fromPaymentRow(row) : undefined;
   }
 
+  /** The payment that settled the invoice (the last one that succeeded). */
+  async findSucceeded(tx: Tx, tenant: TenantRef, invoiceId: string): Promise<Payment | undefined> {
+    const row = await tx.payment.findFirst({ where: { accountId: tenant.accountId, livemode: tenant.livemode, invoiceId, status: 'succeeded' }, orderBy: { settledAt: 'desc' } });
+    return row ? fromPaymentRow(row) : undefined;
+  }
+
   async list(tenant: TenantRef, page: Page, invoiceId: string | undefined): Promise<{ payments: Payment[]; total: number }> {
     const where = { accountId: tenant.accountId, livemode: tenant.livemode, ...(invoiceId === undefined ? {} : { invoiceId }) };
     const [rows, total] = await Promise.all([

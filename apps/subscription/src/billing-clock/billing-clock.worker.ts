@@ -3,10 +3,10 @@ import { claimDueRowsSql, claimParams, type DueRowsTable, JobWorker, nextDueAtSq
 import { type Clock, isDomainError } from '@recur/kernel';
 import type { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
-import { LIFECYCLE_MOVES, nextLifecycleStep } from '../subscriptions/subscription';
+import { fallPastDue, LIFECYCLE_MOVES, nextLifecycleStep } from '../subscriptions/subscription';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
-import { BILLING_JOBS_CHANNEL, type BillingJobKind, type InvoicePayload, stepKey } from './billing-jobs.repository';
-import type { PeriodInvoiceOutcome, PeriodInvoicer } from './invoicing.client';
+import { BILLING_JOBS_CHANNEL, type BillingJobKind, type DunningPayload, type InvoicePayload, stepKey } from './billing-jobs.repository';
+import type { BillingInvoicing, PeriodInvoiceOutcome } from './invoicing.client';
 
 /** A claimed step of the billing clock. */
 export interface ClaimedStep {
@@ -91,7 +91,7 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
   constructor(
     private readonly prisma: PrismaService,
     private readonly subscriptions: SubscriptionsRepository,
-    private readonly invoicer: PeriodInvoicer,
+    private readonly invoicer: BillingInvoicing,
     private readonly now: Clock,
     options: Partial<BillingClockOptions> & { databaseUrl?: string; log?: (message: string, fields?: Record<string, unknown>) => void } = {},
   ) {
@@ -138,8 +138,10 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
   /** Runs claimed steps of one kind together (see batches) and records their outcomes. */
   async runBatch(steps: ClaimedStep[]): Promise<void> {
     const invoices = steps.filter((step) => step.kind === 'invoice');
-    const lifecycle = steps.filter((step) => step.kind !== 'invoice');
+    const reminders = steps.filter((step) => step.kind === 'dunning');
+    const lifecycle = steps.filter((step) => step.kind !== 'invoice' && step.kind !== 'dunning');
     if (invoices.length > 0) await this.raiseInvoices(invoices);
+    for (const reminder of reminders) await this.sendReminder(reminder);
     if (lifecycle.length > 0) await this.runLifecycleSteps(lifecycle);
   }
 
@@ -175,7 +177,7 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
     if (!expected || stepKey(expected.kind, subscription.id, expected.runAt) !== step.step_key) return;
     // On a test clock the move happens at its own time; on real time, when it runs.
     const now = subscription.testClockId ? step.run_at : this.now();
-    const change = LIFECYCLE_MOVES[step.kind as Exclude<BillingJobKind, 'invoice'>](subscription, step.run_at, now);
+    const change = LIFECYCLE_MOVES[step.kind as Exclude<BillingJobKind, 'invoice' | 'dunning'>](subscription, step.run_at, now);
     await this.subscriptions.update(tx, change);
   }
 
@@ -207,15 +209,51 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
     }
     for (const [index, step] of steps.entries()) {
       const outcome = outcomes[index];
-      if ('invoiceId' in outcome) continue;
-      const attempts = step.attempts + 1;
-      const message = isDomainError(outcome.error) ? `${outcome.error.code}: ${outcome.error.message}` : outcome.error.message;
-      this.log('billing clock: invoice request failed; will retry', { step: step.step_key, attempts, error: message });
-      await this.prisma.$executeRaw`
-        UPDATE billing_jobs SET attempts = ${attempts}, last_error = ${message}, lease_until = NULL,
-               due_at = ${new Date(now.getTime() + this.options.retryDelayMs(attempts))}, updated_at = ${now}
-        WHERE id = ${step.id} AND status = 'pending'`;
+      if (!('invoiceId' in outcome)) await this.retryLater(step, outcome.error);
     }
+  }
+
+  /**
+   * Asks invoicing to send the reminder (idempotent by invoice + reminder number, so a repeat
+   * after a lost answer or a dead worker sends nothing new), then, in one transaction that
+   * re-checks the step under lock, marks it done and — when it was the final reminder and it
+   * went out (the invoice still unpaid) — moves the subscription to past_due. A payment
+   * cancels the pending reminders under the same row lock (InvoicePaidConsumer), so a reminder
+   * cancelled meanwhile moves nothing.
+   */
+  private async sendReminder(step: ClaimedStep): Promise<void> {
+    const tenant = { accountId: step.account_id, livemode: step.livemode };
+    const reminder = step.payload as DunningPayload;
+    let sent: boolean;
+    try {
+      sent = await this.invoicer.remind(tenant, reminder);
+    } catch (error) {
+      await this.retryLater(step, error);
+      return;
+    }
+    await this.prisma.$transaction(async (tx) => {
+      const [job] = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM billing_jobs WHERE id = ${step.id} FOR UPDATE`;
+      if (job?.status !== 'pending') return;
+      await tx.$executeRaw`
+        UPDATE billing_jobs SET status = 'done', result = ${sent ? 'sent' : 'not_sent'}, lease_until = NULL, attempts = attempts + 1, last_error = NULL, updated_at = ${this.now()}
+        WHERE id = ${step.id}`;
+      if (!sent || reminder.reminder_number !== reminder.reminder_count) return;
+      const subscription = await this.subscriptions.getForUpdate(tx, tenant, step.subscription_id);
+      const change = fallPastDue(subscription, reminder.invoice_id, subscription.testClockId ? step.run_at : this.now());
+      if (change.events.length > 0) await this.subscriptions.update(tx, change);
+    }, { maxWait: 10_000, timeout: 20_000 });
+  }
+
+  /** Invoicing did not answer (an outage, UNIMPLEMENTED, a refusal): the step stays pending and is tried again later. */
+  private async retryLater(step: ClaimedStep, error: unknown): Promise<void> {
+    const attempts = step.attempts + 1;
+    const now = this.now();
+    const message = isDomainError(error) ? `${error.code}: ${error.message}` : (error as Error).message;
+    this.log(`billing clock: ${step.kind} request failed; will retry`, { step: step.step_key, attempts, error: message });
+    await this.prisma.$executeRaw`
+      UPDATE billing_jobs SET attempts = ${attempts}, last_error = ${message}, lease_until = NULL,
+             due_at = ${new Date(now.getTime() + this.options.retryDelayMs(attempts))}, updated_at = ${now}
+      WHERE id = ${step.id} AND status = 'pending'`;
   }
 }
 

@@ -8,7 +8,20 @@ type Tx = Prisma.TransactionClient;
 /** NOTIFY channel: a commit that queued a due step wakes the billing clock's workers. */
 export const BILLING_JOBS_CHANNEL = 'billing_jobs';
 
-export type BillingJobKind = LifecycleStep['kind'] | 'invoice';
+/** Lifecycle steps (one pending per subscription), a period's `invoice`, and `dunning` reminders of a failed invoice. */
+export type BillingJobKind = LifecycleStep['kind'] | 'invoice' | 'dunning';
+
+/** A reminder is sent once: `dunning:<invoice>:<reminder number>` (an invoice fails once: only an open one can). */
+export const dunningStepKey = (invoiceId: string, reminderNumber: number): string => `dunning:${invoiceId}:${reminderNumber}`;
+
+/** What a `dunning` step asks invoicing to send (JSON in its payload). */
+export interface DunningPayload {
+  invoice_id: string;
+  reminder_number: number;
+  reminder_count: number;
+}
+
+const DAY_MS = 86_400_000;
 
 /** A step exists, and runs, once: `<kind>:<subscription>:<time of the step, unix seconds>`. */
 export const stepKey = (kind: BillingJobKind, subscriptionId: string, at: Date): string => `${kind}:${subscriptionId}:${unixSeconds(at)}`;
@@ -61,7 +74,7 @@ export class BillingJobs {
     const now = this.now();
     await tx.$executeRaw`
       UPDATE billing_jobs SET status = 'cancelled', lease_until = NULL, updated_at = ${now}
-      WHERE subscription_id = ${subscription.id} AND kind <> 'invoice' AND status = 'pending' AND step_key <> ${key}`;
+      WHERE subscription_id = ${subscription.id} AND kind NOT IN ('invoice', 'dunning') AND status = 'pending' AND step_key <> ${key}`;
     if (step) await this.insert(tx, subscription, step.kind, key, step.runAt, {});
   }
 
@@ -70,11 +83,41 @@ export class BillingJobs {
     await this.insert(tx, subscription, 'invoice', stepKey('invoice', subscription.id, invoice.periodStart), invoice.periodStart, toInvoicePayload(subscription, invoice));
   }
 
-  /** Stops everything still pending for the subscription except invoices of periods already begun. */
+  /**
+   * Stops everything still pending for the subscription except invoices of periods already
+   * begun and the reminders of invoices already failed (those are still owed).
+   */
   async cancelLifecycle(tx: Tx, subscriptionId: string): Promise<void> {
     await tx.$executeRaw`
       UPDATE billing_jobs SET status = 'cancelled', lease_until = NULL, updated_at = ${this.now()}
-      WHERE subscription_id = ${subscriptionId} AND kind <> 'invoice' AND status = 'pending'`;
+      WHERE subscription_id = ${subscriptionId} AND kind NOT IN ('invoice', 'dunning') AND status = 'pending'`;
+  }
+
+  /**
+   * Queues the reminders of a failed invoice of `subscription`: reminder n at `failedAt` +
+   * `scheduleDays[n-1]` days, in the subscription's own time (`failedAt` is its test clock's
+   * frozen time when it has one), so advancing a test clock walks them. Queued once per
+   * reminder (its step key), however often the failure is delivered.
+   */
+  async queueDunning(tx: Tx, subscription: Subscription, invoiceId: string, scheduleDays: readonly number[], failedAt: Date): Promise<void> {
+    for (const [index, days] of scheduleDays.entries()) {
+      const payload: DunningPayload = { invoice_id: invoiceId, reminder_number: index + 1, reminder_count: scheduleDays.length };
+      await this.insert(tx, subscription, 'dunning', dunningStepKey(invoiceId, index + 1), new Date(failedAt.getTime() + days * DAY_MS), payload);
+    }
+  }
+
+  /** Stops the reminders of an invoice still pending (it was paid). */
+  async cancelDunning(tx: Tx, invoiceId: string): Promise<number> {
+    return tx.$executeRaw`
+      UPDATE billing_jobs SET status = 'cancelled', lease_until = NULL, updated_at = ${this.now()}
+      WHERE kind = 'dunning' AND status = 'pending' AND payload->>'invoice_id' = ${invoiceId}`;
+  }
+
+  /** A subscription's own time now: its test clock's frozen time, or the service clock. */
+  async timeOf(tx: Tx, subscription: Subscription): Promise<Date> {
+    if (!subscription.testClockId) return this.now();
+    const [clock] = await tx.$queryRaw<{ frozen_time: Date }[]>`SELECT frozen_time FROM test_clocks WHERE id = ${subscription.testClockId}`;
+    return clock?.frozen_time ?? this.now();
   }
 
   private async insert(tx: Tx, subscription: Subscription, kind: BillingJobKind, key: string, runAt: Date, payload: object): Promise<void> {

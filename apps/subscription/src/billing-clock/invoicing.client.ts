@@ -4,7 +4,7 @@ import { createServiceClient, invoicingV1, type ServiceClient, toMoneyMessage, t
 import { DomainError, type TenantRef } from '@recur/kernel';
 import { money } from '@recur/money';
 import { SUBSCRIPTION_CONFIG, type SubscriptionConfig } from '../subscription-config';
-import type { InvoicePayload } from './billing-jobs.repository';
+import type { DunningPayload, InvoicePayload } from './billing-jobs.repository';
 
 /** A batch of a few dozen periods may wait for its tenants' invoice counters on a busy invoicing. */
 const INVOICING_TIMEOUT_MS = 20_000;
@@ -20,15 +20,17 @@ export interface PeriodInvoiceRequest {
 /** The invoice raised for a period, or why invoicing refused that period. */
 export type PeriodInvoiceOutcome = { invoiceId: string } | { error: Error };
 
-/** Raises periods' invoices in the invoicing service (each idempotent by subscription + period start). */
-export interface PeriodInvoicer {
-  /** One outcome per request, in order; throws when the whole call failed (invoicing unreachable). */
+/** What the billing clock asks of the invoicing service. */
+export interface BillingInvoicing {
+  /** Raises periods' invoices (each idempotent by subscription + period start): one outcome per request, in order; throws when the whole call failed (invoicing unreachable). */
   raise(requests: PeriodInvoiceRequest[]): Promise<PeriodInvoiceOutcome[]>;
+  /** Sends one dunning reminder (idempotent by invoice + reminder number); answers whether it went out (false: the invoice was no longer failed). */
+  remind(tenant: TenantRef, reminder: DunningPayload): Promise<boolean>;
 }
 
 /** The billing clock's call to invoicing: `InvoicingService.CreateSubscriptionInvoices`, a batch per call. */
 @Injectable()
-export class InvoicingClient implements PeriodInvoicer, OnModuleDestroy {
+export class InvoicingClient implements BillingInvoicing, OnModuleDestroy {
   private readonly client: ServiceClient<typeof invoicingV1.InvoicingService>;
 
   constructor(@Inject(SUBSCRIPTION_CONFIG) config: SubscriptionConfig) {
@@ -46,6 +48,16 @@ export class InvoicingClient implements PeriodInvoicer, OnModuleDestroy {
       if (result?.invoice) return { invoiceId: result.invoice.id };
       return { error: new DomainError('failed_precondition', result?.errorCode || 'internal', result?.errorMessage || `invoicing answered no result for ${request.requestId}`) };
     });
+  }
+
+  async remind(tenant: TenantRef, reminder: DunningPayload): Promise<boolean> {
+    const { sent } = await this.client.sendDunningReminder({
+      tenant: toTenantMessage(tenant),
+      id: reminder.invoice_id,
+      reminderNumber: reminder.reminder_number,
+      reminderCount: reminder.reminder_count,
+    }, { timeoutMs: INVOICING_TIMEOUT_MS });
+    return sent;
   }
 }
 

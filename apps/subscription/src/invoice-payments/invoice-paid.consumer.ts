@@ -5,6 +5,7 @@ import { invoicingEventsV1 } from '@recur/contracts';
 import { CLOCK, type Clock } from '@recur/kernel';
 import { claimInboxEvent, consumerGroup, type EventOutcome, type InternalEvent, internalEventHandler, internalEventsTopic } from '@recur/messaging';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
+import { BillingJobs } from '../billing-clock/billing-jobs.repository';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
 import { activateAfterPayment } from './paid-invoice';
@@ -14,8 +15,8 @@ export const CONSUMER = 'subscription.invoice-paid';
 const HANDLES = createRegistry(invoicingEventsV1.InvoicePaidSchema);
 
 /**
- * Reads invoicing's InvoicePaid: a paid renewal invoice brings its past_due subscription back
- * to active. The inbox claim and the change commit together, so a redelivered event changes
+ * Reads invoicing's InvoicePaid: a paid renewal invoice stops its pending dunning reminders
+ * and brings its past_due subscription back to active. The inbox claim and the change commit together, so a redelivered event changes
  * nothing (even after the subscription fell past due again later).
  */
 @Injectable()
@@ -23,6 +24,7 @@ export class InvoicePaidConsumer implements OnApplicationBootstrap {
   constructor(
     private readonly prisma: PrismaService,
     private readonly subscriptions: SubscriptionsRepository,
+    private readonly jobs: BillingJobs,
     @Inject(CLOCK) private readonly now: Clock,
     @Inject(SERVICE_RUNTIME) private readonly runtime: ServiceRuntime,
   ) {}
@@ -40,7 +42,9 @@ export class InvoicePaidConsumer implements OnApplicationBootstrap {
     return this.prisma.$transaction(async (tx) => {
       if (!(await claimInboxEvent(tx, CONSUMER, event.id))) return 'duplicate';
       if (!invoice?.subscriptionId) return 'processed';
-      const change = activateAfterPayment(await this.subscriptions.getForUpdate(tx, tenant, invoice.subscriptionId), this.now());
+      const subscription = await this.subscriptions.getForUpdate(tx, tenant, invoice.subscriptionId);
+      await this.jobs.cancelDunning(tx, invoice.id);
+      const change = activateAfterPayment(subscription, this.now());
       if (change.events.length > 0) await this.subscriptions.update(tx, change);
       return 'processed';
     });

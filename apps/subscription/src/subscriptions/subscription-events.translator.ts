@@ -42,6 +42,8 @@ export function translateSubscriptionEvent(event: SubscriptionEvent): OutboxEven
       return [newInternalEvent(tenant, id, subscriptionEventsV1.SubscriptionCancelledSchema, { subscription: message }, at), publicEvent('subscription.cancelled')];
     case 'completed':
       return [newInternalEvent(tenant, id, subscriptionEventsV1.SubscriptionCompletedSchema, { subscription: message }, at), publicEvent('subscription.completed')];
+    case 'past_due':
+      return [newInternalEvent(tenant, id, subscriptionEventsV1.SubscriptionPastDueSchema, { subscription: message, invoiceId: event.invoiceId }, at), publicEvent('subscription.past_due')];
     case 'reactivated':
       return [newInternalEvent(tenant, id, subscriptionEventsV1.SubscriptionReactivatedSchema, { subscription: message }, at), publicEvent('subscription.reactivated')];
   }

@@ -10,6 +10,7 @@ import { afterBilledPeriod, couponOfNextInvoice, type Discount } from './discoun
  *   active ─pause─▶ paused ─resume / resume_at─▶ active (new period)
  *   trialing | active | paused | past_due ─cancel─▶ cancelled ─reactivate─▶ (a new subscription)
  *   active ─last billing cycle ends─▶ completed
+ *   active ─final dunning reminder unpaid─▶ past_due ─invoice paid─▶ active
  *
  * Every function takes the subscription and the time of the move (the subscription's own
  * time: its customer's test clock, or real time) and returns the changed subscription with
@@ -97,6 +98,7 @@ export type SubscriptionEvent =
   | { kind: 'resumed'; subscription: Subscription }
   | { kind: 'cancelled'; subscription: Subscription }
   | { kind: 'completed'; subscription: Subscription }
+  | { kind: 'past_due'; subscription: Subscription; invoiceId: string }
   | { kind: 'reactivated'; subscription: Subscription };
 
 export type BillingReason = 'subscription_create' | 'subscription_cycle' | 'subscription_update';
@@ -503,4 +505,15 @@ export function nextLifecycleStep(subscription: Subscription): LifecycleStep | n
     default:
       return null;
   }
+}
+
+/**
+ * The final dunning reminder of `invoiceId` went out unpaid: an active subscription falls past
+ * due (`subscription.past_due`). Any other status is left as it is (a cancelled, paused or
+ * already past_due subscription does not move); it keeps renewing while past due.
+ */
+export function fallPastDue(subscription: Subscription, invoiceId: string, now: Date): SubscriptionChange {
+  if (subscription.status !== 'active') return { subscription, events: [] };
+  const pastDue: Subscription = { ...subscription, status: 'past_due', updatedAt: now };
+  return { subscription: pastDue, events: [{ kind: 'past_due', subscription: pastDue, invoiceId }] };
 }

@@ -1,0 +1,57 @@
+import { type CreditNoteJson, presentCreditNote } from '@recur/contracts';
+import { REFUND_REASONS } from '@recur/vocabulary';
+import { listEnvelope } from '../http/list';
+import { defineRoutes, fileRoute, listRoute, responseSchema, route } from '../routing/define-routes';
+import { CreateRefundDto, ListRefundsQueryDto } from './refunds.dto';
+
+export const CREDIT_NOTE_SCHEMA = responseSchema<CreditNoteJson>('CreditNote', {
+  type: 'object',
+  required: ['id', 'object', 'livemode', 'number', 'invoice', 'invoice_number', 'customer', 'customer_name', 'customer_email', 'amount', 'currency', 'reason', 'payment', 'created'],
+  properties: {
+    id: { type: 'string', example: 'cn_4f9XkQ2mZ8aBcD1eF3gH5jKl', description: 'The credit note, also the refund.' },
+    object: { type: 'string', enum: ['credit_note'] },
+    livemode: { type: 'boolean' },
+    number: { type: 'string', example: 'CN-000001', description: 'Gapless per app, its own sequence.' },
+    invoice: { type: 'string', description: 'The refunded invoice.' },
+    invoice_number: { type: 'string', example: 'INV-000001' },
+    customer: { type: 'string' },
+    customer_name: { type: 'string' },
+    customer_email: { type: 'string' },
+    amount: { type: 'integer', description: 'The amount refunded (the invoice\'s amount paid), in minor units of `currency`.' },
+    currency: { type: 'string', example: 'zmw' },
+    reason: { type: 'string', enum: [...REFUND_REASONS] },
+    payment: { type: 'string', description: 'The refunded payment (`pay_…`).' },
+    created: { type: 'integer', description: 'Unix seconds.' },
+  },
+});
+
+/** `/v1/refunds` → PaymentsService (refund at the provider) and InvoicingService (credit notes). */
+export const REFUND_ROUTES = defineRoutes('Refunds', [
+  route({
+    method: 'POST', path: '/v1/refunds', summary: 'Fully refund a paid invoice', body: CreateRefundDto, response: CREDIT_NOTE_SCHEMA, status: 201,
+    handler: async ({ services, tenant, commandId, body }) => {
+      const { creditNote } = await services.payments.refundInvoice({ tenant, invoiceId: body.invoice_id, reason: body.reason, requestId: commandId });
+      return presentCreditNote(creditNote!);
+    },
+  }),
+  listRoute({
+    method: 'GET', path: '/v1/refunds', summary: 'List credit notes', query: ListRefundsQueryDto, response: CREDIT_NOTE_SCHEMA,
+    handler: async ({ services, tenant, query }) => {
+      const { creditNotes, page } = await services.invoicing.listCreditNotes({
+        tenant, page: { limit: query.limit ?? 0, offset: query.offset ?? 0 }, invoiceId: query.invoice, customerId: query.customer,
+      });
+      return listEnvelope('/v1/refunds', creditNotes.map(presentCreditNote), query, page);
+    },
+  }),
+  route({
+    method: 'GET', path: '/v1/refunds/:id', summary: 'Retrieve a credit note', response: CREDIT_NOTE_SCHEMA,
+    handler: async ({ services, tenant, params }) => presentCreditNote((await services.invoicing.getCreditNote({ tenant, id: params.id })).creditNote!),
+  }),
+  fileRoute({
+    method: 'GET', path: '/v1/refunds/:id/pdf', summary: 'Download a credit note as PDF', contentType: 'application/pdf',
+    handler: async ({ services, tenant, accountName, params }) => {
+      const { pdf, filename } = await services.invoicing.renderCreditNotePdf({ tenant, id: params.id, sellerName: accountName });
+      return { content: pdf, filename };
+    },
+  }),
+]);

@@ -1,0 +1,31 @@
+import { formatMoney } from '@recur/money';
+import { day, type PdfContext, renderDocumentPdf } from '../invoices/invoice-pdf';
+import type { CreditNote } from './credit-note';
+
+const REASON_WORDS: Record<CreditNote['reason'], string> = {
+  duplicate: 'Duplicate payment',
+  fraudulent: 'Fraudulent payment',
+  requested_by_customer: 'Requested by the customer',
+};
+
+/** The credit note as a PDF, laid out as the invoices are: one line, the refunded invoice's amount. */
+export function renderCreditNotePdf(note: CreditNote, context: PdfContext): Promise<Uint8Array> {
+  const amount = formatMoney(note.amount);
+  return renderDocumentPdf({
+    title: 'Credit note',
+    reference: note.number,
+    issued: note.createdAt,
+    facts: [
+      ['Credit note number', note.number],
+      ['Date of issue', day(note.createdAt)],
+      ['Invoice', note.invoiceNumber],
+      ['Reason', REASON_WORDS[note.reason]],
+    ],
+    customer: note.customer,
+    description: null,
+    lines: [{ description: `Full refund of invoice ${note.invoiceNumber}`, quantity: 1, amount: note.amount }],
+    totals: [['Total credited', amount, true]],
+    payLink: null,
+    mark: 'CREDIT NOTE',
+  }, context);
+}

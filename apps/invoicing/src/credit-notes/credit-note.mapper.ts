@@ -1,0 +1,60 @@
+import { create } from '@bufbuild/protobuf';
+import { creditNoteV1, type CreditNoteJson, presentCreditNote, toMoneyMessage } from '@recur/contracts';
+import { unixSeconds } from '@recur/kernel';
+import { fromInt64, money, toInt64 } from '@recur/money';
+import type { RefundReason } from '@recur/vocabulary';
+import type { CreditNote as CreditNoteRow } from '../generated/prisma/client';
+import type { CreditNote } from './credit-note';
+
+export function fromCreditNoteRow(row: CreditNoteRow): CreditNote {
+  return {
+    id: row.id,
+    tenant: { accountId: row.accountId, livemode: row.livemode },
+    number: row.number,
+    invoiceId: row.invoiceId,
+    invoiceNumber: row.invoiceNumber,
+    customer: { id: row.customerId, name: row.customerName, email: row.customerEmail },
+    amount: money(fromInt64(row.amount), row.currency),
+    reason: row.reason as RefundReason,
+    paymentId: row.paymentId,
+    createdAt: row.createdAt,
+  };
+}
+
+export function toCreditNoteRow(note: CreditNote): CreditNoteRow {
+  return {
+    id: note.id,
+    accountId: note.tenant.accountId,
+    livemode: note.tenant.livemode,
+    number: note.number,
+    invoiceId: note.invoiceId,
+    invoiceNumber: note.invoiceNumber,
+    customerId: note.customer.id,
+    customerName: note.customer.name,
+    customerEmail: note.customer.email,
+    currency: note.amount.currency,
+    amount: toInt64(note.amount.amountMinor),
+    reason: note.reason,
+    paymentId: note.paymentId,
+    createdAt: note.createdAt,
+  };
+}
+
+export function toCreditNoteMessage(note: CreditNote): creditNoteV1.CreditNote {
+  return create(creditNoteV1.CreditNoteSchema, {
+    id: note.id,
+    livemode: note.tenant.livemode,
+    number: note.number,
+    invoiceId: note.invoiceId,
+    invoiceNumber: note.invoiceNumber,
+    customerId: note.customer.id,
+    customerName: note.customer.name,
+    customerEmail: note.customer.email,
+    amount: toMoneyMessage(note.amount),
+    reason: note.reason,
+    paymentId: note.paymentId,
+    created: BigInt(unixSeconds(note.createdAt)),
+  });
+}
+
+export const toCreditNoteJson = (note: CreditNote): CreditNoteJson => presentCreditNote(toCreditNoteMessage(note));

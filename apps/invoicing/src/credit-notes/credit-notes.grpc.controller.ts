@@ -1,0 +1,58 @@
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import { Controller } from '@nestjs/common';
+import { GrpcMethod } from '@nestjs/microservices';
+import { invoicingV1, moneyFromMessage, requireTenant } from '@recur/contracts';
+import { checkPage, hasPrefix, invalidArgument, pageInfo } from '@recur/kernel';
+import { Commands } from '../infrastructure/commands';
+import { toInvoiceMessage } from '../invoices/invoice.mapper';
+import { renderCreditNotePdf } from './credit-note-pdf';
+import { toCreditNoteMessage } from './credit-note.mapper';
+import { CreditNotesService } from './credit-notes.service';
+
+const checkCreditNoteId = (id: string): string => {
+  if (!hasPrefix(id, 'cn')) throw invalidArgument('credit_note_id', 'credit_note_id must be a credit note id (cn_…)');
+  return id;
+};
+
+/** gRPC edge of credit notes: decode, call, encode. No rules live here. */
+@Controller()
+export class CreditNotesGrpcController {
+  constructor(
+    private readonly creditNotes: CreditNotesService,
+    private readonly commands: Commands,
+  ) {}
+
+  /** Idempotent by credit note id: it is the command's request id, whatever the caller sent. */
+  @GrpcMethod('InvoicingService', 'RecordRefund')
+  async recordRefund(request: invoicingV1.RecordRefundRequest): Promise<invoicingV1.RecordRefundResponse> {
+    const tenant = requireTenant(request.tenant);
+    const creditNoteId = checkCreditNoteId(request.creditNoteId);
+    return this.commands.run(tenant, { requestId: creditNoteId }, invoicingV1.RecordRefundResponseSchema, async (tx) => {
+      const { creditNote, invoice } = await this.creditNotes.recordRefund(tx, tenant, request.id, {
+        creditNoteId,
+        paymentId: request.paymentId,
+        amount: moneyFromMessage(request.amount, 'amount'),
+        reason: request.reason,
+      });
+      return { creditNote: toCreditNoteMessage(creditNote), invoice: toInvoiceMessage(invoice) };
+    });
+  }
+
+  @GrpcMethod('InvoicingService', 'GetCreditNote')
+  async getCreditNote(request: invoicingV1.GetCreditNoteRequest): Promise<MessageInitShape<typeof invoicingV1.GetCreditNoteResponseSchema>> {
+    return { creditNote: toCreditNoteMessage(await this.creditNotes.get(requireTenant(request.tenant), request.id)) };
+  }
+
+  @GrpcMethod('InvoicingService', 'ListCreditNotes')
+  async listCreditNotes(request: invoicingV1.ListCreditNotesRequest): Promise<MessageInitShape<typeof invoicingV1.ListCreditNotesResponseSchema>> {
+    const page = checkPage(request.page?.limit, request.page?.offset);
+    const { creditNotes, total } = await this.creditNotes.list(requireTenant(request.tenant), page, { invoiceId: request.invoiceId, customerId: request.customerId });
+    return { creditNotes: creditNotes.map(toCreditNoteMessage), page: pageInfo(page, creditNotes.length, total) };
+  }
+
+  @GrpcMethod('InvoicingService', 'RenderCreditNotePdf')
+  async renderCreditNotePdf(request: invoicingV1.RenderCreditNotePdfRequest): Promise<MessageInitShape<typeof invoicingV1.RenderCreditNotePdfResponseSchema>> {
+    const note = await this.creditNotes.get(requireTenant(request.tenant), request.id);
+    return { pdf: await renderCreditNotePdf(note, { sellerName: request.sellerName }), filename: `${note.number}.pdf` };
+  }
+}

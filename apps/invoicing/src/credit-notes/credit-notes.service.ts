@@ -1,0 +1,44 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CLOCK, type Clock, type Page, type TenantRef } from '@recur/kernel';
+import type { Prisma } from '../generated/prisma/client';
+import { assertMove, type Invoice } from '../invoices/invoice';
+import { InvoicesRepository } from '../invoices/invoices.repository';
+import { type CreditNote, refundInvoice, type RefundRecord } from './credit-note';
+import { type CreditNoteFilter, CreditNotesRepository } from './credit-notes.repository';
+
+type Tx = Prisma.TransactionClient;
+
+/** Credit notes: recording a refund on its invoice, and reading them back. */
+@Injectable()
+export class CreditNotesService {
+  constructor(
+    private readonly creditNotes: CreditNotesRepository,
+    private readonly invoices: InvoicesRepository,
+    @Inject(CLOCK) private readonly now: Clock,
+  ) {}
+
+  /**
+   * Records a refund that succeeded at the provider: the invoice (locked) becomes refunded and
+   * a credit note takes the next number. The credit note's id is the refund's, so a repeat
+   * answers the credit note issued first.
+   */
+  async recordRefund(tx: Tx, tenant: TenantRef, invoiceId: string, refund: RefundRecord): Promise<{ creditNote: CreditNote; invoice: Invoice }> {
+    const invoice = await this.invoices.getForUpdate(tx, tenant, invoiceId);
+    const earlier = await this.creditNotes.find(tx, tenant, refund.creditNoteId);
+    if (earlier) return { creditNote: earlier, invoice };
+    // Judge the move first: a refused refund never waits for the number counter.
+    assertMove(invoice, 'refund');
+    const change = refundInvoice(invoice, refund, await this.creditNotes.nextNumber(tx, tenant), this.now());
+    await this.creditNotes.insert(tx, change.creditNote);
+    await this.invoices.update(tx, change);
+    return { creditNote: change.creditNote, invoice: change.invoice };
+  }
+
+  get(tenant: TenantRef, id: string): Promise<CreditNote> {
+    return this.creditNotes.get(tenant, id);
+  }
+
+  list(tenant: TenantRef, page: Page, filter: CreditNoteFilter): Promise<{ creditNotes: CreditNote[]; total: number }> {
+    return this.creditNotes.list(tenant, page, filter);
+  }
+}

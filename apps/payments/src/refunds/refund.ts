@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import { failedPrecondition, invalidArgument, newId, type TenantRef } from '@recur/kernel';
+import type { Money } from '@recur/money';
+import { REFUND_REASONS, type RefundReason } from '@recur/vocabulary';
+import type { Payment } from '../payments/payment';
+import type { RefundResult } from '../providers/payment-provider';
+
+/** A full refund of a paid invoice, at the provider of the payment that settled it. */
+export interface Refund {
+  /** `cn_…`: the credit note invoicing issues takes the same id. */
+  id: string;
+  tenant: TenantRef;
+  invoiceId: string;
+  paymentId: string;
+  amount: Money;
+  reason: RefundReason;
+  providerRefundId: string;
+  status: 'pending' | 'succeeded' | 'failed';
+  failureCode: string | null;
+  failureMessage: string | null;
+  requestId: string;
+  createdAt: Date;
+  recordedAt: Date | null;
+}
+
+/** The invoice as a refund needs it (read from invoicing). */
+export interface RefundableInvoice {
+  id: string;
+  status: string;
+}
+
+export function checkRefundReason(reason: string): RefundReason {
+  if (!(REFUND_REASONS as readonly string[]).includes(reason)) throw invalidArgument('reason', `reason must be one of ${REFUND_REASONS.join(', ')}`);
+  return reason as RefundReason;
+}
+
+/** Only a paid invoice is refunded; anything else answers the invoice's specific code (409). */
+export function assertRefundable(invoice: RefundableInvoice): void {
+  if (invoice.status === 'paid') return;
+  const code = invoice.status === 'open' || invoice.status === 'failed' ? 'invoice_not_paid' : `invoice_${invoice.status}`;
+  throw failedPrecondition(code, `Invoice '${invoice.id}' is ${invoice.status}; only a paid invoice can be refunded.`);
+}
+
+/** A refund of this invoice exists (done or under way): a second one is refused. */
+export const alreadyRefunded = (invoiceId: string) =>
+  failedPrecondition('invoice_refunded', `Invoice '${invoiceId}' is refunded, or a refund of it is under way.`);
+
+/** A new refund of the full amount of the payment that settled the invoice. */
+export function newRefund(tenant: TenantRef, invoiceId: string, payment: Payment, reason: RefundReason, requestId: string, now: Date): Refund {
+  return {
+    id: newId('cn'),
+    tenant,
+    invoiceId,
+    paymentId: payment.id,
+    amount: payment.amount,
+    reason,
+    providerRefundId: randomUUID(),
+    status: 'pending',
+    failureCode: null,
+    failureMessage: null,
+    requestId,
+    createdAt: now,
+    recordedAt: null,
+  };
+}
+
+/** What the provider answered: carried out, or refused (the invoice stays paid and may be refunded again). */
+export function withProviderResult(refund: Refund, result: RefundResult): Refund {
+  return 'rejected' in result
+    ? { ...refund, status: 'failed', failureCode: result.rejected.code, failureMessage: result.rejected.message }
+    : { ...refund, status: 'succeeded' };
+}

@@ -1,0 +1,30 @@
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import { Controller } from '@nestjs/common';
+import { GrpcMethod } from '@nestjs/microservices';
+import { paymentsV1, requireTenant } from '@recur/contracts';
+import { failedPrecondition } from '@recur/kernel';
+import { InvoicingClient } from '../invoices/invoicing.client';
+import { RefundsService } from './refunds.service';
+
+/** gRPC edge of refunds: read the invoice, keep the refund, carry it to its credit note. No rules live here. */
+@Controller()
+export class RefundsGrpcController {
+  constructor(
+    private readonly refunds: RefundsService,
+    private readonly invoicing: InvoicingClient,
+  ) {}
+
+  /**
+   * Not a recorded command: the refund row is the record. A repeat with the same request id
+   * resumes that refund (after an outage: UNAVAILABLE, and the worker finishes it meanwhile).
+   */
+  @GrpcMethod('PaymentsService', 'RefundInvoice')
+  async refundInvoice(request: paymentsV1.RefundInvoiceRequest): Promise<MessageInitShape<typeof paymentsV1.RefundInvoiceResponseSchema>> {
+    const tenant = requireTenant(request.tenant);
+    const invoice = await this.invoicing.payableInvoice(tenant, request.invoiceId);
+    const refund = await this.refunds.begin(tenant, invoice, request.reason, request.requestId);
+    const outcome = await this.refunds.complete(refund.id);
+    if ('refused' in outcome) throw failedPrecondition('refund_failed', `The refund was refused: ${outcome.refused}`);
+    return { creditNote: outcome.creditNote };
+  }
+}

@@ -1,0 +1,44 @@
+import { fromInt64 } from '@recur/money';
+import type { CreditNote } from '../gen/recur/invoicing/v1/credit_note_pb';
+import { moneyFromMessage } from '../money';
+
+/**
+ * The public JSON of a credit note, the document of a full refund: what `/v1/refunds` answers
+ * and `invoice.refunded` carries. Its id (`cn_…`) is also the refund's.
+ */
+export interface CreditNoteJson {
+  id: string;
+  object: 'credit_note';
+  livemode: boolean;
+  number: string;
+  invoice: string;
+  invoice_number: string;
+  customer: string;
+  customer_name: string;
+  customer_email: string;
+  amount: number;
+  currency: string;
+  reason: string;
+  payment: string;
+  created: number;
+}
+
+export function presentCreditNote(note: CreditNote): CreditNoteJson {
+  const amount = moneyFromMessage(note.amount);
+  return {
+    id: note.id,
+    object: 'credit_note',
+    livemode: note.livemode,
+    number: note.number,
+    invoice: note.invoiceId,
+    invoice_number: note.invoiceNumber,
+    customer: note.customerId,
+    customer_name: note.customerName,
+    customer_email: note.customerEmail,
+    amount: amount.amountMinor,
+    currency: amount.currency,
+    reason: note.reason,
+    payment: note.paymentId,
+    created: fromInt64(note.created, 'created'),
+  };
+}

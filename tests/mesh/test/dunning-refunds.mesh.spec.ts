@@ -1,0 +1,174 @@
+import { constructEvent } from '@recur/webhooks';
+import { SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
+import { startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
+import { randomBytes } from 'node:crypto';
+import { api, eventually, type Keys, type Mesh, startMesh } from './mesh';
+
+/**
+ * Dunning and refunds, as a new user would meet them, over HTTP against every service as its
+ * own process and a real Kafka: a declined sandbox payment starts reminders that a test clock
+ * walks to past_due (e-mails at the mesh's SMTP catcher, signed invoice.dunning_retry webhooks
+ * at a real receiver), paying brings the subscription back; a paid invoice gets no reminder;
+ * refunds of unpaid, paid and refunded invoices; refunds racing each other.
+ */
+let mesh: Mesh;
+let keys: Keys;
+let receiver: WebhookReceiver;
+let call: ReturnType<typeof api>;
+const DAY = 86_400;
+
+beforeAll(async () => {
+  [mesh, receiver] = await Promise.all([startMesh({ env: { 'webhook-dispatch': { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } } }), startWebhookReceiver()]);
+  ({ keys } = await mesh.createAccount('Lusaka Fibre'));
+  call = api(mesh, keys.test);
+}, 180_000);
+
+afterAll(async () => {
+  mesh?.webhookDispatch.close();
+  await Promise.all([mesh?.stop(), receiver?.stop()]);
+}, 60_000);
+
+/** Approves (or declines) a sandbox payment on its payer page, as a browser form post does. */
+async function decide(redirectUrl: string, decision: 'approve' | 'decline'): Promise<void> {
+  const page = await fetch(redirectUrl);
+  const cookie = page.headers.get('set-cookie')!.split(';')[0];
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())![1];
+  const answer = await fetch(redirectUrl, {
+    method: 'POST', redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie, origin: mesh.baseUrl },
+    body: new URLSearchParams({ decision, csrf }).toString(),
+  });
+  expect(answer.status).toBe(303);
+}
+
+async function pay(invoiceId: string, phoneNumber: string) {
+  const { status, body } = await call('POST', '/v1/payments/initiate', { invoice_id: invoiceId, phone_number: phoneNumber, provider: 'MTN_MOMO_ZMB' });
+  expect(status).toBe(201);
+  await decide(body.redirectUrl, 'approve');
+  return body;
+}
+
+const invoiceStatus = async (id: string, status: string) => (await call('GET', `/v1/invoices/${id}`)).body.status === status;
+
+/** A subscription of a new customer on a new test clock at `frozenTime`, and its first (open) invoice. */
+async function subscriptionOnClock(frozenTime: number) {
+  const clock = await call('POST', '/v1/test-clocks', { frozen_time: frozenTime });
+  const email = `chanda-${randomBytes(4).toString('hex')}@example.com`;
+  const customer = await call('POST', '/v1/customers', { name: 'Chanda Phiri', email, test_clock: clock.body.id });
+  const plan = await call('POST', '/v1/plans', { name: 'Home 50', pricing_model: 'flat_rate', amount_monthly: 35_000, currency: 'zmw' });
+  const subscription = await call('POST', '/v1/subscriptions', { customer: customer.body.id, plan: plan.body.id, billing_interval: 'monthly' });
+  expect(subscription.status).toBe(201);
+  const invoice = await eventually(async () => (await call('GET', `/v1/invoices?subscription=${subscription.body.id}`)).body.data?.[0], 30_000, 'the first invoice');
+  return { clock: clock.body, email, subscription: subscription.body, invoice };
+}
+
+async function advance(clockId: string, frozenTime: number) {
+  expect((await call('POST', `/v1/test-clocks/${clockId}/advance`, { frozen_time: frozenTime })).status).toBe(200);
+  await eventually(async () => (await call('GET', `/v1/test-clocks/${clockId}`)).body.status === 'ready', 30_000, 'the clock ready');
+}
+
+const reminderSubjects = (email: string) =>
+  mesh.mail.messages().filter((mail) => mail.envelope.to.includes(email) && mail.parsed.subject?.startsWith('Reminder')).map((mail) => mail.parsed.subject);
+
+async function webhooks(path: string, secret: string, count: number, what: string) {
+  const got = await eventually(async () => {
+    const received = await receiver.received(path);
+    return received.length >= count ? received : undefined;
+  }, 60_000, what);
+  return got.map((delivery) => constructEvent(delivery.body, delivery.headers, secret) as { type: string; data: Record<string, any> });
+}
+
+describe('dunning', () => {
+  it('a declined payment starts reminders the test clock walks to past_due; paying brings the subscription back', async () => {
+    const endpoint = await call('POST', '/v1/webhooks', { url: `${receiver.url}/dunning`, events: ['invoice.dunning_retry', 'subscription.past_due', 'subscription.activated'] });
+    const start = Math.floor(Date.UTC(2030, 2, 1, 9) / 1000);
+    const { clock, email, subscription, invoice } = await subscriptionOnClock(start);
+    await pay(invoice.id, SANDBOX_MAGIC_NUMBERS.fail);
+    await eventually(() => invoiceStatus(invoice.id, 'failed'), 30_000, 'the invoice failed');
+
+    // Reminders at 3, 7 and 14 days: four days on, the first has gone out, and only it.
+    await advance(clock.id, start + 4 * DAY);
+    await eventually(async () => reminderSubjects(email).length === 1, 30_000, 'the first reminder mail');
+    const [first] = mesh.mail.messages().filter((mail) => mail.envelope.to.includes(email) && mail.parsed.subject?.startsWith('Reminder'));
+    expect(first.parsed.subject).toBe(`Reminder 1: invoice ${invoice.number} is due`);
+    expect(first.parsed.text).toContain(invoice.payment_url);
+    expect((await call('GET', `/v1/subscriptions/${subscription.id}`)).body.status).toBe('active');
+
+    await advance(clock.id, start + 15 * DAY);
+    await eventually(async () => (await call('GET', `/v1/subscriptions/${subscription.id}`)).body.status === 'past_due', 30_000, 'the subscription past_due');
+    await eventually(async () => reminderSubjects(email).length === 3, 30_000, 'three reminder mails');
+    expect(reminderSubjects(email).sort()).toEqual([1, 2, 3].map((n) => `Reminder ${n}: invoice ${invoice.number} is due`));
+
+    const announced = await webhooks('/dunning', endpoint.body.secret, 4, 'three dunning_retry and one past_due webhooks');
+    expect(announced.filter((event) => event.type === 'invoice.dunning_retry').map((event) => [event.data.reminder, event.data.reminder_count, event.data.final, event.data.object.id]).sort())
+      .toEqual([[1, 3, false, invoice.id], [2, 3, false, invoice.id], [3, 3, true, invoice.id]]);
+    expect(announced.find((event) => event.type === 'subscription.past_due')!.data.object).toMatchObject({ id: subscription.id, status: 'past_due' });
+
+    await pay(invoice.id, SANDBOX_MAGIC_NUMBERS.succeed);
+    await eventually(async () => (await call('GET', `/v1/subscriptions/${subscription.id}`)).body.status === 'active', 30_000, 'the subscription active again');
+    const all = await webhooks('/dunning', endpoint.body.secret, 5, 'the subscription.activated webhook');
+    expect(all.filter((event) => event.type === 'subscription.activated').map((event) => event.data.object.id)).toEqual([subscription.id]);
+    // Exactly one mail and one event per reminder, walking the clock on changes nothing more.
+    await advance(clock.id, start + 20 * DAY);
+    expect(reminderSubjects(email)).toHaveLength(3);
+    expect((await receiver.received('/dunning')).length).toBe(5);
+  });
+
+  it('a failed invoice paid before its first reminder gets none', async () => {
+    const start = Math.floor(Date.UTC(2030, 5, 1, 9) / 1000);
+    const { clock, email, subscription, invoice } = await subscriptionOnClock(start);
+    await pay(invoice.id, SANDBOX_MAGIC_NUMBERS.fail);
+    await eventually(() => invoiceStatus(invoice.id, 'failed'), 30_000, 'the invoice failed');
+    await pay(invoice.id, SANDBOX_MAGIC_NUMBERS.succeed);
+    await eventually(() => invoiceStatus(invoice.id, 'paid'), 30_000, 'the invoice paid');
+    await advance(clock.id, start + 20 * DAY);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(reminderSubjects(email)).toEqual([]);
+    expect((await call('GET', `/v1/subscriptions/${subscription.id}`)).body.status).toBe('active');
+  });
+});
+
+describe('refunds', () => {
+  async function paidInvoice(amount = 9_900) {
+    const customer = await call('POST', '/v1/customers', { name: 'Mwila Banda', email: 'mwila@example.com' });
+    const { body: invoice } = await call('POST', '/v1/invoices', { customer: customer.body.id, amount, currency: 'zmw', description: 'Fibre, December', status: 'open' });
+    return invoice;
+  }
+
+  it('refunds a paid invoice into a numbered credit note (invoice.refunded); an unpaid or already refunded one answers 409', async () => {
+    const endpoint = await call('POST', '/v1/webhooks', { url: `${receiver.url}/refunded`, events: ['invoice.refunded'] });
+    const invoice = await paidInvoice();
+    const unpaid = await call('POST', '/v1/refunds', { invoice_id: invoice.id, reason: 'requested_by_customer' });
+    expect([unpaid.status, unpaid.body.error.code]).toEqual([409, 'invoice_not_paid']);
+    await pay(invoice.id, SANDBOX_MAGIC_NUMBERS.succeed);
+    await eventually(() => invoiceStatus(invoice.id, 'paid'), 30_000, 'the invoice paid');
+
+    const refunded = await call('POST', '/v1/refunds', { invoice_id: invoice.id, reason: 'requested_by_customer' });
+    expect(refunded.status).toBe(201);
+    expect(refunded.body).toMatchObject({ object: 'credit_note', id: expect.stringMatching(/^cn_/), number: expect.stringMatching(/^CN-\d{6}$/), invoice: invoice.id, amount: 9_900, currency: 'zmw', reason: 'requested_by_customer', livemode: false });
+    expect((await call('GET', `/v1/invoices/${invoice.id}`)).body.status).toBe('refunded');
+    const again = await call('POST', '/v1/refunds', { invoice_id: invoice.id, reason: 'duplicate' });
+    expect([again.status, again.body.error.code]).toEqual([409, 'invoice_refunded']);
+    const badReason = await call('POST', '/v1/refunds', { invoice_id: invoice.id, reason: 'changed_my_mind' });
+    expect([badReason.status, badReason.body.error.param]).toEqual([400, 'reason']);
+
+    expect((await call('GET', `/v1/refunds?invoice=${invoice.id}`)).body).toMatchObject({ object: 'list', total: 1, data: [{ id: refunded.body.id }] });
+    expect((await call('GET', `/v1/refunds/${refunded.body.id}`)).body).toEqual(refunded.body);
+    const pdf = await fetch(`${mesh.baseUrl}/v1/refunds/${refunded.body.id}/pdf`, { headers: { 'x-api-key': keys.test } });
+    expect([pdf.status, pdf.headers.get('content-type'), pdf.headers.get('content-disposition')]).toEqual([200, 'application/pdf', `attachment; filename="${refunded.body.number}.pdf"`]);
+    expect(Buffer.from(await pdf.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
+
+    const [event] = await webhooks('/refunded', endpoint.body.secret, 1, 'the invoice.refunded webhook');
+    expect(event).toMatchObject({ type: 'invoice.refunded', data: { object: { id: invoice.id, status: 'refunded' }, credit_note: { id: refunded.body.id } } });
+  });
+
+  it('of refunds of one invoice racing each other, exactly one succeeds', async () => {
+    const invoice = await paidInvoice(4_000);
+    await pay(invoice.id, SANDBOX_MAGIC_NUMBERS.succeed);
+    await eventually(() => invoiceStatus(invoice.id, 'paid'), 30_000, 'the invoice paid');
+    const answers = await Promise.all(Array.from({ length: 6 }, () => call('POST', '/v1/refunds', { invoice_id: invoice.id, reason: 'duplicate' })));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
+    expect(answers.filter((answer) => answer.status === 409).every((answer) => answer.body.error.code === 'invoice_refunded')).toBe(true);
+    expect((await call('GET', `/v1/refunds?invoice=${invoice.id}`)).body.total).toBe(1);
+  });
+});
