@@ -1,5 +1,7 @@
 // Jest (CommonJS) cannot load Nest 12's ESM; the clock's classes only need its decorators to be inert here.
 jest.mock('@nestjs/common', () => ({ Injectable: () => () => undefined, Inject: () => () => undefined }));
+// The event consumers' handle() is called directly here; their runtime token (and Nest's core behind it) is not needed.
+jest.mock('@recur/service-host', () => ({ SERVICE_RUNTIME: Symbol('SERVICE_RUNTIME') }));
 
 import * as grpc from '@grpc/grpc-js';
 import { catalogV1, invoicingEventsV1, type ServiceClient, subscriptionV1 } from '@recur/contracts';
