@@ -34,7 +34,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   app.use(requestId.use.bind(requestId));
   // Provider callbacks are verified over their exact bytes; the payer pages post forms.
   app.use('/callbacks', express.raw({ type: () => true, limit: '64kb' }));
-  app.use('/sandbox/pay', express.urlencoded({ extended: false, limit: '8kb' }));
+  app.use(['/sandbox/pay', '/pay'], express.urlencoded({ extended: false, limit: '8kb' }));
   // The portals' pages post forms.
   app.use(['/portal', '/customer-portal'], express.urlencoded({ extended: false, limit: '16kb' }));
   app.useBodyParser('json', { limit: BODY_LIMIT });

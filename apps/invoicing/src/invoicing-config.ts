@@ -5,7 +5,7 @@ import { DEFAULT_DUNNING_SCHEDULE_DAYS, parseDunningSchedule } from './dunning/d
 export interface InvoicingConfig {
   /** `host:port` of the subscription service, where customers live (required). */
   subscriptionGrpcAddr: string;
-  /** Base URL of the hosted page where a customer pays; an invoice's link is `<base>/<invoice id>`. */
+  /** Base URL of the hosted payment page (the gateway's public URL + `/pay`); an invoice's link is `<base>/<payment token>`. */
   paymentPageUrl: string;
   /** Where invoice e-mails leave: `smtp://user:password@host:587` (STARTTLS when offered) or `smtps://…:465` (required). */
   smtpUrl: string;

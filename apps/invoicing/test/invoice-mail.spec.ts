@@ -11,7 +11,7 @@ const invoice = (changes: Partial<Invoice> = {}): Invoice => ({
   id: 'in_1', tenant: { accountId: 'acct_1', livemode: false }, number: 'INV-000042', status: 'open',
   customer: { id: 'cus_1', name: 'Ada Lovelace', email: 'ada@example.com' }, subscriptionId: null, billingReason: 'manual', currency: 'usd',
   description: null, lines: [], subtotal: usd(12_345), discount: usd(0), total: usd(12_345), amountDue: usd(12_345), amountPaid: usd(0),
-  dueDate: '2026-12-10', periodStart: null, periodEnd: null, paymentUrl: 'https://pay.example.test/in_1', metadata: {},
+  dueDate: '2026-12-10', periodStart: null, periodEnd: null, paymentUrl: 'https://pay.example.test/pay_token_1', paymentToken: 'pay_token_1', metadata: {},
   createdAt: new Date(0), updatedAt: new Date(0), finalizedAt: new Date(0), paidAt: null, voidedAt: null, ...changes,
 });
 
@@ -19,7 +19,7 @@ describe('invoice e-mail', () => {
   it('words the invoice mail with the amount due, the due date and the payment link', () => {
     const mail = composeInvoiceMail(invoice(), { kind: 'invoice', reminderNumber: null }, 'Acme Studio');
     expect(mail.subject).toBe('Invoice INV-000042 from Acme Studio');
-    for (const expected of ['Hello Ada Lovelace,', '$123.45', '2026-12-10', 'https://pay.example.test/in_1', 'INV-000042.pdf']) expect([expected, mail.text.includes(expected)]).toEqual([expected, true]);
+    for (const expected of ['Hello Ada Lovelace,', '$123.45', '2026-12-10', 'https://pay.example.test/pay_token_1', 'INV-000042.pdf']) expect([expected, mail.text.includes(expected)]).toEqual([expected, true]);
     expect(composeInvoiceMail(invoice(), { kind: 'invoice', reminderNumber: null }, '').subject).toBe('Invoice INV-000042');
   });
 
@@ -27,7 +27,7 @@ describe('invoice e-mail', () => {
     const mail = composeInvoiceMail(invoice({ status: 'failed' }), { kind: 'reminder', reminderNumber: 2 }, 'Acme Studio');
     expect(mail.subject).toBe('Reminder 2: invoice INV-000042 from Acme Studio is due');
     expect(mail.text).toContain('reminder 2');
-    expect(mail.text).toContain('https://pay.example.test/in_1');
+    expect(mail.text).toContain('https://pay.example.test/pay_token_1');
     expect(sendKeyOf({ kind: 'reminder', reminderNumber: 2, sellerName: '' })).toBe('reminder:2');
     expect(sendKeyOf({ kind: 'invoice', sendKey: 'resend:req_1', sellerName: '' })).toBe('resend:req_1');
   });

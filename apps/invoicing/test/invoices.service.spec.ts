@@ -79,7 +79,7 @@ describe('InvoicingService one-off invoices', () => {
     expect((await outbox(draft!.id)).map((row) => row.type)).toEqual(['recur.invoicing.v1.InvoiceCreated']);
 
     const { invoice: open } = await client.finalizeInvoice({ tenant, id: draft!.id, requestId: `req_${draft!.id}` });
-    expect(open).toMatchObject({ status: 'open', number: 'INV-000001', paymentUrl: `https://pay.example.test/i/${draft!.id}` });
+    expect(open).toMatchObject({ status: 'open', number: 'INV-000001', paymentUrl: expect.stringMatching(/^https:\/\/pay\.example\.test\/i\/[A-Za-z0-9_-]{43}$/) });
     expect(Number(open!.finalizedAt)).toBeGreaterThan(Date.now() / 1000 - 60);
     expect((await client.getInvoice({ tenant, id: draft!.id })).invoice).toEqual(open);
 
@@ -93,7 +93,25 @@ describe('InvoicingService one-off invoices', () => {
     expect(finalized.aggregateId).toBe(draft!.id);
     const created = decodePublicEvent(JSON.stringify(rows[2].payload));
     expect(created.data).toEqual({ object: presentInvoice(open!), source: 'manual' });
-    expect((created.data as { object: { payment_url: string } }).object.payment_url).toBe(`https://pay.example.test/i/${draft!.id}`);
+    expect((created.data as { object: { payment_url: string } }).object.payment_url).toBe(open!.paymentUrl);
+  });
+
+  it('gives each finalized invoice its own payment token, and GetInvoiceForPayment answers the invoice with its tenant by it alone', async () => {
+    const tenant = newTenant();
+    const customer = await newCustomer(tenant);
+    const raise = async () => (await client.createInvoice({ tenant, customerId: customer.id, amount: 700n, description: 'Fibre', status: 'open' })).invoice!;
+    const [first, second] = [await raise(), await raise()];
+    const tokenOf = (url: string) => url.slice('https://pay.example.test/i/'.length);
+    expect(tokenOf(first.paymentUrl)).not.toBe(tokenOf(second.paymentUrl));
+
+    const found = await client.getInvoiceForPayment({ paymentToken: tokenOf(second.paymentUrl) });
+    expect(found.tenant).toMatchObject({ accountId: tenant.accountId, livemode: tenant.livemode });
+    expect(found.invoice).toEqual(second);
+    // One character off, empty, or the invoice id: no invoice.
+    const forged = tokenOf(second.paymentUrl).replace(/^./, (c) => (c === 'A' ? 'B' : 'A'));
+    for (const paymentToken of [forged, '', second.id]) {
+      expect(await grpcFailure(client.getInvoiceForPayment({ paymentToken }))).toEqual({ code: grpc.status.NOT_FOUND, errorCode: 'resource_missing', param: 'payment_token' });
+    }
   });
 
   it('creates an invoice open at once from lines, in another currency, with metadata', async () => {
@@ -375,7 +393,7 @@ describe('InvoicingService PDF', () => {
     expect(filename).toBe('INV-000001.pdf');
     expect(Buffer.from(pdf.subarray(0, 5)).toString()).toBe('%PDF-');
     const text = pdfText(pdf);
-    for (const expected of ['Acme Studio', 'Zoë Ünal', 'zoe@example.com', 'INV-000001', today(), inDays(10), 'Design sprint', 'Hosting', '$2,500.00', '$49.99', '$2,549.99', `https://pay.example.test/i/${invoice!.id}`]) {
+    for (const expected of ['Acme Studio', 'Zoë Ünal', 'zoe@example.com', 'INV-000001', today(), inDays(10), 'Design sprint', 'Hosting', '$2,500.00', '$49.99', '$2,549.99', invoice!.paymentUrl]) {
       expect([expected, text.includes(expected)]).toEqual([expected, true]);
     }
     expect(text).not.toMatch(/\b(DRAFT|VOID|PAID)\b/);
@@ -415,11 +433,11 @@ describe('InvoicingService e-mail', () => {
     expect(mail.envelope).toEqual({ from: 'billing@recur.test', to: [recipient] });
     expect(mail.parsed.subject).toBe('Invoice INV-000001 from Acme Studio');
     expect(mail.parsed.from!.value).toEqual([{ name: 'Billing', address: 'billing@recur.test' }]);
-    expect(mail.parsed.text).toContain(`https://pay.example.test/i/${invoice!.id}`);
+    expect(mail.parsed.text).toContain(invoice!.paymentUrl);
     expect(mail.parsed.text).toContain('$1,234.56');
     expect(mail.parsed.attachments.map((attachment) => [attachment.filename, attachment.contentType])).toEqual([['INV-000001.pdf', 'application/pdf']]);
     const text = pdfText(mail.parsed.attachments[0].content);
-    for (const expected of ['Acme Studio', 'Grace Hopper', 'INV-000001', 'Compiler audit', '$1,234.56', `https://pay.example.test/i/${invoice!.id}`]) {
+    for (const expected of ['Acme Studio', 'Grace Hopper', 'INV-000001', 'Compiler audit', '$1,234.56', invoice!.paymentUrl]) {
       expect([expected, text.includes(expected)]).toEqual([expected, true]);
     }
     expect(await mailRows(invoice!.id)).toEqual([{ send_key: 'finalized', status: 'sent', attempt_count: 1, last_error: null }]);
@@ -469,8 +487,9 @@ describe('InvoicingService e-mail', () => {
     const customer = await newCustomer(tenant, 'Ada Lovelace', recipient);
     mailCatcher.refuse(451);
     let invoiceId: string;
+    let paymentUrl: string;
     try {
-      ({ invoice: { id: invoiceId } } = (await client.createInvoice({ tenant, customerId: customer.id, amount: 900n, description: 'Outage', status: 'open' })) as { invoice: { id: string } });
+      ({ invoice: { id: invoiceId, paymentUrl } } = (await client.createInvoice({ tenant, customerId: customer.id, amount: 900n, description: 'Outage', status: 'open' })) as { invoice: { id: string; paymentUrl: string } });
       // Two attempts refused (the first at once, the second a second later): the mail waits, pending.
       const [row] = await eventually(async () => {
         const rows = await mailRows(invoiceId);
@@ -482,7 +501,7 @@ describe('InvoicingService e-mail', () => {
       expect(mailCatcher.refuse(null)).toBeGreaterThanOrEqual(2);
     }
     const [mail] = await eventually(async () => mailsTo(recipient).length > 0 && mailsTo(recipient), 20_000, 'the mail after recovery');
-    expect(mail.parsed.text).toContain(`https://pay.example.test/i/${invoiceId!}`);
+    expect(mail.parsed.text).toContain(paymentUrl!);
     expect((await mailRows(invoiceId!))[0]).toMatchObject({ status: 'sent', last_error: null });
   });
 

@@ -48,7 +48,9 @@ describe('/v1/invoices', () => {
 
     const finalized = await call('POST', `/v1/invoices/${created.body.id}/finalize`);
     expect(finalized.status).toBe(200);
-    expect(finalized.body).toMatchObject({ status: 'open', number: expect.stringMatching(/^INV-\d{6}$/), payment_url: expect.stringContaining(created.body.id) });
+    expect(finalized.body).toMatchObject({ status: 'open', number: expect.stringMatching(/^INV-\d{6}$/), payment_url: expect.stringMatching(new RegExp(`^${mesh.baseUrl}/pay/[A-Za-z0-9_-]{43}$`)) });
+    // The link is reached by an unguessable token, never by the invoice id.
+    expect(finalized.body.payment_url).not.toContain(created.body.id);
     expect((await call('POST', `/v1/invoices/${created.body.id}/finalize`)).body.error).toMatchObject({ code: 'invoice_not_draft' });
 
     const voided = await call('POST', `/v1/invoices/${created.body.id}/void`);

@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { queryDatabase, startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
-import { launchChromium } from './browser';
+import { collectPageErrors, launchChromium, newContext, screenshot, seriousAccessibilityViolations } from './browser';
 import { constructEvent } from '@recur/webhooks';
 import { SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
 import { api, eventually, type Keys, type Mesh, startMesh } from './mesh';
@@ -112,6 +112,108 @@ describe('paying an invoice', () => {
     }
     // Another app's invoice does not exist for a live key.
     expect((await api(mesh, keys.live)('POST', '/v1/payments/initiate', { invoice_id: open.id, phone_number: '+260971234567', provider: 'MTN_MOMO_ZMB' })).body.error.code).toBe('resource_missing');
+  });
+});
+
+/** A draft raised and finalized through the API: its payment_url is the hosted payment page. */
+async function finalizedInvoice(amount: number) {
+  const draft = await openInvoice(amount, 'draft');
+  const finalized = await call('POST', `/v1/invoices/${draft.id}/finalize`);
+  expect(finalized.status).toBe(200);
+  expect(finalized.body.payment_url).toMatch(new RegExp(`^${mesh.baseUrl}/pay/[A-Za-z0-9_-]{43}$`));
+  return finalized.body as { id: string; number: string; due_date: string; payment_url: string };
+}
+
+describe("the invoice's hosted payment page (payment_url)", () => {
+  it('pays an invoice in Chromium: provider and phone, Approve on the sandbox payer page, the return page; then shows it paid', async () => {
+    const invoice = await finalizedInvoice(12_345);
+    const context = await newContext(browser);
+    const page = await context.newPage();
+    const errors = collectPageErrors(page);
+    try {
+      expect((await page.goto(invoice.payment_url))!.status()).toBe(200);
+      expect(await page.getByTestId('amount-due').textContent()).toBe('ZMW\u00a0123.45');
+      expect(await page.getByTestId('invoice-number').textContent()).toBe(invoice.number);
+      expect(await page.getByTestId('seller').textContent()).toBe('Lusaka Fibre');
+      expect(await page.getByTestId('due-date').textContent()).toBe(invoice.due_date);
+      expect(await page.getByTestId('invoice-status').getAttribute('data-status')).toBe('open');
+      expect(await page.content()).not.toMatch(/recur_(test|live|publishable)_sk_/);
+      expect(await seriousAccessibilityViolations(page)).toEqual([]);
+      await screenshot(page, 'invoice-payment-page');
+      expect(errors).toEqual([]);
+
+      await page.getByLabel('Mobile-money provider').selectOption('MTN_MOMO_ZMB');
+      await page.getByLabel('Phone number, in international format').fill(SANDBOX_MAGIC_NUMBERS.succeed);
+      await page.getByRole('button', { name: 'Pay ZMW\u00a0123.45' }).click();
+      await page.waitForURL(new RegExp(`^${mesh.baseUrl}/sandbox/pay/[A-Za-z0-9_-]{43}$`));
+      expect(await page.getByTestId('invoice-number').textContent()).toBe(invoice.number);
+      await page.getByRole('button', { name: 'Approve' }).click();
+      await page.waitForURL(/\/pay\/return\//);
+      expect(await page.getByTestId('payment-status').getAttribute('data-status')).toBe('succeeded');
+
+      await eventually(async () => (await call('GET', `/v1/invoices/${invoice.id}`)).body.status === 'paid', 20_000, 'the invoice paid');
+      // Only this page's errors: the sandbox payer and return pages (not this slice) ask for a favicon.
+      errors.length = 0;
+      expect((await page.goto(invoice.payment_url))!.status()).toBe(200);
+      expect(await page.getByTestId('paid-notice').textContent()).toContain('paid — thank you');
+      expect(await page.getByRole('button', { name: /^Pay/ }).count()).toBe(0);
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('shows a refused phone number or provider on the form again, and starts no payment', async () => {
+    const invoice = await finalizedInvoice(900);
+    const page = await browser.newPage();
+    try {
+      await page.goto(invoice.payment_url);
+      await page.getByLabel('Mobile-money provider').selectOption('MTN_MOMO_ZMB');
+      await page.getByLabel('Phone number, in international format').fill('0971234567');
+      const [refused] = await Promise.all([page.waitForResponse((response) => response.request().method() === 'POST'), page.getByRole('button', { name: /^Pay/ }).click()]);
+      expect(refused.status()).toBe(400);
+      expect(await page.getByTestId('payment-error').textContent()).toMatch(/phone/i);
+      expect(await page.getByLabel('Phone number, in international format').inputValue()).toBe('0971234567');
+      // A Kenyan number for a Zambian provider.
+      await page.getByLabel('Phone number, in international format').fill('+254712345678');
+      await page.getByRole('button', { name: /^Pay/ }).click();
+      await page.getByTestId('payment-error').filter({ hasText: /MTN_MOMO_ZMB|country|provider/i }).waitFor();
+      expect(page.url()).toBe(invoice.payment_url);
+    } finally {
+      await page.close();
+    }
+    expect((await call('GET', `/v1/payments?invoice=${invoice.id}`)).body.total).toBe(0);
+  });
+
+  it('refuses a post without the CSRF token or from another origin, and redirects a good one to the sandbox payer page', async () => {
+    const invoice = await finalizedInvoice(500);
+    const post = (fields: Record<string, string>, headers: Record<string, string> = {}) =>
+      fetch(invoice.payment_url, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(fields).toString() });
+    const fields = { provider: 'MTN_MOMO_ZMB', phone_number: SANDBOX_MAGIC_NUMBERS.succeed };
+    const shown = await fetch(invoice.payment_url);
+    const cookie = shown.headers.get('set-cookie')!.split(';')[0];
+    const csrf = /name="csrf" value="([^"]+)"/.exec(await shown.text())![1];
+    expect((await post(fields, { cookie })).status).toBe(403);
+    expect((await post({ ...fields, csrf: `${csrf.slice(1)}x` }, { cookie })).status).toBe(403);
+    expect((await post({ ...fields, csrf }, { cookie, origin: 'https://evil.example' })).status).toBe(403);
+    expect((await call('GET', `/v1/payments?invoice=${invoice.id}`)).body.total).toBe(0);
+    const accepted = await post({ ...fields, csrf }, { cookie, origin: mesh.baseUrl });
+    expect([accepted.status, accepted.headers.get('location')]).toEqual([303, expect.stringMatching(new RegExp(`^${mesh.baseUrl}/sandbox/pay/[A-Za-z0-9_-]{43}$`))]);
+    expect((await call('GET', `/v1/payments?invoice=${invoice.id}`)).body).toMatchObject({ total: 1, data: [{ status: 'pending', livemode: false }] });
+  });
+
+  it("answers 410 for a voided invoice's link, and 404 for an unknown token or the invoice id", async () => {
+    const invoice = await finalizedInvoice(800);
+    expect((await call('POST', `/v1/invoices/${invoice.id}/void`)).status).toBe(200);
+    const voided = await fetch(invoice.payment_url);
+    expect([voided.status, voided.headers.get('cache-control')]).toEqual([410, 'no-store']);
+    expect(await voided.text()).toContain('no longer payable');
+    const token = invoice.payment_url.split('/').pop()!;
+    for (const url of [`${mesh.baseUrl}/pay/${token.replace(/^./, (c) => (c === 'A' ? 'B' : 'A'))}`, `${mesh.baseUrl}/pay/${invoice.id}`]) {
+      const response = await fetch(url);
+      expect([url, response.status]).toEqual([url, 404]);
+      expect(await response.text()).not.toContain(invoice.number);
+    }
   });
 });
 

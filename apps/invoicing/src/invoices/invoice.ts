@@ -42,6 +42,8 @@ export interface Invoice {
   periodStart: Date | null;
   periodEnd: Date | null;
   paymentUrl: string | null;
+  /** The payment page's credential, the last segment of `paymentUrl`; null for drafts. */
+  paymentToken: string | null;
   metadata: Metadata;
   createdAt: Date;
   updatedAt: Date;
@@ -222,6 +224,7 @@ export function createOneOffInvoice(tenant: TenantRef, customer: BilledCustomer,
     periodStart: null,
     periodEnd: null,
     paymentUrl: null,
+    paymentToken: null,
     metadata: checkMetadata(fields.metadata ?? {}),
     createdAt: now,
     updatedAt: now,
@@ -301,6 +304,7 @@ export function createSubscriptionInvoice(tenant: TenantRef, customer: BilledCus
     periodStart: fields.periodStart,
     periodEnd: fields.periodEnd,
     paymentUrl: null,
+    paymentToken: null,
     metadata: {},
     createdAt: now,
     updatedAt: now,
@@ -318,6 +322,7 @@ export interface Finalization {
   number: string;
   customer: BilledCustomer;
   paymentUrl: string;
+  paymentToken: string;
 }
 
 /** A draft becomes open: numbered, its customer snapshot refreshed, its payment page set. */
@@ -329,6 +334,7 @@ export function finalizeInvoice(invoice: Invoice, finalization: Finalization, no
     number: finalization.number,
     customer: finalization.customer,
     paymentUrl: finalization.paymentUrl,
+    paymentToken: finalization.paymentToken,
     finalizedAt: now,
     updatedAt: now,
   };

@@ -121,6 +121,12 @@ export class InvoicesGrpcController {
     return { invoice: toInvoiceMessage(await this.invoices.get(requireTenant(request.tenant), request.id)) };
   }
 
+  @GrpcMethod('InvoicingService', 'GetInvoiceForPayment')
+  async getInvoiceForPayment(request: invoicingV1.GetInvoiceForPaymentRequest): Promise<MessageInitShape<typeof invoicingV1.GetInvoiceForPaymentResponseSchema>> {
+    const invoice = await this.invoices.getForPayment(request.paymentToken);
+    return { tenant: invoice.tenant, invoice: toInvoiceMessage(invoice) };
+  }
+
   @GrpcMethod('InvoicingService', 'ListInvoices')
   async listInvoices(request: invoicingV1.ListInvoicesRequest): Promise<MessageInitShape<typeof invoicingV1.ListInvoicesResponseSchema>> {
     const page = checkPage(request.page?.limit, request.page?.offset);

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { notFound, type Page, type TenantRef } from '@recur/kernel';
+import { DomainError, notFound, type Page, type TenantRef } from '@recur/kernel';
 import { appendToOutbox } from '@recur/messaging';
 import type { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
@@ -29,6 +29,13 @@ export class InvoicesRepository {
   async get(tenant: TenantRef, id: string, tx: Tx = this.prisma): Promise<Invoice> {
     const row = await tx.invoice.findFirst({ where: { id, accountId: tenant.accountId, livemode: tenant.livemode }, include: { lines: true } });
     if (!row) throw notFound('invoice', id);
+    return fromInvoiceRow(row);
+  }
+
+  /** The invoice whose payment page token is `paymentToken`, of whichever tenant: the token is the credential. */
+  async getByPaymentToken(paymentToken: string): Promise<Invoice> {
+    const row = paymentToken ? await this.prisma.invoice.findUnique({ where: { paymentToken }, include: { lines: true } }) : null;
+    if (!row) throw new DomainError('not_found', 'resource_missing', 'No invoice has this payment link.', 'payment_token');
     return fromInvoiceRow(row);
   }
 

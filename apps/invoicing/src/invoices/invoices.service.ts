@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, type Clock, type DomainError, isDomainError, type Page, type TenantRef } from '@recur/kernel';
 import type { Prisma } from '../generated/prisma/client';
@@ -184,6 +185,20 @@ export class InvoicesService {
     assertMove(invoice, 'finalize');
     const billed = billableCustomer(customer);
     const number = await this.invoices.nextNumber(tx, invoice.tenant);
-    return finalizeInvoice(invoice, { number, customer: billed, paymentUrl: `${this.config.paymentPageUrl}/${invoice.id}` }, now);
+    return finalizeInvoice(invoice, { number, customer: billed, ...this.paymentPage() }, now);
+  }
+
+  /** The invoice and its tenant, found by the token of its hosted payment page (the page's only credential). */
+  getForPayment(paymentToken: string): Promise<Invoice> {
+    return this.invoices.getByPaymentToken(paymentToken);
+  }
+
+  /**
+   * A new payment page: an unguessable token (an invoice id is no secret, so the page is not
+   * reached by it) and the URL that ends with it.
+   */
+  private paymentPage(): { paymentUrl: string; paymentToken: string } {
+    const paymentToken = randomBytes(32).toString('base64url');
+    return { paymentToken, paymentUrl: `${this.config.paymentPageUrl}/${paymentToken}` };
   }
 }

@@ -1,0 +1,71 @@
+import type { InvoiceJson } from '@recur/contracts';
+import { formatMoney, money } from '@recur/money';
+import { PAYMENT_PROVIDER_CODES, PAYMENT_PROVIDERS, SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
+import { html, layout, type SafeHtml } from '../page-kit';
+
+/** The hosted payment page of an invoice (`/pay/<payment token>`): what the customer sees and the form they pay with. */
+
+export interface InvoicePaymentView {
+  /** The page's own path, where its form posts. */
+  action: string;
+  csrf: string;
+  sellerName: string;
+  invoice: InvoiceJson;
+  error?: string;
+  /** What the customer typed, shown again after a refusal. */
+  typed?: { provider: string; phoneNumber: string };
+}
+
+const amountDue = (invoice: InvoiceJson): string => formatMoney(money(invoice.amount_due, invoice.currency));
+
+function summary(view: InvoicePaymentView): SafeHtml {
+  const { invoice } = view;
+  return html`${invoice.livemode ? '' : html`<p><span class="badge wait">Sandbox — no real money moves</span></p>`}
+<h1>Invoice ${invoice.number} from ${view.sellerName}</h1>
+<p class="amount"><span class="muted">Amount due</span><br><strong data-testid="amount-due" style="font-size:2rem">${amountDue(invoice)}</strong></p>
+<table><tbody>
+<tr><th scope="row">Invoice</th><td data-testid="invoice-number">${invoice.number}</td></tr>
+<tr><th scope="row">From</th><td data-testid="seller">${view.sellerName}</td></tr>
+<tr><th scope="row">Due</th><td data-testid="due-date">${invoice.due_date}</td></tr>
+<tr><th scope="row">Status</th><td data-testid="invoice-status" data-status="${invoice.status}">${invoice.status}</td></tr>
+</tbody></table>`;
+}
+
+/** An open or failed invoice: its summary and the form that starts a mobile-money payment. */
+export function invoicePaymentPage(view: InvoicePaymentView): string {
+  const typed = view.typed ?? { provider: '', phoneNumber: '' };
+  return layout(`Pay invoice ${view.invoice.number} — ${view.sellerName}`, html`<div class="card narrow">
+${summary(view)}
+${view.invoice.status === 'failed' ? html`<p class="muted">The last payment attempt did not go through; you can try again.</p>` : ''}
+${view.error ? html`<div class="error" role="alert" data-testid="payment-error">${view.error}</div>` : ''}
+<form method="post" action="${view.action}">
+<input type="hidden" name="csrf" value="${view.csrf}">
+<label for="provider">Mobile-money provider</label>
+<select id="provider" name="provider" required>
+<option value="">Choose your provider</option>
+${PAYMENT_PROVIDER_CODES.map((code) => html`<option value="${code}"${code === typed.provider ? html` selected` : ''}>${code} (${PAYMENT_PROVIDERS[code]})</option>`)}
+</select>
+<label for="phone-number">Phone number, in international format</label>
+<input id="phone-number" name="phone_number" type="text" inputmode="tel" autocomplete="tel" required maxlength="32" placeholder="+260971000001" value="${typed.phoneNumber}">
+<p><button type="submit">Pay ${amountDue(view.invoice)}</button></p>
+</form>
+${view.invoice.livemode ? '' : html`<p class="muted">Sandbox test numbers: ${SANDBOX_MAGIC_NUMBERS.succeed} succeeds, ${SANDBOX_MAGIC_NUMBERS.fail} fails, ${SANDBOX_MAGIC_NUMBERS.pending} stays pending (with MTN_MOMO_ZMB).</p>`}
+</div>`);
+}
+
+/** A paid (or refunded) invoice: nothing left to pay. */
+export function invoicePaidPage(view: Pick<InvoicePaymentView, 'sellerName' | 'invoice'>): string {
+  const refunded = view.invoice.status === 'refunded';
+  return layout(`Invoice ${view.invoice.number} — ${view.sellerName}`, html`<div class="card narrow">
+<div class="notice" role="status" data-testid="paid-notice">${refunded ? 'This invoice was paid and has been refunded.' : 'This invoice is paid — thank you.'}</div>
+${summary({ ...view, action: '', csrf: '' })}
+</div>`);
+}
+
+/** A voided invoice (answered 410): it will not be collected. */
+export function invoiceVoidPage(view: Pick<InvoicePaymentView, 'sellerName' | 'invoice'>): string {
+  return layout(`Invoice ${view.invoice.number} is no longer payable — ${view.sellerName}`, html`<div class="card narrow">
+<h1>This invoice is no longer payable</h1>
+<p>${view.sellerName} cancelled invoice ${view.invoice.number}; there is nothing to pay. Contact them if you think this is a mistake.</p>
+</div>`);
+}
