@@ -10,6 +10,9 @@ import { CustomersService } from './customers/customers.service';
 import { Commands, PgCommands } from './infrastructure/commands';
 import { InvoicePaidConsumer } from './invoice-payments/invoice-paid.consumer';
 import { PrismaService } from './infrastructure/prisma.service';
+import { SalesLinksGrpcController } from './sales-links/sales-links.grpc.controller';
+import { SalesLinksRepository } from './sales-links/sales-links.repository';
+import { SalesLinksService } from './sales-links/sales-links.service';
 import { SUBSCRIPTION_CONFIG, type SubscriptionConfig, subscriptionConfigFromEnv } from './subscription-config';
 import { CatalogPlans } from './subscriptions/catalog-plans.client';
 import { SubscriptionsGrpcController } from './subscriptions/subscriptions.grpc.controller';
@@ -24,7 +27,7 @@ export class SubscriptionModule {
   static forRuntime(runtime: ServiceRuntime): DynamicModule {
     return {
       module: SubscriptionModule,
-      controllers: [CustomersGrpcController, SubscriptionsGrpcController, TestClocksGrpcController],
+      controllers: [CustomersGrpcController, SubscriptionsGrpcController, TestClocksGrpcController, SalesLinksGrpcController],
       providers: [
         { provide: SERVICE_RUNTIME, useValue: runtime },
         { provide: SUBSCRIPTION_CONFIG, useFactory: () => subscriptionConfigFromEnv() },
@@ -40,6 +43,8 @@ export class SubscriptionModule {
         BillingJobs,
         SubscriptionsRepository,
         SubscriptionsService,
+        SalesLinksRepository,
+        SalesLinksService,
         InvoicingClient,
         InvoicePaidConsumer,
         {

@@ -46,6 +46,8 @@ export interface HandlerContext<P extends string, B, Q> {
   services: ServiceClients;
   /** Signs customer portal links (`POST /v1/customers/:id/portal-sessions`). */
   customerPortal: CustomerPortalLinks;
+  /** Base URL of the hosted checkout pages (a sales link's `url` is `<salesLinkUrl>/<token>`). */
+  salesLinkUrl: string;
   tenant: commonV1.Tenant;
   /** The caller's account name (the seller printed on documents). */
   accountName: string;

@@ -10,12 +10,4 @@ export const PLANNED_ROUTES = [
     planned('POST', '/v1/refunds', 'Fully refund a paid invoice'),
     planned('GET', '/v1/refunds', 'List credit notes'),
   ]),
-  ...defineRoutes('Sales links', [
-    planned('POST', '/v1/sales-links', 'Create a sales link'),
-    planned('GET', '/v1/sales-links', 'List sales links'),
-    planned('GET', '/v1/sales-links/:id', 'Retrieve a sales link'),
-    planned('GET', '/v1/sales-links/:id/checkouts', 'List sales made through a link'),
-    planned('POST', '/v1/sales-links/:id/deactivate', 'Deactivate a sales link'),
-    planned('POST', '/v1/sales-links/:id/activate', 'Activate a sales link'),
-  ]),
 ];

@@ -7,6 +7,7 @@ import { INVOICE_ROUTES } from '../invoices/invoices.routes';
 import { PAYMENT_ROUTES } from '../payments/payments.routes';
 import { PLAN_ROUTES } from '../plans/plans.routes';
 import { PROMOTION_CODE_ROUTES } from '../promotion-codes/promotion-codes.routes';
+import { SALES_LINK_ROUTES } from '../sales-links/sales-links.routes';
 import { SUBSCRIPTION_ROUTES } from '../subscriptions/subscriptions.routes';
 import { TEST_CLOCK_ROUTES } from '../test-clocks/test-clocks.routes';
 import { USAGE_ROUTES } from '../usage/usage.routes';
@@ -29,6 +30,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...ADDON_ROUTES,
   ...COUPON_ROUTES,
   ...PROMOTION_CODE_ROUTES,
+  ...SALES_LINK_ROUTES,
   ...INVOICE_ROUTES,
   ...SUBSCRIPTION_ROUTES,
   ...TEST_CLOCK_ROUTES,

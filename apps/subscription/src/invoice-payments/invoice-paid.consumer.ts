@@ -6,6 +6,7 @@ import { CLOCK, type Clock } from '@recur/kernel';
 import { claimInboxEvent, consumerGroup, type EventOutcome, type InternalEvent, internalEventHandler, internalEventsTopic } from '@recur/messaging';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
 import { PrismaService } from '../infrastructure/prisma.service';
+import { SalesLinksRepository } from '../sales-links/sales-links.repository';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
 import { activateAfterPayment } from './paid-invoice';
 
@@ -15,7 +16,7 @@ const HANDLES = createRegistry(invoicingEventsV1.InvoicePaidSchema);
 
 /**
  * Reads invoicing's InvoicePaid: a paid renewal invoice brings its past_due subscription back
- * to active. The inbox claim and the change commit together, so a redelivered event changes
+ * to active, and a paid invoice completes the sales link checkout that sold its subscription. The inbox claim and the change commit together, so a redelivered event changes
  * nothing (even after the subscription fell past due again later).
  */
 @Injectable()
@@ -23,6 +24,7 @@ export class InvoicePaidConsumer implements OnApplicationBootstrap {
   constructor(
     private readonly prisma: PrismaService,
     private readonly subscriptions: SubscriptionsRepository,
+    private readonly salesLinks: SalesLinksRepository,
     @Inject(CLOCK) private readonly now: Clock,
     @Inject(SERVICE_RUNTIME) private readonly runtime: ServiceRuntime,
   ) {}
@@ -42,6 +44,7 @@ export class InvoicePaidConsumer implements OnApplicationBootstrap {
       if (!invoice?.subscriptionId) return 'processed';
       const change = activateAfterPayment(await this.subscriptions.getForUpdate(tx, tenant, invoice.subscriptionId), this.now());
       if (change.events.length > 0) await this.subscriptions.update(tx, change);
+      await this.salesLinks.complete(tx, invoice.subscriptionId, this.now());
       return 'processed';
     });
   }
