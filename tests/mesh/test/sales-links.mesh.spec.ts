@@ -143,6 +143,27 @@ describe('sales links', () => {
     expect((await call('GET', `/v1/subscriptions?customer=${sales.data[0].customer}`)).body.total).toBe(1);
   });
 
+  it('takes a promotion code when the link allows it: a bad code re-renders the form with a fresh token, a good one discounts the first invoice', async () => {
+    const coupon = await call('POST', '/v1/coupons', { name: 'Half off', type: 'percentage', value: 50, duration: 'once' });
+    expect((await call('POST', '/v1/promotion-codes', { code: 'HALF50', coupon: coupon.body.id })).status).toBe(201);
+    const link = await createLink({ allow_promotion_codes: true });
+    const form = await openForm(link.url);
+    const headers = { cookie: form.cookie, origin: mesh.baseUrl };
+    const refused = await post(link.url, { csrf: form.csrf, checkout_token: form.checkoutToken, ...buyer('promo@example.com'), promotion_code: 'NOPE' }, headers);
+    expect(refused.status).toBe(400);
+    const page = await refused.text();
+    expect(page).toContain('data-testid="checkout-error"');
+    expect(page).toContain('id="promotion_code"');
+    const freshToken = /name="checkout_token" value="([^"]+)"/.exec(page)![1];
+    expect(freshToken).not.toBe(form.checkoutToken);
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1];
+    const cookie = refused.headers.get('set-cookie')!.split(';')[0];
+    const sold = await post(link.url, { csrf, checkout_token: freshToken, ...buyer('promo@example.com'), promotion_code: 'half50' }, { cookie, origin: mesh.baseUrl });
+    expect(sold.status).toBe(303);
+    const [sale] = (await call('GET', `/v1/sales-links/${link.id}/checkouts`)).body.data;
+    expect((await call('GET', `/v1/invoices/${sale.invoice}`)).body).toMatchObject({ billing_reason: 'sales_link', subtotal: 45_000, total: 22_500 });
+  });
+
   it('refuses a post without the CSRF token or from another origin, and makes no sale', async () => {
     const link = await createLink();
     const form = await openForm(link.url);
