@@ -36,7 +36,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   app.use('/callbacks', express.raw({ type: () => true, limit: '64kb' }));
   app.use(['/sandbox/pay', '/pay'], express.urlencoded({ extended: false, limit: '8kb' }));
   // The portals' pages post forms.
-  app.use(['/portal', '/customer-portal'], express.urlencoded({ extended: false, limit: '16kb' }));
+  app.use(['/portal', '/customer-portal', '/buy'], express.urlencoded({ extended: false, limit: '16kb' }));
   app.useBodyParser('json', { limit: BODY_LIMIT });
   app.useGlobalPipes(createValidationPipe());
   app.useGlobalFilters(new ApiExceptionFilter(logger));

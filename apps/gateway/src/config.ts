@@ -26,6 +26,8 @@ export interface GatewayConfig {
   customerPortalUrl: string;
   /** How long a customer portal link works after it is made. */
   customerPortalSessionTtlSeconds: number;
+  /** Base URL of the hosted checkout pages; a sales link's `url` is `<base>/<token>`. */
+  salesLinkUrl: string;
 }
 
 export function gatewayConfigFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
@@ -46,5 +48,6 @@ export function gatewayConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Gate
     migrateOnStart: optionalEnv('MIGRATE_ON_START', env) !== 'false',
     customerPortalUrl: (optionalEnv('CUSTOMER_PORTAL_URL', env) ?? `http://127.0.0.1:${intEnv('HTTP_PORT', 8080, env)}/customer-portal`).replace(/\/+$/, ''),
     customerPortalSessionTtlSeconds: intEnv('CUSTOMER_PORTAL_SESSION_TTL_SECONDS', 3600, env),
+    salesLinkUrl: (optionalEnv('SALES_LINK_URL', env) ?? `http://127.0.0.1:${intEnv('HTTP_PORT', 8080, env)}/buy`).replace(/\/+$/, ''),
   };
 }

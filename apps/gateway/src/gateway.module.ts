@@ -15,6 +15,7 @@ import { IdempotencyRepository } from './idempotency/idempotency.repository';
 import { PrismaService } from './infrastructure/prisma.service';
 import { ServiceClients } from './infrastructure/service-clients';
 import { OpenApiController } from './openapi/openapi.controller';
+import { CheckoutController } from './pages/checkout/checkout.controller';
 import { InvoicePaymentController } from './pages/invoice-payment/invoice-payment.controller';
 import { PayerPagesController } from './pages/payer-pages.controller';
 import { ProviderCallbacksController } from './pages/provider-callbacks.controller';
@@ -37,7 +38,7 @@ export class GatewayModule implements NestModule {
   static forConfig(config: GatewayConfig): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [ApiController, OperatorController, HealthController, OpenApiController, DeveloperPortalController, CustomerPortalController, PayerPagesController, InvoicePaymentController, ProviderCallbacksController],
+      controllers: [ApiController, OperatorController, HealthController, OpenApiController, DeveloperPortalController, CustomerPortalController, CheckoutController, PayerPagesController, InvoicePaymentController, ProviderCallbacksController],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },
         { provide: CLOCK, useValue: systemClock },

@@ -11,6 +11,9 @@ import { Commands, PgCommands } from './infrastructure/commands';
 import { InvoicePaidConsumer } from './invoice-payments/invoice-paid.consumer';
 import { InvoicePaymentFailedConsumer } from './invoice-payments/invoice-payment-failed.consumer';
 import { PrismaService } from './infrastructure/prisma.service';
+import { SalesLinksGrpcController } from './sales-links/sales-links.grpc.controller';
+import { SalesLinksRepository } from './sales-links/sales-links.repository';
+import { SalesLinksService } from './sales-links/sales-links.service';
 import { SUBSCRIPTION_CONFIG, type SubscriptionConfig, subscriptionConfigFromEnv } from './subscription-config';
 import { CatalogPlans } from './subscriptions/catalog-plans.client';
 import { SubscriptionsGrpcController } from './subscriptions/subscriptions.grpc.controller';
@@ -25,7 +28,7 @@ export class SubscriptionModule {
   static forRuntime(runtime: ServiceRuntime): DynamicModule {
     return {
       module: SubscriptionModule,
-      controllers: [CustomersGrpcController, SubscriptionsGrpcController, TestClocksGrpcController],
+      controllers: [CustomersGrpcController, SubscriptionsGrpcController, TestClocksGrpcController, SalesLinksGrpcController],
       providers: [
         { provide: SERVICE_RUNTIME, useValue: runtime },
         { provide: SUBSCRIPTION_CONFIG, useFactory: () => subscriptionConfigFromEnv() },
@@ -41,6 +44,8 @@ export class SubscriptionModule {
         BillingJobs,
         SubscriptionsRepository,
         SubscriptionsService,
+        SalesLinksRepository,
+        SalesLinksService,
         InvoicingClient,
         InvoicePaidConsumer,
         InvoicePaymentFailedConsumer,

@@ -17,6 +17,7 @@ export * from './money';
 export * as commonV1 from './common-v1';
 export * as subscriptionV1 from './gen/recur/subscription/v1/subscription_service_pb';
 export * as customerV1 from './gen/recur/subscription/v1/customer_pb';
+export * as salesLinkV1 from './gen/recur/subscription/v1/sales_link_pb';
 export * as subscriptionMessagesV1 from './gen/recur/subscription/v1/subscription_pb';
 export * as subscriptionEventsV1 from './gen/recur/subscription/v1/events_pb';
 export * as eventsV1 from './gen/recur/events/v1/envelopes_pb';

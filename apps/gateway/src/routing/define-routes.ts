@@ -46,6 +46,8 @@ export interface HandlerContext<P extends string, B, Q> {
   services: ServiceClients;
   /** Signs customer portal links (`POST /v1/customers/:id/portal-sessions`). */
   customerPortal: CustomerPortalLinks;
+  /** Base URL of the hosted checkout pages (a sales link's `url` is `<salesLinkUrl>/<token>`). */
+  salesLinkUrl: string;
   tenant: commonV1.Tenant;
   /** The caller's account name (the seller printed on documents). */
   accountName: string;
@@ -140,11 +142,6 @@ export function fileRoute<P extends string, B = undefined, Q = undefined>(
   spec: RouteSpec<P, B, Q> & { contentType: string; handler: (context: HandlerContext<P, B, Q>) => Promise<FileAnswer> },
 ): Declared {
   return declare(spec, undefined, false, spec.handler, { contentType: spec.contentType });
-}
-
-/** A route of the interface whose capability has not landed: policed, documented as planned, 501. */
-export function planned(method: HttpMethod, path: string, summary: string): Declared {
-  return declare({ method, path, summary }, undefined, false);
 }
 
 /** A resource's routes under one OpenAPI tag. */

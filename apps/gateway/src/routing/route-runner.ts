@@ -1,6 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { toTenantMessage } from '@recur/contracts';
 import type { TenantRef } from '@recur/kernel';
+import { GATEWAY_CONFIG, type GatewayConfig } from '../config';
 import { ApiError } from '../http/api-error';
 import { createValidationPipe } from '../http/validation';
 import { ServiceClients } from '../infrastructure/service-clients';
@@ -37,6 +38,7 @@ export class RouteRunner {
   constructor(
     private readonly services: ServiceClients,
     private readonly customerPortal: CustomerPortalLinks,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
 
   async run(route: RouteDefinition, call: RouteCall): Promise<unknown> {
@@ -46,6 +48,7 @@ export class RouteRunner {
     return route.handler({
       services: this.services,
       customerPortal: this.customerPortal,
+      salesLinkUrl: this.config.salesLinkUrl,
       tenant: toTenantMessage(call.tenant),
       accountName: call.accountName,
       commandId: call.commandId,

@@ -8,12 +8,12 @@ import { PAYMENT_ROUTES } from '../payments/payments.routes';
 import { PLAN_ROUTES } from '../plans/plans.routes';
 import { REFUND_ROUTES } from '../refunds/refunds.routes';
 import { PROMOTION_CODE_ROUTES } from '../promotion-codes/promotion-codes.routes';
+import { SALES_LINK_ROUTES } from '../sales-links/sales-links.routes';
 import { SUBSCRIPTION_ROUTES } from '../subscriptions/subscriptions.routes';
 import { TEST_CLOCK_ROUTES } from '../test-clocks/test-clocks.routes';
 import { USAGE_ROUTES } from '../usage/usage.routes';
 import { WEBHOOK_ROUTES } from '../webhooks/webhooks.routes';
 import type { RouteDefinition } from './define-routes';
-import { PLANNED_ROUTES } from './planned.routes';
 
 export type { HttpMethod, RouteDefinition as RouteEntry } from './define-routes';
 
@@ -30,13 +30,13 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...ADDON_ROUTES,
   ...COUPON_ROUTES,
   ...PROMOTION_CODE_ROUTES,
+  ...SALES_LINK_ROUTES,
   ...INVOICE_ROUTES,
   ...SUBSCRIPTION_ROUTES,
   ...TEST_CLOCK_ROUTES,
   ...USAGE_ROUTES,
   ...PAYMENT_ROUTES,
   ...REFUND_ROUTES,
-  ...PLANNED_ROUTES,
 ];
 
 interface CompiledRoute {

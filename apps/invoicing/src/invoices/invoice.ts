@@ -235,7 +235,7 @@ export function createOneOffInvoice(tenant: TenantRef, customer: BilledCustomer,
   return { invoice, events: [{ kind: 'created', invoice }] };
 }
 
-export const SUBSCRIPTION_BILLING_REASONS = ['subscription_create', 'subscription_cycle', 'subscription_update'] as const;
+export const SUBSCRIPTION_BILLING_REASONS = ['subscription_create', 'subscription_cycle', 'subscription_update', 'sales_link'] as const;
 export const LINE_KINDS = ['plan', 'addon', 'usage', 'proration', 'manual'] as const;
 
 export interface SubscriptionLineFields {

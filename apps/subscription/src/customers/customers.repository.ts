@@ -13,6 +13,9 @@ export const PRODUCER = 'subscription';
 
 type Tx = Prisma.TransactionClient;
 
+const INSERT_CUSTOMER = `INSERT INTO customers (id, account_id, livemode, name, email, metadata, created_at, updated_at, deleted_at, test_clock_id)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`;
+
 /** A `SELECT *` row of `customers` in the shape Prisma reads it: its snake_case columns in camelCase. */
 function customerRowFromSql(row: Record<string, unknown>): CustomerRow {
   return Object.fromEntries(Object.entries(row).map(([column, value]) => [column.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase()), value])) as CustomerRow;
@@ -53,14 +56,24 @@ export class CustomersRepository {
     return { customers: rows.map(fromCustomerRow), total };
   }
 
-  /** On a plain `pg` transaction: creating customers is the hot command (PgCommands). */
-  async insert(tx: PgTransaction, { customer, events }: CustomerChange): Promise<void> {
-    await tx.execute(
-      `INSERT INTO customers (id, account_id, livemode, name, email, metadata, created_at, updated_at, deleted_at, test_clock_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-      [customer.id, customer.tenant.accountId, customer.tenant.livemode, customer.name, customer.email, JSON.stringify(customer.metadata), customer.createdAt, customer.updatedAt, customer.deletedAt, customer.testClockId],
-    );
+  /**
+   * On a plain `pg` transaction: creating customers is the hot command (PgCommands); or inside
+   * another command's Prisma transaction (a sale through a sales link).
+   */
+  async insert(tx: PgTransaction | Tx, { customer, events }: CustomerChange): Promise<void> {
+    const values = [customer.id, customer.tenant.accountId, customer.tenant.livemode, customer.name, customer.email, JSON.stringify(customer.metadata), customer.createdAt, customer.updatedAt, customer.deletedAt, customer.testClockId];
+    if ('execute' in tx) await tx.execute(INSERT_CUSTOMER, values);
+    else await tx.$executeRawUnsafe(INSERT_CUSTOMER, ...values);
     await appendToOutbox(tx, PRODUCER, events.flatMap(translateCustomerEvent));
+  }
+
+  /** The app's oldest live customer with this e-mail (ignoring case), if any. */
+  async findByEmail(tx: Tx, tenant: TenantRef, email: string): Promise<Customer | undefined> {
+    const row = await tx.customer.findFirst({
+      where: { accountId: tenant.accountId, livemode: tenant.livemode, deletedAt: null, email: { equals: email, mode: 'insensitive' } },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    });
+    return row ? fromCustomerRow(row) : undefined;
   }
 
   async update(tx: Tx, { customer, events }: CustomerChange): Promise<void> {

@@ -7,6 +7,7 @@ import { claimInboxEvent, consumerGroup, type EventOutcome, type InternalEvent, 
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
 import { BillingJobs } from '../billing-clock/billing-jobs.repository';
 import { PrismaService } from '../infrastructure/prisma.service';
+import { SalesLinksRepository } from '../sales-links/sales-links.repository';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
 import { activateAfterPayment } from './paid-invoice';
 
@@ -16,7 +17,8 @@ const HANDLES = createRegistry(invoicingEventsV1.InvoicePaidSchema);
 
 /**
  * Reads invoicing's InvoicePaid: a paid renewal invoice stops its pending dunning reminders
- * and brings its past_due subscription back to active. The inbox claim and the change commit together, so a redelivered event changes
+ * and brings its past_due subscription back to active, and a paid invoice completes the sales
+ * link checkout that sold its subscription. The inbox claim and the change commit together, so a redelivered event changes
  * nothing (even after the subscription fell past due again later).
  */
 @Injectable()
@@ -25,6 +27,7 @@ export class InvoicePaidConsumer implements OnApplicationBootstrap {
     private readonly prisma: PrismaService,
     private readonly subscriptions: SubscriptionsRepository,
     private readonly jobs: BillingJobs,
+    private readonly salesLinks: SalesLinksRepository,
     @Inject(CLOCK) private readonly now: Clock,
     @Inject(SERVICE_RUNTIME) private readonly runtime: ServiceRuntime,
   ) {}
@@ -46,6 +49,7 @@ export class InvoicePaidConsumer implements OnApplicationBootstrap {
       await this.jobs.cancelDunning(tx, invoice.id);
       const change = activateAfterPayment(subscription, this.now());
       if (change.events.length > 0) await this.subscriptions.update(tx, change);
+      await this.salesLinks.complete(tx, invoice.subscriptionId, this.now());
       return 'processed';
     });
   }

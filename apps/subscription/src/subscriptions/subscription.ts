@@ -101,7 +101,8 @@ export type SubscriptionEvent =
   | { kind: 'past_due'; subscription: Subscription; invoiceId: string }
   | { kind: 'reactivated'; subscription: Subscription };
 
-export type BillingReason = 'subscription_create' | 'subscription_cycle' | 'subscription_update';
+/** Why a period invoice is raised; a subscription sold through a sales link raises its first one as `sales_link`. */
+export type BillingReason = 'subscription_create' | 'subscription_cycle' | 'subscription_update' | 'sales_link';
 
 /** One billed period: what the invoicing service is asked to raise, priced by @recur/pricing. */
 export interface PeriodInvoice {
@@ -156,6 +157,8 @@ export interface NewSubscription {
   addOns?: { addOn: CatalogAddOn; quantity?: number }[];
   /** A coupon already redeemed for this subscription. */
   discount?: Discount | null;
+  /** The first invoice's billing_reason (default `subscription_create`; `sales_link` for a sale through a link). */
+  firstInvoiceReason?: Extract<BillingReason, 'subscription_create' | 'sales_link'>;
 }
 
 /** An add-on as the catalog sells it. */
@@ -326,7 +329,7 @@ export function createSubscription(tenant: TenantRef, fields: NewSubscription, n
   // Price once now, so a plan the engine cannot price is refused at sale, not at renewal.
   priceNextInvoice(base);
   if (trialEnd) return { subscription: base, events: [{ kind: 'created', subscription: base }] };
-  const { subscription, invoice } = billCurrentPeriod(startPeriodsAt(base, now), 'subscription_create');
+  const { subscription, invoice } = billCurrentPeriod(startPeriodsAt(base, now), fields.firstInvoiceReason ?? 'subscription_create');
   return { subscription, events: [{ kind: 'created', subscription }], invoice };
 }
 

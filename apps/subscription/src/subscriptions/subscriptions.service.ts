@@ -12,6 +12,7 @@ import {
   keep,
   pause,
   reactivate,
+  type NewSubscription,
   type PeriodInvoice,
   resume,
   SUBSCRIPTION_STATUSES,
@@ -50,6 +51,7 @@ export interface CreateSubscriptionInput {
   metadata?: Metadata;
   addOns?: { addonId: string; quantity?: number }[];
   promotionCode?: string;
+  firstInvoiceReason?: NewSubscription['firstInvoiceReason'];
 }
 
 /** The catalog command id of a redemption made by subscription command `requestId`: repeated with it, never without one. */

@@ -1,0 +1,179 @@
+import { Controller, Get, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import { fromGrpcError, moneyFromMessage, type salesLinkV1 } from '@recur/contracts';
+import type { JsonLogger } from '@recur/telemetry';
+import { CUSTOMER_EMAIL_MAX, CUSTOMER_NAME_MAX, EMAIL_PATTERN, PAYMENT_PROVIDER_CODES } from '@recur/vocabulary';
+import { IsIn, IsNotEmpty, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import type { Request, Response } from 'express';
+
+import { apiErrorOf } from '../../http/api-exception.filter';
+import { createValidationPipe } from '../../http/validation';
+import { ServiceClients } from '../../infrastructure/service-clients';
+import { cookieValue, field, formOf, html, isHttps, randomToken, sameOrigin, sendPage, tokensMatch } from '../page-kit';
+import { PAGES_LOGGER } from '../pages-logger';
+import { checkoutMessagePage, checkoutPage, type CheckoutView } from './checkout.html';
+
+const CSRF_COOKIE = 'recur_checkout_csrf';
+const BASE = '/buy';
+
+/** The buyer's form, checked as the API checks the same fields (the services check them again). */
+export class CheckoutFormDto {
+  @IsString({ message: 'name must be a string' }) @IsNotEmpty({ message: 'Enter your name.' }) @MaxLength(CUSTOMER_NAME_MAX)
+  name!: string;
+
+  @IsString({ message: 'email must be a string' }) @IsNotEmpty({ message: 'Enter your e-mail address.' }) @MaxLength(CUSTOMER_EMAIL_MAX)
+  @Matches(EMAIL_PATTERN, { message: 'Enter a valid e-mail address.' })
+  email!: string;
+
+  @IsString() @IsNotEmpty({ message: 'Enter your mobile money number.' }) @MaxLength(32)
+  phone_number!: string;
+
+  @IsIn(PAYMENT_PROVIDER_CODES, { message: 'Choose a mobile money provider.' })
+  provider!: string;
+
+  @IsOptional() @IsString() @MaxLength(50)
+  promotion_code?: string;
+}
+
+type Typed = NonNullable<CheckoutView['typed']>;
+
+/**
+ * The hosted checkout page of a sales link (`/buy/<token>`, the link's public `url`). The token
+ * — 32 random bytes made with the link — is the only credential; the page holds no key. GET
+ * shows the offer (priced by the subscription service) and a form; POST, guarded by a
+ * double-submit CSRF cookie and the Origin check, makes the sale once per form (its hidden
+ * `checkout_token`), starts paying its first invoice and forwards the buyer to the payment's
+ * redirectUrl (the sandbox payer page for sandbox links). An inactive link answers 410.
+ */
+@Controller('buy')
+export class CheckoutController {
+  private readonly validation = createValidationPipe();
+
+  constructor(
+    private readonly services: ServiceClients,
+    @Inject(PAGES_LOGGER) private readonly logger: JsonLogger,
+  ) {}
+
+  @Get(':token')
+  async show(@Param('token') token: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+    const offer = await this.offer(token, request, response);
+    if (offer) this.render(request, response, token, offer, 200, { checkoutToken: randomToken() });
+  }
+
+  @Post(':token')
+  async submit(@Param('token') token: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+    const offer = await this.offer(token, request, response);
+    if (!offer) return;
+    const form = formOf(request);
+    if (!sameOrigin(request) || !tokensMatch(cookieValue(request, CSRF_COOKIE), form.csrf)) {
+      return sendPage(response, 403, checkoutMessagePage('This form has expired', 'Go back, reload the page and try again.'));
+    }
+    const typed: Typed = {
+      name: field(form, 'name').trim(),
+      email: field(form, 'email').trim(),
+      phone_number: field(form, 'phone_number').trim(),
+      provider: field(form, 'provider'),
+      promotion_code: field(form, 'promotion_code').trim(),
+    };
+    const checkoutToken = field(form, 'checkout_token');
+    let body: CheckoutFormDto;
+    try {
+      body = (await this.validation.transform(typed, { type: 'body', metatype: CheckoutFormDto })) as CheckoutFormDto;
+    } catch (error) {
+      return this.render(request, response, token, offer, 400, { checkoutToken, typed, error: apiErrorOf(error, request).message });
+    }
+    let sale: salesLinkV1.CheckOutSalesLinkResponse;
+    try {
+      sale = await this.services.subscription.checkOutSalesLink({
+        token, checkoutToken, name: body.name, email: body.email, promotionCode: offer.salesLink!.allowPromotionCodes ? body.promotion_code ?? '' : '',
+      });
+    } catch (error) {
+      const failure = fromGrpcError(error);
+      if (failure.code === 'sales_link_inactive') return sendPage(response, 410, unavailablePage());
+      if (failure.kind === 'invalid_argument' || failure.kind === 'failed_precondition') {
+        // A refused sale is recorded under its form token: a corrected form is a new sale attempt.
+        return this.render(request, response, token, offer, 400, { checkoutToken: randomToken(), typed, error: failure.message });
+      }
+      return this.fail(request, response, error);
+    }
+    const checkout = sale.checkout!;
+    if (checkout.status === 'completed' && !checkout.invoiceId) {
+      const success = offer.salesLink!.successUrl;
+      return sendPage(response, 200, checkoutMessagePage('Your trial has started', `Thank you, ${body.name}. Nothing is due today; we will e-mail your first invoice when the trial ends.`,
+        success ? html`<p><a href="${success}">Continue</a></p>` : undefined));
+    }
+    if (!checkout.invoiceId) {
+      // The billing clock has not raised the invoice yet: the same form (same token) continues this sale.
+      return this.render(request, response, token, offer, 503, { checkoutToken, typed, error: 'Your order is taking longer than usual. Press the button again in a moment — you will not be charged twice.' });
+    }
+    try {
+      const { payment } = await this.services.payments.initiatePayment({
+        tenant: sale.tenant,
+        invoiceId: checkout.invoiceId,
+        phoneNumber: body.phone_number,
+        provider: body.provider,
+        // Per sale and payer details: a double submit finds the same payment; corrected details start one.
+        requestId: `${checkout.id}:${body.provider}:${body.phone_number}`,
+      });
+      response.clearCookie(CSRF_COOKIE, { path: BASE });
+      response.redirect(303, payment!.redirectUrl);
+    } catch (error) {
+      const failure = fromGrpcError(error);
+      if (failure.kind === 'invalid_argument' || failure.kind === 'failed_precondition') {
+        // The sale stands; the same form token continues it with corrected payer details.
+        return this.render(request, response, token, offer, 400, { checkoutToken, typed, error: failure.message });
+      }
+      this.fail(request, response, error);
+    }
+  }
+
+  private async offer(token: string, request: Request, response: Response): Promise<salesLinkV1.GetSalesLinkPageResponse | undefined> {
+    try {
+      const page = await this.services.subscription.getSalesLinkPage({ token });
+      if (page.salesLink!.active) return page;
+      sendPage(response, 410, unavailablePage());
+    } catch (error) {
+      const failure = fromGrpcError(error);
+      if (failure.code === 'plan_archived') sendPage(response, 410, unavailablePage());
+      else this.fail(request, response, error);
+    }
+    return undefined;
+  }
+
+  private render(
+    request: Request,
+    response: Response,
+    token: string,
+    page: salesLinkV1.GetSalesLinkPageResponse,
+    status: number,
+    view: Pick<CheckoutView, 'checkoutToken' | 'typed' | 'error'>,
+  ): void {
+    const link = page.salesLink!;
+    const amount = moneyFromMessage(page.offer!.amount);
+    const csrf = randomToken();
+    response.cookie(CSRF_COOKIE, csrf, { httpOnly: true, sameSite: 'strict', secure: isHttps(request), path: BASE });
+    sendPage(response, status, checkoutPage({
+      action: `${BASE}/${encodeURIComponent(token)}`,
+      csrf,
+      title: link.title,
+      planName: page.offer!.planName,
+      amountMinor: amount.amountMinor,
+      currency: amount.currency,
+      interval: link.billingInterval,
+      trialDays: link.trialDays,
+      allowPromotionCodes: link.allowPromotionCodes,
+      livemode: link.livemode,
+      ...view,
+    }));
+  }
+
+  private fail(request: Request, response: Response, error: unknown): void {
+    const failure = apiErrorOf(error, request);
+    if (failure.status === 404) return sendPage(response, 404, checkoutMessagePage('Not found', 'There is no such offer. Check the link you were given.'));
+    if (failure.status >= 500) this.logger.warn(`checkout page failed: ${failure.code}: ${failure.message}`);
+    sendPage(response, failure.status >= 500 ? 503 : failure.status, checkoutMessagePage('Something went wrong', failure.status >= 500 ? 'Please try again in a moment.' : failure.message));
+  }
+}
+
+function unavailablePage(): string {
+  return checkoutMessagePage('This offer is no longer available', 'The seller has stopped selling through this link. Contact them for a new one.');
+}

@@ -1,0 +1,34 @@
+import { BILLING_INTERVALS } from '@recur/pricing';
+import { IsBoolean, IsIn, IsInt, IsNotEmpty, IsString, IsUrl, Max, MaxLength, Min } from 'class-validator';
+import { Optional } from '../http/optional';
+
+/** What a link sells; README, Sales links. */
+export const SALES_LINK_KINDS = ['plan'] as const;
+
+export class CreateSalesLinkDto {
+  /** `plan`: a subscription to `plan_id` at `billing_interval`. */
+  @IsIn(SALES_LINK_KINDS, { message: `kind must be one of ${SALES_LINK_KINDS.join(', ')}` })
+  kind!: string;
+
+  /** The heading buyers see. */
+  @IsString({ message: 'title must be a string' }) @IsNotEmpty({ message: 'title must not be empty' }) @MaxLength(200, { message: 'title must be at most 200 characters' })
+  title!: string;
+
+  @IsString({ message: 'plan_id must be a plan id' }) @IsNotEmpty({ message: 'plan_id must be a plan id' }) @MaxLength(100)
+  plan_id!: string;
+
+  @IsIn(BILLING_INTERVALS, { message: `billing_interval must be one of ${BILLING_INTERVALS.join(', ')}` })
+  billing_interval!: string;
+
+  /** Every sale starts with this trial (no payment at checkout). Default 0. */
+  @Optional() @IsInt({ message: 'trial_days must be an integer' }) @Min(0, { message: 'trial_days must be from 0 to 730' }) @Max(730, { message: 'trial_days must be from 0 to 730' })
+  trial_days?: number;
+
+  /** Shows a promotion code field on the page. Default false. */
+  @Optional() @IsBoolean({ message: 'allow_promotion_codes must be a boolean' })
+  allow_promotion_codes?: boolean;
+
+  /** The return page links the buyer here after paying. */
+  @Optional() @IsUrl({ protocols: ['http', 'https'], require_tld: false, require_protocol: true }, { message: 'success_url must be an http or https URL' }) @MaxLength(2000)
+  success_url?: string;
+}

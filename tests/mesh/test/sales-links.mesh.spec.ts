@@ -1,0 +1,218 @@
+import { startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
+import { SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
+import { constructEvent } from '@recur/webhooks';
+import type { Browser } from 'playwright-core';
+import { collectPageErrors, launchChromium, newContext, screenshot, seriousAccessibilityViolations } from './browser';
+import { api, eventually, type Keys, type Mesh, startMesh } from './mesh';
+
+/**
+ * Selling through a sales link, as a buyer would, in real Chromium against a real mesh: the
+ * link made through the API, its hosted checkout page (offer priced by the subscription service),
+ * the form, the sandbox payer page, Approve, the return page; then the invoice paid (raised with
+ * billing_reason sales_link), the subscription active and the sale listed as completed under the
+ * link. Also: one sale for a double submit, the CSRF walls, 410 for an inactive link, 409 for a
+ * no-op activate or deactivate and 404 for another app's link.
+ */
+let mesh: Mesh;
+let keys: Keys;
+let receiver: WebhookReceiver;
+let browser: Browser;
+let call: ReturnType<typeof api>;
+let planId: string;
+
+beforeAll(async () => {
+  [mesh, receiver, browser] = await Promise.all([startMesh({ env: { 'webhook-dispatch': { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } } }), startWebhookReceiver(), launchChromium()]);
+  ({ keys } = await mesh.createAccount('Lusaka Fibre'));
+  call = api(mesh, keys.test);
+  const plan = await call('POST', '/v1/plans', { name: 'Fibre 50', pricing_model: 'flat_rate', amount_monthly: 45_000, currency: 'zmw', billing_intervals: ['monthly', 'yearly'] });
+  expect(plan.status).toBe(201);
+  planId = plan.body.id;
+}, 300_000);
+
+afterAll(async () => {
+  mesh?.webhookDispatch.close();
+  await Promise.all([mesh?.stop(), receiver?.stop(), browser?.close()]);
+}, 60_000);
+
+async function createLink(fields: Record<string, unknown> = {}) {
+  const link = await call('POST', '/v1/sales-links', { kind: 'plan', title: 'Fibre 50 at home', plan_id: planId, billing_interval: 'monthly', ...fields });
+  expect(link.status).toBe(201);
+  return link.body as { id: string; url: string; active: boolean };
+}
+
+/** The page's form as a browser would post it: its cookie, CSRF token and one-time checkout token. */
+async function openForm(url: string) {
+  const response = await fetch(url);
+  expect(response.status).toBe(200);
+  const page = await response.text();
+  return {
+    cookie: response.headers.get('set-cookie')!.split(';')[0],
+    csrf: /name="csrf" value="([^"]+)"/.exec(page)![1],
+    checkoutToken: /name="checkout_token" value="([^"]+)"/.exec(page)![1],
+  };
+}
+
+function post(url: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
+  return fetch(url, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(fields).toString() });
+}
+
+const buyer = (email: string) => ({ name: 'Chanda Mulenga', email, phone_number: SANDBOX_MAGIC_NUMBERS.succeed, provider: 'MTN_MOMO_ZMB' });
+
+describe('sales links', () => {
+  it('sells a plan in Chromium: checkout page, sandbox payer page, Approve; the invoice is paid, the subscription active and the sale completed', async () => {
+    const endpoint = await call('POST', '/v1/webhooks', { url: `${receiver.url}/created`, events: ['invoice.created'] });
+    const link = await createLink({ success_url: 'https://fibre.example/welcome' });
+    expect(link).toMatchObject({ object: 'sales_link', kind: 'plan', active: true, plan_id: planId, billing_interval: 'monthly', trial_days: 0, success_url: 'https://fibre.example/welcome' });
+    expect(link.url).toMatch(new RegExp(`^${mesh.baseUrl}/buy/[A-Za-z0-9_-]{43}$`));
+    expect((await call('GET', `/v1/sales-links/${link.id}`)).body).toEqual(link);
+    expect((await call('GET', '/v1/sales-links?limit=1')).body).toMatchObject({ object: 'list', data: [{ id: link.id }], has_more: false });
+
+    const context = await newContext(browser);
+    const page = await context.newPage();
+    const errors = collectPageErrors(page);
+    try {
+      await page.goto(link.url);
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Fibre 50 at home');
+      expect(await page.getByTestId('plan-name').textContent()).toBe('Fibre 50');
+      expect(await page.getByTestId('price').textContent()).toBe('ZMW\u00a0450.00');
+      expect(await page.getByTestId('interval').textContent()).toBe('per month');
+      const html = await page.content();
+      expect(html).not.toMatch(/recur_(test|live)_(sk|rk|pk)_|_sk_/);
+      expect(html).not.toContain('Promotion code');
+      expect(await seriousAccessibilityViolations(page)).toEqual([]);
+      await screenshot(page, 'checkout');
+      await page.getByLabel('Name').fill('Chanda Mulenga');
+      await page.getByLabel('E-mail').fill('chanda@example.com');
+      await page.getByLabel('Mobile money number').fill(SANDBOX_MAGIC_NUMBERS.succeed);
+      await page.getByLabel('Mobile money provider').selectOption('MTN_MOMO_ZMB');
+      // The checkout page itself logs nothing (the payer pages are payments' own, tested there).
+      expect(errors).toEqual([]);
+      await page.getByRole('button', { name: 'Pay ZMW\u00a0450.00' }).click();
+      await page.waitForURL(/\/sandbox\/pay\//);
+      expect(await page.getByTestId('amount').textContent()).toBe('ZMW\u00a0450.00');
+      await page.getByRole('button', { name: 'Approve' }).click();
+      await page.waitForURL(/\/pay\/return\//);
+      expect(await page.getByTestId('payment-status').getAttribute('data-status')).toBe('succeeded');
+    } finally {
+      await context.close();
+    }
+
+    const [sale] = (await call('GET', `/v1/sales-links/${link.id}/checkouts`)).body.data;
+    expect(sale).toMatchObject({ object: 'sales_link_checkout', sales_link: link.id, customer: expect.stringMatching(/^cus_/), subscription: expect.stringMatching(/^sub_/), invoice: expect.stringMatching(/^in_/) });
+    const invoice = await eventually(async () => {
+      const current = await call('GET', `/v1/invoices/${sale.invoice}`);
+      return current.body.status === 'paid' ? current.body : undefined;
+    }, 20_000, 'the first invoice paid');
+    expect(invoice).toMatchObject({ billing_reason: 'sales_link', subscription: sale.subscription, customer: sale.customer, total: 45_000, currency: 'zmw' });
+    expect((await call('GET', `/v1/subscriptions/${sale.subscription}`)).body).toMatchObject({ status: 'active', plan: planId, customer: sale.customer });
+    expect((await call('GET', `/v1/customers/${sale.customer}`)).body).toMatchObject({ name: 'Chanda Mulenga', email: 'chanda@example.com' });
+    const completed = await eventually(async () => {
+      const listed = await call('GET', `/v1/sales-links/${link.id}/checkouts`);
+      return listed.body.data[0]?.status === 'completed' ? listed.body : undefined;
+    }, 30_000, 'the checkout completed');
+    expect(completed).toMatchObject({ object: 'list', total: 1, data: [{ id: sale.id, status: 'completed', completed_at: expect.any(Number), created: expect.any(Number) }] });
+
+    const delivery = await eventually(async () => {
+      const got = await receiver.received('/created');
+      return got.find((item) => JSON.parse(item.body).data.object.id === sale.invoice);
+    }, 60_000, 'the invoice.created webhook');
+    const event = constructEvent(delivery.body, delivery.headers, endpoint.body.secret) as { type: string; data: { object: { billing_reason: string }; source: string } };
+    expect(event).toMatchObject({ type: 'invoice.created', data: { source: 'sales_link', object: { billing_reason: 'sales_link' } } });
+
+    // A second purchase with the same e-mail reuses the customer.
+    const form = await openForm(link.url);
+    const again = await post(link.url, { csrf: form.csrf, checkout_token: form.checkoutToken, ...buyer('CHANDA@example.com') }, { cookie: form.cookie, origin: mesh.baseUrl });
+    expect(again.status).toBe(303);
+    const sales = (await call('GET', `/v1/sales-links/${link.id}/checkouts`)).body;
+    expect(sales.total).toBe(2);
+    expect(sales.data[0].customer).toBe(sale.customer);
+  });
+
+  it('makes one sale for a double submit of the same form', async () => {
+    const link = await createLink();
+    const form = await openForm(link.url);
+    const fields = { csrf: form.csrf, checkout_token: form.checkoutToken, ...buyer('double@example.com') };
+    const headers = { cookie: form.cookie, origin: mesh.baseUrl };
+    const [first, second] = await Promise.all([post(link.url, fields, headers), post(link.url, fields, headers)]);
+    expect([first.status, second.status]).toEqual([303, 303]);
+    expect(second.headers.get('location')).toBe(first.headers.get('location'));
+    expect(first.headers.get('location')).toMatch(/\/sandbox\/pay\//);
+    const sales = (await call('GET', `/v1/sales-links/${link.id}/checkouts`)).body;
+    expect(sales.total).toBe(1);
+    expect((await call('GET', '/v1/customers?email=double@example.com')).body.total).toBe(1);
+    expect((await call('GET', `/v1/subscriptions?customer=${sales.data[0].customer}`)).body.total).toBe(1);
+  });
+
+  it('takes a promotion code when the link allows it: a bad code re-renders the form with a fresh token, a good one discounts the first invoice', async () => {
+    const coupon = await call('POST', '/v1/coupons', { name: 'Half off', type: 'percentage', value: 50, duration: 'once' });
+    expect((await call('POST', '/v1/promotion-codes', { code: 'HALF50', coupon: coupon.body.id })).status).toBe(201);
+    const link = await createLink({ allow_promotion_codes: true });
+    const form = await openForm(link.url);
+    const headers = { cookie: form.cookie, origin: mesh.baseUrl };
+    const refused = await post(link.url, { csrf: form.csrf, checkout_token: form.checkoutToken, ...buyer('promo@example.com'), promotion_code: 'NOPE' }, headers);
+    expect(refused.status).toBe(400);
+    const page = await refused.text();
+    expect(page).toContain('data-testid="checkout-error"');
+    expect(page).toContain('id="promotion_code"');
+    const freshToken = /name="checkout_token" value="([^"]+)"/.exec(page)![1];
+    expect(freshToken).not.toBe(form.checkoutToken);
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1];
+    const cookie = refused.headers.get('set-cookie')!.split(';')[0];
+    const sold = await post(link.url, { csrf, checkout_token: freshToken, ...buyer('promo@example.com'), promotion_code: 'half50' }, { cookie, origin: mesh.baseUrl });
+    expect(sold.status).toBe(303);
+    const [sale] = (await call('GET', `/v1/sales-links/${link.id}/checkouts`)).body.data;
+    expect((await call('GET', `/v1/invoices/${sale.invoice}`)).body).toMatchObject({ billing_reason: 'sales_link', subtotal: 45_000, total: 22_500 });
+  });
+
+  it('refuses a post without the CSRF token or from another origin, and makes no sale', async () => {
+    const link = await createLink();
+    const form = await openForm(link.url);
+    const fields = { checkout_token: form.checkoutToken, ...buyer('csrf@example.com') };
+    expect((await post(link.url, fields, { cookie: form.cookie })).status).toBe(403);
+    expect((await post(link.url, { ...fields, csrf: 'forged' }, { cookie: form.cookie })).status).toBe(403);
+    expect((await post(link.url, { ...fields, csrf: form.csrf }, { cookie: form.cookie, origin: 'https://evil.example' })).status).toBe(403);
+    expect((await call('GET', `/v1/sales-links/${link.id}/checkouts`)).body.total).toBe(0);
+    expect((await call('GET', '/v1/customers?email=csrf@example.com')).body.total).toBe(0);
+  });
+
+  it('shows an inactive link as no longer available (410), and sells again once activated', async () => {
+    const link = await createLink();
+    const form = await openForm(link.url);
+    expect((await call('POST', `/v1/sales-links/${link.id}/deactivate`)).body).toMatchObject({ id: link.id, active: false });
+    const context = await newContext(browser);
+    const page = await context.newPage();
+    try {
+      const response = await page.goto(link.url);
+      expect(response!.status()).toBe(410);
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('This offer is no longer available');
+      expect(await seriousAccessibilityViolations(page)).toEqual([]);
+    } finally {
+      await context.close();
+    }
+    const late = await post(link.url, { csrf: form.csrf, checkout_token: form.checkoutToken, ...buyer('late@example.com') }, { cookie: form.cookie, origin: mesh.baseUrl });
+    expect(late.status).toBe(410);
+    expect((await call('GET', `/v1/sales-links/${link.id}/checkouts`)).body.total).toBe(0);
+    expect((await call('POST', `/v1/sales-links/${link.id}/activate`)).body).toMatchObject({ active: true });
+    expect((await fetch(link.url)).status).toBe(200);
+  });
+
+  it('answers 409 for a no-op activate or deactivate, 404 for another app\'s link, 400 for a bad link', async () => {
+    const link = await createLink();
+    const error = (response: { status: number; body: { error: { code: string; param?: string } } }) => [response.status, response.body.error.code, response.body.error.param];
+    expect(error(await call('POST', `/v1/sales-links/${link.id}/activate`))).toEqual([409, 'sales_link_already_active', undefined]);
+    expect((await call('POST', `/v1/sales-links/${link.id}/deactivate`)).status).toBe(200);
+    expect(error(await call('POST', `/v1/sales-links/${link.id}/deactivate`))).toEqual([409, 'sales_link_already_inactive', undefined]);
+
+    const live = api(mesh, keys.live);
+    const other = api(mesh, (await mesh.createAccount('Other Co')).keys.test);
+    for (const caller of [live, other]) {
+      expect((await caller('GET', `/v1/sales-links/${link.id}`)).status).toBe(404);
+      expect((await caller('GET', `/v1/sales-links/${link.id}/checkouts`)).status).toBe(404);
+      expect((await caller('POST', `/v1/sales-links/${link.id}/activate`)).status).toBe(404);
+    }
+    expect(error(await call('POST', '/v1/sales-links', { kind: 'bundle', title: 'x', plan_id: planId, billing_interval: 'monthly' }))).toEqual([400, 'parameter_invalid', 'kind']);
+    expect(error(await call('POST', '/v1/sales-links', { kind: 'plan', title: 'x', plan_id: planId, billing_interval: 'quarterly' }))).toEqual([400, 'parameter_invalid', 'billing_interval']);
+    expect(error(await call('POST', '/v1/sales-links', { kind: 'plan', title: 'x', plan_id: 'plan_nope', billing_interval: 'monthly' }))).toEqual([400, 'resource_missing', 'plan']);
+    expect((await fetch(`${mesh.baseUrl}/buy/not-a-token`)).status).toBe(404);
+  });
+});
