@@ -16,6 +16,7 @@ import type { BillingInvoicing } from '../src/billing-clock/invoicing.client';
 import { PrismaService } from '../src/infrastructure/prisma.service';
 import { InvoicePaidConsumer } from '../src/invoice-payments/invoice-paid.consumer';
 import { InvoicePaymentFailedConsumer } from '../src/invoice-payments/invoice-payment-failed.consumer';
+import { SalesLinksRepository } from '../src/sales-links/sales-links.repository';
 import { SubscriptionsRepository } from '../src/subscriptions/subscriptions.repository';
 
 /**
@@ -346,7 +347,7 @@ describe('dunning', () => {
   const DAY_S = 86_400;
   const jobs = () => new BillingJobs(() => new Date());
   const failedConsumer = () => new InvoicePaymentFailedConsumer(prisma, new SubscriptionsRepository(prisma, jobs()), jobs(), undefined as never);
-  const paidConsumer = () => new InvoicePaidConsumer(prisma, new SubscriptionsRepository(prisma, jobs()), jobs(), () => new Date(), undefined as never);
+  const paidConsumer = () => new InvoicePaidConsumer(prisma, new SubscriptionsRepository(prisma, jobs()), jobs(), new SalesLinksRepository(prisma), () => new Date(), undefined as never);
   /** An invoice event of `invoiceId` on `subscriptionId`, as invoicing's outbox would carry it. */
   const failure = (subscriptionId: string, invoiceId: string, days: number[]) =>
     newInternalEvent(tenant, invoiceId, invoicingEventsV1.InvoicePaymentFailedSchema, { invoice: { id: invoiceId, subscriptionId, status: 'failed' }, paymentId: 'pay_1', failureCode: 'payment_declined', dunningScheduleDays: days }, new Date());
