@@ -204,6 +204,19 @@ Argument: (dict "root" $ "app" $app).
       name: {{ $app.secretName }}
       key: {{ $key }}
 {{- end }}
+{{- $publicUrl := required "publicUrl is required" $root.Values.publicUrl }}
+{{- if eq $app.name "gateway" }}
+- name: CUSTOMER_PORTAL_URL
+  value: {{ printf "%s/customer-portal" $publicUrl | quote }}
+- name: SALES_LINK_URL
+  value: {{ printf "%s/buy" $publicUrl | quote }}
+{{- else if eq $app.name "invoicing" }}
+- name: PAYMENT_PAGE_URL
+  value: {{ printf "%s/pay" $publicUrl | quote }}
+{{- else if eq $app.name "payments" }}
+- name: PAYMENT_PAGES_URL
+  value: {{ $publicUrl | quote }}
+{{- end }}
 {{- range $var, $value := $app.env }}
 - name: {{ $var }}
   value: {{ $value | toString | quote }}
