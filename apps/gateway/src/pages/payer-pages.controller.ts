@@ -84,7 +84,7 @@ export class PayerPagesController {
         'referrer-policy': 'same-origin',
         'x-frame-options': 'DENY',
         'x-content-type-options': 'nosniff',
-        'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
       })
       .send(html);
   }

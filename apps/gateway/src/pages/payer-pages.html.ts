@@ -44,7 +44,7 @@ function layout(title: string, body: string, extraHead = ''): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">${extraHead}
-<title>${escapeHtml(title)}</title><style>${STYLE}</style></head>
+<link rel="icon" href="data:,"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head>
 <body><main>${body}</main></body></html>`;
 }
 
