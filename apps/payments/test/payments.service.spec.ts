@@ -223,6 +223,15 @@ describe('pawaPay callbacks and the janitor', () => {
     expect(await types(payments.databaseUrl, payment.id)).toEqual(['recur.payments.v1.PaymentSucceeded']);
   });
 
+  it('never marks an invoice paid by another sum: a COMPLETED deposit of a different amount fails the payment (amount_mismatch)', async () => {
+    const { tenant, invoice, payment, depositId } = await livePayment(5_000);
+    pawapay.finish(depositId, 'COMPLETED').amount = '49.99';
+    expect(await deliver(pawapay.callback(CALLBACK_URL, depositId))).toMatchObject({ outcome: 'settled', paymentId: payment.id });
+    expect((await client.getPayment({ tenant, id: payment.id })).payment).toMatchObject({ status: 'failed', failureCode: 'amount_mismatch' });
+    await eventually(async () => (await invoiceOf(tenant, invoice.id)).status === 'failed', 10_000, 'invoice failed');
+    expect(await types(payments.databaseUrl, payment.id)).toEqual(['recur.payments.v1.PaymentFailed']);
+  });
+
   it('refuses a callback that is unsigned, tampered with or signed by another key (UNAUTHENTICATED), and settles nothing', async () => {
     const { tenant, payment, depositId } = await livePayment();
     pawapay.finish(depositId, 'COMPLETED');

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { DomainError, failedPrecondition, invalidArgument, newId, type TenantRef } from '@recur/kernel';
-import type { Money } from '@recur/money';
+import { equals, type Money, toDecimalString } from '@recur/money';
 import { isPaymentProvider, PAYMENT_PROVIDER_CODES, PAYMENT_PROVIDERS, type PaymentProvider, type PaymentStatus } from '@recur/vocabulary';
 
 /** The adapter a payment runs on. Chosen by the tenant's mode (adapterFor), never by a caller. */
@@ -111,7 +111,11 @@ export function newPayment(tenant: TenantRef, fields: NewPaymentFields, now: Dat
 }
 
 /** What a provider (or the sandbox payer) says became of a payment. */
-export type Outcome = { status: 'succeeded' } | { status: 'failed'; code: string; message: string };
+/**
+ * What became of a payment at its provider. A success may say what the provider collected
+ * (`collected`; pawaPay's callbacks and statuses do), which must be the payment's own amount.
+ */
+export type Outcome = { status: 'succeeded'; collected?: Money } | { status: 'failed'; code: string; message: string };
 
 /**
  * Settles a pending payment once: a payment already settled is left as it is, whatever the
@@ -119,6 +123,10 @@ export type Outcome = { status: 'succeeded' } | { status: 'failed'; code: string
  */
 export function settle(payment: Payment, outcome: Outcome, now: Date): PaymentChange {
   if (payment.status !== 'pending') return { payment, events: [] };
+  if (outcome.status === 'succeeded' && outcome.collected && !equals(outcome.collected, payment.amount)) {
+    // Never mark an invoice paid by a different sum: the payment fails and the money collected is for an operator to return.
+    return settle(payment, { status: 'failed', code: 'amount_mismatch', message: `The provider collected ${toDecimalString(outcome.collected)} ${outcome.collected.currency.toUpperCase()}, not ${toDecimalString(payment.amount)} ${payment.amount.currency.toUpperCase()}.` }, now);
+  }
   const settled: Payment =
     outcome.status === 'succeeded'
       ? { ...payment, status: 'succeeded', settledAt: now, updatedAt: now }

@@ -1,6 +1,6 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { DomainError, type Clock } from '@recur/kernel';
-import { toDecimalString } from '@recur/money';
+import { currencyExponent, isCurrencyCode, type Money, money, toDecimalString } from '@recur/money';
 import type { Outcome, Payment } from '../payments/payment';
 import type { PawapayConfig } from '../payments-config';
 import { verifySignedRequest } from './http-message-signatures';
@@ -33,9 +33,28 @@ const failure = (reason: FailureReason | undefined, fallback: string): Extract<O
   message: reason?.failureMessage ?? 'The provider reported the payment as failed.',
 });
 
+/**
+ * pawaPay's amount ("123.45" in major units, upper-case currency) in minor units; null when it
+ * is not a plain decimal of the currency, or the currency is unknown.
+ */
+export function collectedAmount(amount: string | undefined, currency: string | undefined): Money | null {
+  const code = currency?.toLowerCase() ?? '';
+  const parts = /^(\d{1,15})(?:\.(\d+))?$/.exec(amount ?? '');
+  if (!parts || !isCurrencyCode(code)) return null;
+  const exponent = currencyExponent(code);
+  const fraction = parts[2] ?? '';
+  if (fraction.length > exponent) return null;
+  return money(Number(parts[1]) * 10 ** exponent + Number(fraction.padEnd(exponent, '0') || '0'), code);
+}
+
 /** A final deposit status in our terms; null while pawaPay still works on it. */
 function outcomeOf(deposit: DepositJson): Outcome | null {
-  if (deposit.status === 'COMPLETED') return { status: 'succeeded' };
+  if (deposit.status === 'COMPLETED') {
+    // What pawaPay says it collected is checked against the payment when it settles (settle).
+    const collected = collectedAmount(deposit.amount, deposit.currency);
+    if (collected === null) return { status: 'failed', code: 'amount_mismatch', message: `pawaPay reported an amount Recur cannot read: ${deposit.amount ?? '(none)'} ${deposit.currency ?? ''}.` };
+    return { status: 'succeeded', collected };
+  }
   if (deposit.status === 'FAILED') return failure(deposit.failureReason, 'PAYMENT_FAILED');
   return null;
 }
