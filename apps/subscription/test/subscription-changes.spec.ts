@@ -200,7 +200,7 @@ describe('coupon durations', () => {
 describe('upcoming invoice', () => {
   it('answers 409 when the next move bills nothing', () => {
     const ending: Subscription = { ...active(), cancelAtPeriodEnd: true };
-    expect(failure(() => upcomingInvoice(ending))).toMatchObject({ kind: 'failed_precondition', code: 'subscription_no_upcoming_invoice' });
+    expect(failure(() => upcomingInvoice(ending))).toMatchObject({ kind: 'not_found', code: 'subscription_no_upcoming_invoice' });
     expect(failure(() => upcomingInvoice(pause(active(), null, at(1)).subscription))).toMatchObject({ code: 'subscription_no_upcoming_invoice' });
   });
 });

@@ -164,7 +164,7 @@ describe('lifecycle moves', () => {
     const subscription = await subscribe({ customer });
     const ending = await call('POST', `/v1/subscriptions/${subscription.id}/cancel`, { at_period_end: true });
     expect([ending.status, ending.body.cancel_at_period_end]).toEqual([200, true]);
-    expect(error(await call('GET', `/v1/subscriptions/${subscription.id}/upcoming-invoice`))).toEqual([409, 'subscription_no_upcoming_invoice', undefined]);
+    expect(error(await call('GET', `/v1/subscriptions/${subscription.id}/upcoming-invoice`))).toEqual([404, 'subscription_no_upcoming_invoice', undefined]);
     expect((await call('POST', `/v1/subscriptions/${subscription.id}/reactivate`)).body).toMatchObject({ id: subscription.id, cancel_at_period_end: false });
 
     const paused = await call('POST', `/v1/subscriptions/${subscription.id}/pause`, { resume_at: T0 + 40 * DAY });

@@ -490,7 +490,8 @@ export function upcomingInvoice(subscription: Subscription): PeriodInvoice {
   const step = nextLifecycleStep(subscription);
   const invoice = step ? LIFECYCLE_MOVES[step.kind](subscription, step.runAt, step.runAt).invoice : undefined;
   if (!invoice) {
-    throw wrongState('subscription_no_upcoming_invoice', `Subscription '${subscription.id}' (${subscription.status}${subscription.cancelAtPeriodEnd ? ', ending at its period end' : ''}) has no upcoming invoice.`);
+    // Stripe answers 404 (invoice_upcoming_none): a preview is a read, not a move a state refuses.
+    throw new DomainError('not_found', 'subscription_no_upcoming_invoice', `Subscription '${subscription.id}' (${subscription.status}${subscription.cancelAtPeriodEnd ? ', ending at its period end' : ''}) has no upcoming invoice.`);
   }
   return invoice;
 }
