@@ -1,9 +1,10 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { Controller, Get, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import { fromGrpcError, moneyFromMessage, type paymentsV1 } from '@recur/contracts';
 import type { JsonLogger } from '@recur/telemetry';
 import type { Request, Response } from 'express';
 import { ServiceClients } from '../infrastructure/service-clients';
+import { cookieValue, sameOrigin, tokensMatch } from './page-kit';
 import { PAGES_LOGGER } from './pages-logger';
 import { errorPage, notFoundPage, type PagePayment, returnPage, sandboxPayerPage } from './payer-pages.html';
 
@@ -38,7 +39,7 @@ export class PayerPagesController {
   @Post('sandbox/pay/:token')
   async decide(@Param('token') token: string, @Req() request: Request, @Res() response: Response): Promise<void> {
     const form = (request.body ?? {}) as Record<string, unknown>;
-    if (!sameOrigin(request) || !csrfMatches(cookieValue(request, CSRF_COOKIE), form.csrf)) {
+    if (!sameOrigin(request) || !tokensMatch(cookieValue(request, CSRF_COOKIE), form.csrf)) {
       return this.send(response, 403, errorPage('This form has expired or did not come from this page. Reload the page and try again.'));
     }
     try {
@@ -103,28 +104,4 @@ function toPagePayment(payment: paymentsV1.Payment): PagePayment {
     failureCode: payment.failureCode,
     livemode: payment.livemode,
   };
-}
-
-function cookieValue(request: Request, name: string): string | undefined {
-  for (const part of (request.headers.cookie ?? '').split(';')) {
-    const [key, ...value] = part.trim().split('=');
-    if (key === name) return decodeURIComponent(value.join('='));
-  }
-  return undefined;
-}
-
-function csrfMatches(cookie: string | undefined, field: unknown): boolean {
-  if (!cookie || typeof field !== 'string' || cookie.length !== field.length) return false;
-  return timingSafeEqual(Buffer.from(cookie), Buffer.from(field));
-}
-
-/** A post whose browser names its origin must come from this host. */
-function sameOrigin(request: Request): boolean {
-  const origin = request.headers.origin;
-  if (origin === undefined || origin === 'null') return origin === undefined;
-  try {
-    return new URL(origin).host === request.headers.host;
-  } catch {
-    return false;
-  }
 }

@@ -1,5 +1,6 @@
 import { formatMoney, money } from '@recur/money';
 import { SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
+import { escapeHtml } from './page-kit';
 
 /**
  * The HTML of Recur's payer pages: the sandbox payer page (the simulator's stand-in for a
@@ -20,8 +21,6 @@ export interface PagePayment {
   livemode: boolean;
 }
 
-const escapeHtml = (value: string): string =>
-  value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /** `K 150.00`, `$29.00`: the amount in its currency's format (@recur/money formatMoney). */
 export const formatAmount = (payment: PagePayment): string => formatMoney(money(payment.amountMinor, payment.currency));
