@@ -16,6 +16,12 @@ import { RefundWorker } from './refunds/refund.worker';
 import { RefundsGrpcController } from './refunds/refunds.grpc.controller';
 import { RefundsRepository } from './refunds/refunds.repository';
 import { RefundsService } from './refunds/refunds.service';
+import { AutoRechargeWorker } from './wallets/auto-recharge.worker';
+import { WalletInvoiceEventsConsumer } from './wallets/invoice-events.consumer';
+import { WalletInvoicing } from './wallets/wallet-invoicing.client';
+import { WalletsGrpcController } from './wallets/wallets.grpc.controller';
+import { WalletsRepository } from './wallets/wallets.repository';
+import { WalletsService } from './wallets/wallets.service';
 
 /** Owns payment initiation and attempts, provider adapters, provider callbacks, refunds at the provider and prepaid wallets. */
 @Module({})
@@ -23,7 +29,7 @@ export class PaymentsModule {
   static forRuntime(runtime: ServiceRuntime): DynamicModule {
     return {
       module: PaymentsModule,
-      controllers: [PaymentsGrpcController, RefundsGrpcController],
+      controllers: [PaymentsGrpcController, RefundsGrpcController, WalletsGrpcController],
       providers: [
         { provide: SERVICE_RUNTIME, useValue: runtime },
         { provide: PrismaService, useFactory: () => new PrismaService(runtime.config.databaseUrl) },
@@ -38,6 +44,22 @@ export class PaymentsModule {
         PaymentsService,
         RefundsRepository,
         RefundsService,
+        WalletInvoicing,
+        WalletsRepository,
+        WalletsService,
+        WalletInvoiceEventsConsumer,
+        {
+          provide: AutoRechargeWorker,
+          inject: [PrismaService, WalletsRepository, WalletInvoicing, PaymentsService, CLOCK],
+          useFactory: (prisma: PrismaService, wallets: WalletsRepository, invoicing: WalletInvoicing, payments: PaymentsService, clock: Clock) =>
+            new AutoRechargeWorker(prisma, wallets, invoicing, payments, clock, {
+              leaseMs: 30_000,
+              pollMs: 1_000,
+              retryDelayMs: (attempts) => Math.min(1_000 * 2 ** Math.max(0, attempts - 1), 300_000),
+              databaseUrl: runtime.config.databaseUrl,
+              log: (message, fields) => runtime.logger.warn(message, fields),
+            }),
+        },
         {
           provide: RefundWorker,
           inject: [PrismaService, RefundsService, RefundsRepository, CLOCK],

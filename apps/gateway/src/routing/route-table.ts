@@ -12,6 +12,7 @@ import { SALES_LINK_ROUTES } from '../sales-links/sales-links.routes';
 import { SUBSCRIPTION_ROUTES } from '../subscriptions/subscriptions.routes';
 import { TEST_CLOCK_ROUTES } from '../test-clocks/test-clocks.routes';
 import { USAGE_ROUTES } from '../usage/usage.routes';
+import { WALLET_ROUTES } from '../wallets/wallets.routes';
 import { WEBHOOK_ROUTES } from '../webhooks/webhooks.routes';
 import type { RouteDefinition } from './define-routes';
 
@@ -37,6 +38,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...USAGE_ROUTES,
   ...PAYMENT_ROUTES,
   ...REFUND_ROUTES,
+  ...WALLET_ROUTES,
 ];
 
 interface CompiledRoute {

@@ -171,7 +171,12 @@ export interface OneOffInvoiceFields {
   /** `draft` (also when absent) or `open`; the use case finalizes an `open` one at once. */
   status?: string;
   metadata?: Metadata;
+  /** `manual` (also when absent) or `top_up` (a prepaid wallet's top-up, raised by payments). */
+  billingReason?: string;
 }
+
+/** Why a one-off invoice is raised: by hand, or to top up a prepaid wallet (README, Prepaid wallets). */
+export const ONE_OFF_BILLING_REASONS = ['manual', 'top_up'] as const;
 
 /** Validates the requested creation status: absent or `draft` → a draft; `open` → finalized at once. */
 export function checkCreateStatus(status: string | undefined): 'draft' | 'open' {
@@ -204,7 +209,13 @@ const manualLine = (description: string, amount: Money, quantity: number): Invoi
   id: newId('il'), kind: 'manual', description, quantity, amount, periodStart: null, periodEnd: null,
 });
 
-/** A new one-off (`manual`) invoice, as a draft. */
+function checkOneOffBillingReason(reason: string | undefined): string {
+  if (reason === undefined || reason === '') return 'manual';
+  if (!(ONE_OFF_BILLING_REASONS as readonly string[]).includes(reason)) throw invalidArgument('billing_reason', `billing_reason must be one of ${ONE_OFF_BILLING_REASONS.join(', ')}`);
+  return reason;
+}
+
+/** A new one-off (`manual`, or a wallet's `top_up`) invoice, as a draft. */
 export function createOneOffInvoice(tenant: TenantRef, customer: BilledCustomer, fields: OneOffInvoiceFields, now: Date): InvoiceChange {
   const currency = checkCurrencyCode(fields.currency || 'usd');
   const { lines, description } = oneOffLines(fields, currency);
@@ -215,7 +226,7 @@ export function createOneOffInvoice(tenant: TenantRef, customer: BilledCustomer,
     status: 'draft',
     customer,
     subscriptionId: null,
-    billingReason: 'manual',
+    billingReason: checkOneOffBillingReason(fields.billingReason),
     currency,
     description,
     lines,

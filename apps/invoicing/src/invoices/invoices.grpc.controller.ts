@@ -17,8 +17,9 @@ const fromUnixSeconds = (seconds: bigint, param: string): Date => {
   if (value <= 0) throw invalidArgument(param, `${param} must be a positive unix time in seconds`);
   return new Date(value * 1000);
 };
+/** What settles an invoice: a payment at a provider (`pay_…`) or a prepaid wallet's debit (`wtx_…`). */
 const checkPaymentId = (id: string): string => {
-  if (!hasPrefix(id, 'pay')) throw invalidArgument('payment_id', 'payment_id must be a payment id (pay_…)');
+  if (!hasPrefix(id, 'pay') && !hasPrefix(id, 'wtx')) throw invalidArgument('payment_id', 'payment_id must be a payment id (pay_…) or a wallet transaction id (wtx_…)');
   return id;
 };
 const optionalTime = (seconds: bigint, param: string): Date | null => (seconds === 0n ? null : fromUnixSeconds(seconds, param));
@@ -73,6 +74,7 @@ export class InvoicesGrpcController {
           dueDate: request.dueDate,
           status: request.status,
           metadata: request.metadata,
+          billingReason: request.billingReason,
         }, request.sellerName),
       ),
     }));

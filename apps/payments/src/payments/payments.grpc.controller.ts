@@ -19,7 +19,7 @@ class NotRecorded extends Error {
   }
 }
 
-async function unrecordedOutages<T>(run: () => Promise<T>): Promise<T> {
+export async function unrecordedOutages<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {
@@ -28,7 +28,7 @@ async function unrecordedOutages<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
-function keepOutagesUnrecorded(error: unknown): never {
+export function keepOutagesUnrecorded(error: unknown): never {
   if (isDomainError(error) && error.kind === 'unavailable') throw new NotRecorded(error);
   throw error;
 }

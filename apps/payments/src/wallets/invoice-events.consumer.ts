@@ -1,0 +1,55 @@
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { createRegistry } from '@bufbuild/protobuf';
+import { anyUnpack } from '@bufbuild/protobuf/wkt';
+import { invoicingEventsV1, moneyFromMessage } from '@recur/contracts';
+import { claimInboxEvent, consumerGroup, type EventOutcome, type InternalEvent, internalEventHandler, internalEventsTopic } from '@recur/messaging';
+import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
+import { WalletsService } from './wallets.service';
+
+/** The inbox's consumer name; the Kafka group is this name within the topic namespace. */
+export const CONSUMER = 'payments.wallets';
+const HANDLES = createRegistry(invoicingEventsV1.InvoiceFinalizedSchema, invoicingEventsV1.InvoicePaidSchema, invoicingEventsV1.InvoicePaymentFailedSchema);
+
+/** The billing reasons of the invoices a wallet pays first: a subscription's own invoices. */
+export const WALLET_PAID_BILLING_REASONS: readonly string[] = ['subscription_create', 'subscription_cycle', 'subscription_update'];
+
+/**
+ * Reads invoicing's events for wallets, each once (the inbox claim commits with the change):
+ * - InvoiceFinalized of a subscription invoice: the customer's wallet pays it when it covers it;
+ * - InvoicePaid of a top-up invoice: the wallet is credited (wallet.topped_up);
+ * - InvoicePaymentFailed of an automatic top-up's invoice: that top-up is no longer in flight.
+ */
+@Injectable()
+export class WalletInvoiceEventsConsumer implements OnApplicationBootstrap {
+  constructor(
+    private readonly wallets: WalletsService,
+    @Inject(SERVICE_RUNTIME) private readonly runtime: ServiceRuntime,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const warn = (message: string, fields: Record<string, unknown>) => this.runtime.logger.warn(`${message} ${JSON.stringify(fields)}`);
+    await this.runtime.bus.subscribe(consumerGroup(CONSUMER), [internalEventsTopic('invoicing')], internalEventHandler(this.runtime.name, HANDLES, (event) => this.handle(event), { warn }));
+  }
+
+  handle(event: InternalEvent): Promise<EventOutcome> {
+    if (!event.payload || !event.tenant) return Promise.resolve('refused');
+    const tenant = { accountId: event.tenant.accountId, livemode: event.tenant.livemode };
+    const payload = event.payload;
+    return this.wallets.transaction(async (tx) => {
+      if (!(await claimInboxEvent(tx, CONSUMER, event.id))) return 'duplicate';
+      if (payload.typeUrl.endsWith(invoicingEventsV1.InvoiceFinalizedSchema.typeName)) {
+        const invoice = anyUnpack(payload, invoicingEventsV1.InvoiceFinalizedSchema)?.invoice;
+        if (!invoice?.subscriptionId || !WALLET_PAID_BILLING_REASONS.includes(invoice.billingReason)) return 'processed';
+        const amountDue = moneyFromMessage(invoice.amountDue, 'amount_due');
+        await this.wallets.payInvoice(tx, tenant, { id: invoice.id, customerId: invoice.customerId, currency: amountDue.currency, amountDue: amountDue.amountMinor });
+      } else if (payload.typeUrl.endsWith(invoicingEventsV1.InvoicePaidSchema.typeName)) {
+        const invoice = anyUnpack(payload, invoicingEventsV1.InvoicePaidSchema)?.invoice;
+        if (invoice?.billingReason === 'top_up') await this.wallets.creditTopUp(tx, tenant, invoice.id);
+      } else {
+        const invoice = anyUnpack(payload, invoicingEventsV1.InvoicePaymentFailedSchema)?.invoice;
+        if (invoice?.billingReason === 'top_up') await this.wallets.failTopUp(tx, tenant, invoice.id);
+      }
+      return 'processed';
+    });
+  }
+}
