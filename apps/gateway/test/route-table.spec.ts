@@ -89,7 +89,8 @@ POST /v1/sales-links/:id/activate
 
 /**
  * Routes beyond the specification, each asked for by an issue: sandbox test clocks (issue 10);
- * usage batches, per-period totals and limit overrides (issue 13); payment attempts and credit notes (issue 12).
+ * usage batches, per-period totals and limit overrides (issue 13); payment attempts and credit notes (issue 12);
+ * prepaid wallets (issue 13: the specification names their events, its route table shows none).
  */
 const BEYOND_SPECIFICATION = `
 POST /v1/usage/batch
@@ -105,6 +106,12 @@ GET /v1/test-clocks/:id
 POST /v1/test-clocks/:id/advance
 DELETE /v1/test-clocks/:id
 POST /v1/customers/:id/portal-sessions
+POST /v1/wallets
+GET /v1/wallets
+GET /v1/wallets/:id
+PATCH /v1/wallets/:id
+POST /v1/wallets/:id/top-ups
+GET /v1/wallets/:id/transactions
 `.trim().split('\n');
 
 const keyOf = (route: { method: string; path: string }) => `${route.method} ${route.path}`;
