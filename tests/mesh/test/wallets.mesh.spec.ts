@@ -76,6 +76,19 @@ async function payThroughPayerPage(paymentUrl: string): Promise<void> {
   expect(approved.status).toBe(303);
 }
 
+/**
+ * A POST with an Idempotency-Key, sent again while the answer is 503 (a service slow to answer
+ * on a loaded machine): the same key never raises a second top-up.
+ */
+async function postRetrying(path: string, body: unknown): Promise<Awaited<ReturnType<typeof call>>> {
+  const headers = { 'idempotency-key': `wallets-${Date.now()}-${Math.random()}` };
+  for (let attempt = 1; ; attempt += 1) {
+    const response = await call('POST', path, body, headers);
+    if (response.status !== 503 || attempt === 4) return response;
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
+}
+
 const wallet = async (id: string) => (await call('GET', `/v1/wallets/${id}`)).body;
 
 async function advanceClock(clock: string, frozenTime: number): Promise<void> {
@@ -108,7 +121,7 @@ describe('prepaid wallets', () => {
     expect(subscription.status).toBeDefined();
 
     // A top-up raises an invoice that says so; paying it on the sandbox payer page credits the wallet.
-    const topUp = await call('POST', `/v1/wallets/${id}/top-ups`, { amount: 2_500 });
+    const topUp = await postRetrying(`/v1/wallets/${id}/top-ups`, { amount: 2_500 });
     expect(topUp).toMatchObject({ status: 201, body: { object: 'wallet_top_up', wallet: id, amount: 2_500, status: 'pending', automatic: false, payment_url: expect.stringMatching(/\/pay\//) } });
     const topUpInvoice = (await call('GET', `/v1/invoices/${topUp.body.invoice}`)).body;
     expect(topUpInvoice).toMatchObject({ status: 'open', billing_reason: 'top_up', amount_due: 2_500, currency: 'zmw', customer: customer.id });
