@@ -78,7 +78,7 @@ async function requireCustomer(services: ServiceClients, tenant: commonV1.Tenant
     await services.subscription.getCustomer({ tenant, id });
   } catch (failure) {
     const error = fromGrpcError(failure);
-    if (error.kind === 'not_found') throw invalidArgument('customer', `No such customer: '${id}'`, 'resource_missing');
+    if (error.kind === 'not_found' || error.kind === 'invalid_argument') throw invalidArgument('customer', `No such customer: '${id}'`, 'resource_missing');
     throw error;
   }
 }
