@@ -137,6 +137,22 @@ describe('the wallet ledger', () => {
     expect((await automaticTopUps(wallet.id)).map((row) => row.status).sort()).toEqual(['credited', 'requested']);
   });
 
+  it('credits a paid top-up once however often its InvoicePaid arrives, with one wallet.topped_up', async () => {
+    const wallet = await newWallet();
+    const now = new Date();
+    const topUp = {
+      id: `wtu_test${Date.now()}`, tenant: wallet.tenant, walletId: wallet.id, invoiceId: `in_topup${Date.now()}`, amount: 1_200, currency: 'zmw', status: 'pending' as const,
+      automatic: false, paymentUrl: '', paymentId: '', createdAt: now, updatedAt: now, creditedAt: null,
+    };
+    await service.transaction((tx) => new WalletsRepository(prisma).insertTopUp(tx, topUp));
+    const credits = await Promise.all(Array.from({ length: 4 }, () => service.transaction((tx) => service.creditTopUp(tx, wallet.tenant, topUp.invoiceId))));
+    expect(credits.filter((credit) => credit?.status === 'credited')).toHaveLength(1);
+    expect(await ledgerOf(wallet.id)).toEqual([{ amount: '1200', balance_after: '1200' }]);
+    expect(await eventsOf(wallet.id, 'wallet.topped_up')).toBe(1);
+    // Another invoice (not a top-up's) credits nothing.
+    expect(await service.transaction((tx) => service.creditTopUp(tx, wallet.tenant, 'in_other'))).toBeUndefined();
+  });
+
   it('validates auto recharge as a payment initiation validates the number and provider', async () => {
     const wallet = await newWallet();
     const update = (autoRecharge: Wallet['autoRecharge']) => service.transaction((tx) => service.update(tx, wallet.tenant, wallet.id, { autoRecharge }));
