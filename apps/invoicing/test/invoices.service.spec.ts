@@ -127,6 +127,19 @@ describe('InvoicingService one-off invoices', () => {
     expect((await outbox(invoice!.id)).map((row) => row.type)).toEqual(['recur.invoicing.v1.InvoiceCreated', 'recur.invoicing.v1.InvoiceFinalized', 'invoice.created']);
   });
 
+  it('raises a prepaid wallet top-up (billing_reason top_up, said by invoice.created) and takes the wallet debit (wtx_…) as its payment', async () => {
+    const tenant = newTenant();
+    const customer = await newCustomer(tenant);
+    const { invoice } = await client.createInvoice({ tenant, customerId: customer.id, amount: 2_500n, description: 'Wallet top-up', status: 'open', billingReason: 'top_up' });
+    expect(invoice).toMatchObject({ status: 'open', billingReason: 'top_up' });
+    const [created] = await queryDatabase<{ payload: { data: { source: string } } }>(invoicing.databaseUrl, "SELECT payload FROM outbox_events WHERE key = $1 AND type = 'invoice.created'", [invoice!.id]);
+    expect(created.payload.data.source).toBe('top_up');
+    const paidAt = BigInt(Math.floor(Date.now() / 1000));
+    const { invoice: paid } = await client.payInvoice({ tenant, id: invoice!.id, paymentId: 'wtx_0123456789abcdefABCDEFGH', amount: usd(2_500), paidAt });
+    expect(paid).toMatchObject({ status: 'paid', billingReason: 'top_up' });
+    expect(await grpcFailure(client.payInvoice({ tenant, id: invoice!.id, paymentId: 'cus_notapayment', amount: usd(2_500), paidAt }))).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, param: 'payment_id' });
+  });
+
   it('refuses invalid input with the offending param and stores nothing', async () => {
     const tenant = newTenant();
     const customer = await newCustomer(tenant);
@@ -142,6 +155,7 @@ describe('InvoicingService one-off invoices', () => {
       [{ description: '   ' }, 'description'],
       [{ description: undefined }, 'description'],
       [{ status: 'paid' }, 'status'],
+      [{ billingReason: 'subscription_cycle' }, 'billing_reason'],
       [{ amount: undefined, lines: [{ description: 'A', amount: 1n }, { description: '', amount: 1n }] }, 'lines[1].description'],
       [{ amount: undefined, lines: [{ description: 'A', amount: -5n }] }, 'lines[0].amount'],
       [{ lines: [{ description: 'A', amount: 1n }] }, 'lines'],
