@@ -13,6 +13,8 @@ export interface SubscriptionPriceComponentJson {
   metric_name: string | null;
   unit_amount: number;
   included_quantity: number;
+  /** The plan's limit of the metric per period (metered); null for none. */
+  usage_limit: number | null;
 }
 
 /** What a subscription was sold at: the plan's pricing then; later plan edits do not change it. */
@@ -137,6 +139,7 @@ function presentPrice(price: PriceSnapshot | undefined): SubscriptionPriceJson {
       metric_name: component.metricName ?? null,
       unit_amount: fromInt64(component.unitAmount, 'unit_amount'),
       included_quantity: fromInt64(component.includedQuantity, 'included_quantity'),
+      usage_limit: component.usageLimit === undefined ? null : fromInt64(component.usageLimit, 'usage_limit'),
     })),
   };
 }
