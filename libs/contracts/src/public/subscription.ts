@@ -105,6 +105,8 @@ export interface UpcomingInvoiceLineJson {
   description: string;
   quantity: number;
   amount: number;
+  /** The period the line covers, as the invoice line will carry it (usage: the period it was used in); null for a proration. */
+  period: { start: number; end: number } | null;
 }
 
 /** What a subscription's next period invoice will bill (GET /v1/subscriptions/:id/upcoming-invoice). */
@@ -182,7 +184,13 @@ export function presentUpcomingInvoice(invoice: UpcomingInvoice): UpcomingInvoic
     billing_reason: invoice.billingReason,
     period_start: Number(invoice.periodStart),
     period_end: Number(invoice.periodEnd),
-    lines: invoice.lines.map((line) => ({ kind: line.kind, description: line.description, quantity: Number(line.quantity), amount: Number(line.amount) })),
+    lines: invoice.lines.map((line) => ({
+      kind: line.kind,
+      description: line.description,
+      quantity: Number(line.quantity),
+      amount: Number(line.amount),
+      period: line.periodStart === 0n && line.periodEnd === 0n ? null : { start: Number(line.periodStart), end: Number(line.periodEnd) },
+    })),
     subtotal: Number(invoice.subtotal),
     discount: Number(invoice.discount),
     total: Number(invoice.total),
