@@ -56,6 +56,7 @@ it('bills the plan-limited metered usage of each closed period on the renewal in
   expect((await call('POST', `/v1/plans/${plan.body.id}/price-components`, { type: 'fixed', name: 'Support', unit_amount: 2, usage_limit: 10 })).body.error).toMatchObject({ param: 'usage_limit' });
   const component = await call('POST', `/v1/plans/${plan.body.id}/price-components`, { type: 'metered', name: 'API calls', metric_name: 'api_calls', unit_amount: 2, included_quantity: 100, usage_limit: 400 });
   expect(component.body).toMatchObject({ object: 'price_component', type: 'metered', metric_name: 'api_calls', included_quantity: 100, usage_limit: 400 });
+  expect((await call('PATCH', `/v1/plans/${plan.body.id}/price-components/${component.body.id}`, { usage_limit: null })).body.usage_limit).toBeNull();
   const patched = await call('PATCH', `/v1/plans/${plan.body.id}/price-components/${component.body.id}`, { usage_limit: 500 });
   expect(patched.body.usage_limit).toBe(500);
   expect((await call('GET', `/v1/plans/${plan.body.id}/price-components`)).body.data).toMatchObject([{ id: component.body.id, usage_limit: 500 }]);
