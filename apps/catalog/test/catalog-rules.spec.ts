@@ -55,6 +55,18 @@ describe('plan rules', () => {
     expect(failure(() => createPriceComponent(plan, { type: 'metered', name: 'Calls', metricName: 'Calls!', unitAmount: 2 }, t0))).toMatchObject({ param: 'metric_name' });
     expect(failure(() => createPriceComponent(plan, { type: 'fixed', name: 'Fee', unitAmount: 2, includedQuantity: 5 }, t0))).toMatchObject({ param: 'included_quantity' });
   });
+
+  it('takes a plan-level usage_limit on a metered component only: a positive integer, null removes it', () => {
+    const metered = createPriceComponent(plan, { type: 'metered', name: 'Calls', metricName: 'calls', unitAmount: 2, usageLimit: 500 }, t0);
+    expect(metered.usageLimit).toBe(500);
+    expect(createPriceComponent(plan, { type: 'metered', name: 'Calls', metricName: 'calls', unitAmount: 2 }, t0).usageLimit).toBeNull();
+    expect(updatePriceComponent(plan, metered, { name: 'API calls' }, t1).usageLimit).toBe(500);
+    expect(updatePriceComponent(plan, metered, { usageLimit: null }, t1).usageLimit).toBeNull();
+    for (const usageLimit of [0, -1, 1.5, 1e16]) {
+      expect(failure(() => createPriceComponent(plan, { type: 'metered', name: 'Calls', metricName: 'calls', unitAmount: 2, usageLimit }, t0))).toMatchObject({ param: 'usage_limit' });
+    }
+    expect(failure(() => createPriceComponent(plan, { type: 'fixed', name: 'Fee', unitAmount: 2, usageLimit: 10 }, t0))).toMatchObject({ param: 'usage_limit' });
+  });
 });
 
 describe('add-on rules', () => {

@@ -8,6 +8,8 @@ export interface SubscriptionConfig {
   catalogAddress: string;
   /** `host:port` of invoicing (the billing clock raises each period's invoice there). */
   invoicingAddress: string;
+  /** `host:port` of usage-metering (the billing clock and the upcoming invoice read the usage to bill there). */
+  usageMeteringAddress: string;
   /**
    * Billing clock batches this process runs at once (BILLING_CLOCK_CONCURRENCY, default 4). 0: this
    * process serves the API only and runs no clock worker (another replica does; or a test drives the clock itself).
@@ -23,5 +25,6 @@ export function subscriptionConfigFromEnv(env: NodeJS.ProcessEnv = process.env):
   const billingClockBatchSize = intEnv('BILLING_CLOCK_BATCH_SIZE', 25, env);
   // invoicing takes at most 500 periods a call (CreateSubscriptionInvoices).
   if (billingClockBatchSize < 1 || billingClockBatchSize > 500) throw new ConfigError('BILLING_CLOCK_BATCH_SIZE must be between 1 and 500');
-  return { catalogAddress: requireEnv('CATALOG_GRPC_ADDR', env), invoicingAddress: requireEnv('INVOICING_GRPC_ADDR', env), billingClockConcurrency, billingClockBatchSize };
+  return { catalogAddress: requireEnv('CATALOG_GRPC_ADDR', env), invoicingAddress: requireEnv('INVOICING_GRPC_ADDR', env),
+    usageMeteringAddress: requireEnv('USAGE_METERING_GRPC_ADDR', env), billingClockConcurrency, billingClockBatchSize };
 }

@@ -4,6 +4,7 @@ import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
 import { BillingClock } from './billing-clock/billing-clock.worker';
 import { BillingJobs } from './billing-clock/billing-jobs.repository';
 import { InvoicingClient } from './billing-clock/invoicing.client';
+import { UsageMeteringClient } from './billing-clock/usage-metering.client';
 import { CustomersGrpcController } from './customers/customers.grpc.controller';
 import { CustomersRepository } from './customers/customers.repository';
 import { CustomersService } from './customers/customers.service';
@@ -47,13 +48,15 @@ export class SubscriptionModule {
         SalesLinksRepository,
         SalesLinksService,
         InvoicingClient,
+        UsageMeteringClient,
         InvoicePaidConsumer,
         InvoicePaymentFailedConsumer,
         {
           provide: BillingClock,
-          inject: [PrismaService, SubscriptionsRepository, InvoicingClient, CLOCK, SUBSCRIPTION_CONFIG],
-          useFactory: (prisma: PrismaService, subscriptions: SubscriptionsRepository, invoicing: InvoicingClient, clock: Clock, config: SubscriptionConfig) =>
+          inject: [PrismaService, SubscriptionsRepository, InvoicingClient, CLOCK, SUBSCRIPTION_CONFIG, UsageMeteringClient],
+          useFactory: (prisma: PrismaService, subscriptions: SubscriptionsRepository, invoicing: InvoicingClient, clock: Clock, config: SubscriptionConfig, usage: UsageMeteringClient) =>
             new BillingClock(prisma, subscriptions, invoicing, clock, {
+              usage,
               concurrency: config.billingClockConcurrency,
               batchSize: config.billingClockBatchSize,
               databaseUrl: runtime.config.databaseUrl,

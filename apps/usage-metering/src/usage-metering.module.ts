@@ -1,6 +1,9 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { CLOCK, intEnv, systemClock } from '@recur/kernel';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
+import { PeriodUsageGrpcController } from './billing/period-usage.grpc.controller';
+import { PeriodUsageRepository } from './billing/period-usage.repository';
+import { PeriodUsageService } from './billing/period-usage.service';
 import { PrismaService } from './infrastructure/prisma.service';
 import { SubscriptionEventsConsumer } from './subscriptions/subscription-events.consumer';
 import { SubscriptionViewsRepository, USAGE_CACHE_MS } from './subscriptions/subscription-views.repository';
@@ -14,7 +17,7 @@ export class UsageMeteringModule {
   static forRuntime(runtime: ServiceRuntime): DynamicModule {
     return {
       module: UsageMeteringModule,
-      controllers: [UsageGrpcController],
+      controllers: [UsageGrpcController, PeriodUsageGrpcController],
       providers: [
         { provide: SERVICE_RUNTIME, useValue: runtime },
         { provide: PrismaService, useFactory: () => new PrismaService(runtime.config.databaseUrl) },
@@ -24,6 +27,8 @@ export class UsageMeteringModule {
         SubscriptionEventsConsumer,
         UsageRepository,
         UsageService,
+        PeriodUsageRepository,
+        PeriodUsageService,
       ],
     };
   }

@@ -40,6 +40,8 @@ interface SubscriptionShape {
   periodEnd: number;
   metrics: string[];
   updated: number;
+  /** The plan's limit on every metered component (usage_limit), if any. */
+  usageLimit?: number;
 }
 
 let updates = 0;
@@ -50,7 +52,10 @@ async function publishSubscription(tenant: Tenant, schema: DescMessage, shape: S
     price: {
       planName: 'Metered', pricingModel: 'flat_rate', amountMonthly: { amountMinor: 0n, currency: 'usd' }, packageSize: 1,
       components: [
-        ...shape.metrics.map((metric, index) => ({ id: `pc_${index}`, type: 'metered', name: metric, metricName: metric, unitAmount: 5n, includedQuantity: 10n })),
+        ...shape.metrics.map((metric, index) => ({
+          id: `pc_${index}`, type: 'metered', name: metric, metricName: metric, unitAmount: 5n, includedQuantity: 10n,
+          ...(shape.usageLimit === undefined ? {} : { usageLimit: BigInt(shape.usageLimit) }),
+        })),
         { id: 'pc_fixed', type: 'fixed', name: 'Support', unitAmount: 1000n },
       ],
     },
@@ -312,5 +317,64 @@ describe('limits and alerts', () => {
     expect(alerts.map((alert) => alert.threshold).sort()).toEqual([100, 80]);
     for (const alert of alerts) expect(Number(alert.usage)).toBeGreaterThanOrEqual(alert.threshold);
     expect((await alertEvents(subscription.id)).filter((row) => row.type === 'usage.threshold_reached')).toHaveLength(2);
+  });
+});
+
+describe('usage for invoices (GetPeriodUsage)', () => {
+  const periodUsage = (tenant: Tenant, subscription: SubscriptionShape, billingKey: string, period = { start: subscription.periodStart, end: subscription.periodEnd }) =>
+    service.client.getPeriodUsage({ queries: [{ tenant, subscriptionId: subscription.id, periodStart: BigInt(period.start), periodEnd: BigInt(period.end), metricNames: subscription.metrics, billingKey }] });
+  const lines = async (...args: Parameters<typeof periodUsage>) =>
+    (await periodUsage(...args)).results[0].lines.map((line) => [line.metricName, Number(line.periodStart), Number(line.quantity), Number(line.billedBefore), line.late]);
+
+  it('alerts at 80 % and 100 % of the plan\'s limit when the subscription sets none; its own limit overrides it', async () => {
+    const tenant = newTenant();
+    const shape = { id: `sub_${randomBytes(8).toString('hex')}`, status: 'active', periodStart: nowSeconds() - DAY, periodEnd: nowSeconds() + 29 * DAY, metrics: ['api_calls'], updated: nowSeconds(), usageLimit: 50 };
+    await publishSubscription(tenant, subscriptionEventsV1.SubscriptionCreatedSchema, shape);
+    expect((await summary(tenant, shape.id)).metrics[0]).toMatchObject({ limit: 50n, limitSource: 'plan' });
+    await record(tenant, shape.id, { quantity: 41n });
+    await record(tenant, shape.id, { quantity: 9n });
+    const { alerts } = await service.client.listUsageAlerts({ tenant, subscriptionId: shape.id, page: { limit: 10 } });
+    expect(alerts.map((alert) => [alert.threshold, alert.usage, alert.limit])).toEqual([[100, 50n, 50n], [80, 41n, 50n]]);
+    await service.client.setUsageLimit({ tenant, subscriptionId: shape.id, metricName: 'api_calls', limit: 1000n });
+    expect((await summary(tenant, shape.id)).metrics[0]).toMatchObject({ limit: 1000n, limitSource: 'subscription' });
+  });
+
+  it('bills a period once per key, bills late records of an invoiced period on the next billing, and a preview records nothing', async () => {
+    const tenant = newTenant();
+    // A period that ends a minute ago (its renewal is about to be billed), then the next one.
+    const subscription = { id: `sub_${randomBytes(8).toString('hex')}`, status: 'active', periodStart: nowSeconds() - 10 * DAY, periodEnd: nowSeconds() - 60, metrics: ['api_calls', 'storage_gb'], updated: nowSeconds() - 10 * DAY };
+    await publishSubscription(tenant, subscriptionEventsV1.SubscriptionCreatedSchema, subscription);
+    await record(tenant, subscription.id, { quantity: 30n, timestamp: BigInt(subscription.periodStart + DAY) });
+    const preview = await lines(tenant, subscription, '');
+    expect(preview).toEqual([['api_calls', subscription.periodStart, 30, 0, false], ['storage_gb', subscription.periodStart, 0, 0, false]]);
+    expect(await countRows('usage_billings', tenant.accountId)).toBe(0);
+
+    // Five racing billings of one key (replicas, a retried step): one answer, recorded once.
+    const billed = await Promise.all(Array.from({ length: 5 }, () => lines(tenant, subscription, 'usage:first')));
+    for (const answer of billed) expect(answer).toEqual(preview);
+    expect(await countRows('usage_billings', tenant.accountId)).toBe(2);
+
+    // The period renews; a record dated in it arrives in the grace window, after it was billed.
+    const next = { ...subscription, periodStart: subscription.periodEnd, periodEnd: subscription.periodEnd + 30 * DAY, updated: subscription.updated + 1 };
+    await publishSubscription(tenant, subscriptionEventsV1.SubscriptionActivatedSchema, next);
+    await record(tenant, subscription.id, { quantity: 7n, timestamp: BigInt(subscription.periodEnd - 30) });
+    // The key that billed the first period answers what it billed, not the late units.
+    expect(await lines(tenant, subscription, 'usage:first')).toEqual(preview);
+    const second = await lines(tenant, next, 'usage:second');
+    expect(second).toEqual([
+      ['api_calls', next.periodStart, 0, 0, false], ['storage_gb', next.periodStart, 0, 0, false],
+      ['api_calls', subscription.periodStart, 7, 30, true],
+    ]);
+    // Billed once: a third billing finds nothing late.
+    const third = { ...next, periodStart: next.periodEnd, periodEnd: next.periodEnd + 30 * DAY };
+    expect((await lines(tenant, third, 'usage:third')).filter((line) => line[4])).toEqual([]);
+  });
+
+  it('refuses a malformed query and more than 500 queries', async () => {
+    const tenant = newTenant();
+    const query = { tenant, subscriptionId: 'sub_x', periodStart: 100n, periodEnd: 50n, metricNames: ['api_calls'], billingKey: '' };
+    expect(await grpcFailure(service.client.getPeriodUsage({ queries: [query] }))).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, param: 'queries[0].period_end' });
+    const many = Array.from({ length: 501 }, () => ({ ...query, periodEnd: 200n }));
+    expect(await grpcFailure(service.client.getPeriodUsage({ queries: many }))).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, param: 'queries' });
   });
 });

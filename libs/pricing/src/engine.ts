@@ -10,6 +10,7 @@ import {
   type PricedPlan,
   type Tier,
 } from './model';
+import { type UsageCharge, type UsagePeriod, usageLine } from './usage';
 
 /** One charge of a period. `amount` = `quantity` × `unit_amount` + `flat_amount`, in minor units. */
 export interface LineItem {
@@ -24,6 +25,8 @@ export interface LineItem {
   /** The price component for component lines. */
   componentId?: string;
   metricName?: string;
+  /** The period a usage line's units were used in (metered lines bill in arrears). */
+  period?: UsagePeriod;
   /** The add-on for add-on lines. */
   addonId?: string;
 }
@@ -32,8 +35,12 @@ export interface PeriodInput {
   plan: PricedPlan;
   /** Licensed quantity (seats, units); default 1. */
   quantity?: number;
-  /** Usage of the period per metric name; metrics without usage count 0. */
-  usage?: Record<string, number>;
+  /**
+   * Usage billed in arrears, per metric and period (the period that ended, and late records of
+   * earlier ones), each priced by its metered component. The plan's own metered components
+   * add nothing else: a period's usage is known only once it ends.
+   */
+  usage?: UsageCharge[];
   coupon?: PricedCoupon | null;
   interval?: BillingInterval;
   /** Add-ons billed beside the plan, each priced monthly × the interval's months × its quantity. */
@@ -115,8 +122,8 @@ function discountOf(coupon: PricedCoupon | null | undefined, subtotal: Money): M
 
 /**
  * Prices one billing period of a plan: the plan's own charge for the quantity (by its
- * pricing model), each price component (fixed fees; metered usage beyond the included
- * quantity), then the coupon. All amounts are integers in the plan currency's minor unit.
+ * pricing model), its fixed price components, the usage charges (metered usage of closed
+ * periods beyond the included quantity), add-ons and adjustments, then the coupon. All amounts are integers in the plan currency's minor unit.
  */
 export function pricePeriod(input: PeriodInput): PeriodPrice {
   const { plan } = input;
@@ -125,9 +132,6 @@ export function pricePeriod(input: PeriodInput): PeriodPrice {
   const months = BILLING_INTERVAL_MONTHS[interval];
   if (months === undefined) throw invalidArgument('interval', `interval must be one of ${Object.keys(BILLING_INTERVAL_MONTHS).join(', ')}`);
   if (!Number.isSafeInteger(quantity) || quantity < 0) throw invalidArgument('quantity', 'quantity must be a non-negative integer');
-  for (const [metric, used] of Object.entries(input.usage ?? {})) {
-    if (!Number.isSafeInteger(used) || used < 0) throw invalidArgument(`usage[${metric}]`, 'usage must be a non-negative integer');
-  }
 
   const { currency } = plan;
   const base = monthly(plan.amountMonthly, currency, months);
@@ -160,14 +164,12 @@ export function pricePeriod(input: PeriodInput): PeriodPrice {
   }
 
   for (const component of plan.components) {
+    // Metered components bill in arrears: their lines come from `usage`.
     if (component.type === 'fixed') {
       lines.push(line('component', component.name, 1, monthly(component.unitAmount, currency, months), none, { componentId: component.id }));
-    } else {
-      const used = input.usage?.[component.metricName ?? ''] ?? 0;
-      const billable = Math.max(0, used - component.includedQuantity * months);
-      lines.push(line('component', component.name, billable, money(component.unitAmount, currency), none, { componentId: component.id, metricName: component.metricName ?? undefined }));
     }
   }
+  for (const charge of input.usage ?? []) lines.push(usageLine(charge, months, currency));
 
   for (const addOn of input.addOns ?? []) {
     if (!Number.isSafeInteger(addOn.quantity) || addOn.quantity < 1) throw invalidArgument('add_ons.quantity', 'an add-on quantity must be a positive integer');

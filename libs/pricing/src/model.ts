@@ -43,6 +43,8 @@ export interface PricedComponent {
   metricName: string | null;
   unitAmount: number;
   includedQuantity: number;
+  /** The plan's limit of the metric per period (metered), which usage-metering alerts on; not priced. Absent or null: none. */
+  usageLimit?: number | null;
 }
 
 export interface PricedPlan {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { DomainError } from '@recur/kernel';
-import { checkTiers, graduatedLines, pricePeriod, type PricedPlan, roundHalfUp, type Tier, volumeLines } from '../src';
+import { checkTiers, graduatedLines, pricePeriod, type PricedPlan, roundHalfUp, type Tier, type UsageCharge, usageLine, volumeLines } from '../src';
 
 const plan = (overrides: Partial<PricedPlan> = {}): PricedPlan => ({
   name: 'Pro',
@@ -76,23 +76,47 @@ describe('price components', () => {
     { id: 'pc_api', type: 'metered' as const, name: 'API calls', metricName: 'api_calls', unitAmount: 2, includedQuantity: 1_000 },
   ];
 
+  const api = components[1];
+  const period = { start: 1_790_000_000, end: 1_792_678_400 };
+  const used = (quantity: number, extra: Partial<UsageCharge> = {}): UsageCharge[] => [{ component: api, quantity, period, ...extra }];
+
   it('adds fixed fees per month and metered usage beyond the included quantity', () => {
-    const price = pricePeriod({ plan: plan({ components }), usage: { api_calls: 1_500 } });
+    const price = pricePeriod({ plan: plan({ components }), usage: used(1_500) });
     expect(price.total).toBe(2_900 + 990 + 500 * 2);
-    expect(pricePeriod({ plan: plan({ components }), usage: { api_calls: 999 } }).total).toBe(2_900 + 990);
-    expect(pricePeriod({ plan: plan({ components }) }).total).toBe(2_900 + 990);
-    expect(pricePeriod({ plan: plan({ components }), usage: { api_calls: 0 } }).total).toBe(2_900 + 990);
+    expect(pricePeriod({ plan: plan({ components }), usage: used(999) }).total).toBe(2_900 + 990);
+    expect(pricePeriod({ plan: plan({ components }), usage: used(0) }).total).toBe(2_900 + 990);
+  });
+
+  it('bills metered components only in arrears: without usage they add no line', () => {
+    const price = pricePeriod({ plan: plan({ components }) });
+    expect(price.total).toBe(2_900 + 990);
+    expect(price.lines.some((item) => item.metricName)).toBe(false);
   });
 
   it('scales fixed fees and the included quantity by the interval, not the usage price', () => {
-    const price = pricePeriod({ plan: plan({ components }), usage: { api_calls: 3_500 }, interval: 'quarterly' });
+    const price = pricePeriod({ plan: plan({ components }), usage: used(3_500), interval: 'quarterly' });
     expect(price.total).toBe(3 * 2_900 + 3 * 990 + 500 * 2);
+  });
+
+  it('prices late usage on top of what the period already billed: the included quantity is given once', () => {
+    // 900 of 1 000 free units billed before; 300 more: 100 are free, 200 billable.
+    const late = usageLine({ component: api, quantity: 300, billedBefore: 900, period, late: true }, 1, 'usd');
+    expect(late).toMatchObject({ quantity: 200, amount: 400, metricName: 'api_calls', period, description: 'API calls (api_calls): 300 more reported after the period was invoiced' });
+    // Past the included quantity already: every late unit bills.
+    expect(usageLine({ component: api, quantity: 50, billedBefore: 1_200, period, late: true }, 1, 'usd')).toMatchObject({ quantity: 50, amount: 100 });
+    // Billing a period in two parts bills what billing it at once would.
+    fc.assert(fc.property(fc.integer({ min: 0, max: 5_000 }), fc.integer({ min: 0, max: 5_000 }), (first, second) => {
+      const once = usageLine({ component: api, quantity: first + second, period }, 1, 'usd').amount;
+      const split = usageLine({ component: api, quantity: first, period }, 1, 'usd').amount + usageLine({ component: api, quantity: second, billedBefore: first, period }, 1, 'usd').amount;
+      expect(split).toBe(once);
+    }));
   });
 
   it('rejects negative or fractional quantities and usage', () => {
     expect(failure(() => pricePeriod({ plan: plan(), quantity: -1 }))).toMatchObject({ param: 'quantity' });
     expect(failure(() => pricePeriod({ plan: plan(), quantity: 1.5 }))).toMatchObject({ param: 'quantity' });
-    expect(failure(() => pricePeriod({ plan: plan({ components }), usage: { api_calls: -3 } }))).toMatchObject({ param: 'usage[api_calls]' });
+    expect(failure(() => pricePeriod({ plan: plan({ components }), usage: used(-3) }))).toMatchObject({ param: 'usage[api_calls].quantity' });
+    expect(failure(() => pricePeriod({ plan: plan({ components }), usage: used(1.5) }))).toMatchObject({ param: 'usage[api_calls].quantity' });
   });
 });
 
@@ -221,7 +245,8 @@ describe('properties', () => {
               pricingModel, amountMonthly, tiers: tiered ? tiers : [], packageSize: 3,
               components: [{ id: 'pc_m', type: 'metered', name: 'M', metricName: 'm', unitAmount: 3, includedQuantity: 10 }],
             }),
-            quantity: units, usage: { m: used }, coupon: discount, interval,
+            quantity: units, coupon: discount, interval,
+            usage: [{ component: { id: 'pc_m', type: 'metered', name: 'M', metricName: 'm', unitAmount: 3, includedQuantity: 10 }, quantity: used, period: { start: 0, end: 1 } }],
           });
           for (const value of [price.subtotal, price.discount, price.total, ...price.lines.map((item) => item.amount)]) {
             expect(Number.isSafeInteger(value)).toBe(true);
@@ -284,14 +309,14 @@ describe('lines as an invoice shows them', () => {
   ];
 
   it('names each plan, tier and component line and keeps its references', () => {
-    const graduated = pricePeriod({ plan: plan({ pricingModel: 'graduated', amountMonthly: 100, tiers: TIERS, components }), quantity: 60, usage: { api_calls: 1_200 } });
+    const graduated = pricePeriod({ plan: plan({ pricingModel: 'graduated', amountMonthly: 100, tiers: TIERS, components }), quantity: 60, usage: [{ component: components[1], quantity: 1_200, period: { start: 100, end: 200 } }] });
     expect(graduated.lines).toStrictEqual([
       { kind: 'plan', description: 'Pro', quantity: 1, unitAmount: 100, flatAmount: 0, amount: 100 },
       { kind: 'tier', description: 'Tier 1 (1–10)', quantity: 10, unitAmount: 500, flatAmount: 0, amount: 5_000, tier: 0 },
       { kind: 'tier', description: 'Tier 2 (11–50)', quantity: 40, unitAmount: 400, flatAmount: 1_000, amount: 17_000, tier: 1 },
       { kind: 'tier', description: 'Tier 3 (51–∞)', quantity: 10, unitAmount: 300, flatAmount: 0, amount: 3_000, tier: 2 },
       { kind: 'component', description: 'Support', quantity: 1, unitAmount: 990, flatAmount: 0, amount: 990, componentId: 'pc_fixed' },
-      { kind: 'component', description: 'API calls', quantity: 200, unitAmount: 2, flatAmount: 0, amount: 400, componentId: 'pc_api', metricName: 'api_calls' },
+      { kind: 'component', description: 'API calls (api_calls): 1200 used, 1000 included', quantity: 200, unitAmount: 2, flatAmount: 0, amount: 400, componentId: 'pc_api', metricName: 'api_calls', period: { start: 100, end: 200 } },
     ]);
     expect(pricePeriod({ plan: plan(), quantity: 3 }).lines).toStrictEqual([
       { kind: 'plan', description: 'Pro', quantity: 1, unitAmount: 2_900, flatAmount: 0, amount: 2_900 },

@@ -60,6 +60,7 @@ export function fromPriceComponentRow(row: PriceComponentRow): PriceComponent {
     metricName: row.metricName,
     unitAmount: fromInt64(row.unitAmount),
     includedQuantity: fromInt64(row.includedQuantity),
+    usageLimit: row.usageLimit === null ? null : fromInt64(row.usageLimit),
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
   };
@@ -76,6 +77,7 @@ export function toPriceComponentRow(component: PriceComponent): Prisma.PriceComp
     metricName: component.metricName,
     unitAmount: toInt64(component.unitAmount),
     includedQuantity: toInt64(component.includedQuantity),
+    usageLimit: component.usageLimit === null ? null : toInt64(component.usageLimit),
     createdAt: component.createdAt,
     updatedAt: component.updatedAt,
   };
@@ -124,6 +126,7 @@ export function toPriceComponentMessage(component: PriceComponent): planV1.Price
     metricName: component.metricName ?? undefined,
     unitAmount: toInt64(component.unitAmount),
     includedQuantity: toInt64(component.includedQuantity),
+    usageLimit: component.usageLimit === null ? undefined : toInt64(component.usageLimit),
     created: BigInt(unixSeconds(component.createdAt)),
     updated: BigInt(unixSeconds(component.updatedAt)),
   });

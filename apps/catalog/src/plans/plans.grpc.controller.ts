@@ -115,6 +115,7 @@ export class PlansGrpcController {
       metricName: request.metricName,
       unitAmount: fromInt64(request.unitAmount, 'unit_amount'),
       includedQuantity: fromInt64(request.includedQuantity, 'included_quantity'),
+      usageLimit: fromInt64(request.usageLimit, 'usage_limit'),
     };
     return this.commands.run(tenant, request, catalogV1.CreatePriceComponentResponseSchema, async (tx) => ({
       priceComponent: toPriceComponentMessage(await this.plans.createComponent(tx, tenant, request.planId, fields)),
@@ -129,6 +130,7 @@ export class PlansGrpcController {
       metricName: request.metricName,
       unitAmount: fromInt64(request.unitAmount, 'unit_amount'),
       includedQuantity: fromInt64(request.includedQuantity, 'included_quantity'),
+      usageLimit: request.clearUsageLimit ? null : fromInt64(request.usageLimit, 'usage_limit'),
     };
     return this.commands.run(tenant, request, catalogV1.UpdatePriceComponentResponseSchema, async (tx) => ({
       priceComponent: toPriceComponentMessage(await this.plans.updateComponent(tx, tenant, request.planId, request.id, fields)),

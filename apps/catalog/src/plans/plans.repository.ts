@@ -94,8 +94,8 @@ export class PlansRepository {
   }
 
   async updateComponent(tx: Tx, component: PriceComponent): Promise<void> {
-    const { name, metricName, unitAmount, includedQuantity, updatedAt } = toPriceComponentRow(component);
-    await tx.priceComponent.update({ where: { id: component.id }, data: { name, metricName, unitAmount, includedQuantity, updatedAt } });
+    const { name, metricName, unitAmount, includedQuantity, usageLimit, updatedAt } = toPriceComponentRow(component);
+    await tx.priceComponent.update({ where: { id: component.id }, data: { name, metricName, unitAmount, includedQuantity, usageLimit, updatedAt } });
   }
 
   async deleteComponent(tx: Tx, component: PriceComponent): Promise<void> {

@@ -1,4 +1,4 @@
-import { METRIC_NAME_PATTERN } from '@recur/vocabulary';
+import { METRIC_NAME_PATTERN, USAGE_LIMIT_MAX } from '@recur/vocabulary';
 import { invalidArgument, newId, type TenantRef } from '@recur/kernel';
 import { PRICE_COMPONENT_TYPES, type PriceComponentType } from '@recur/pricing';
 import { checkAmount, checkName, checkOneOf } from '../common/fields';
@@ -7,7 +7,9 @@ import { assertNotArchived, type Plan } from './plan';
 /**
  * A price component of a plan (Lago's charge, Stripe's extra price): `metered` prices
  * each unit of a usage metric beyond `included_quantity` at `unit_amount`; `fixed` is a
- * recurring monthly fee of `unit_amount`. Amounts are in the plan's currency.
+ * recurring monthly fee of `unit_amount`. Amounts are in the plan's currency. A metered
+ * component may carry `usage_limit`, the plan's limit of its metric per period (usage-metering's
+ * default limit for the 80 % / 100 % alerts; a subscription's own limit overrides it).
  */
 export interface PriceComponent {
   id: string;
@@ -18,6 +20,8 @@ export interface PriceComponent {
   metricName: string | null;
   unitAmount: number;
   includedQuantity: number;
+  /** The limit of the metric per period (metered only); null for none. */
+  usageLimit: number | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -28,6 +32,8 @@ export interface PriceComponentFields {
   metricName?: string;
   unitAmount?: number;
   includedQuantity?: number;
+  /** A positive integer; null removes the limit (updates). */
+  usageLimit?: number | null;
 }
 
 function checkMetricName(metricName: string): string {
@@ -37,10 +43,17 @@ function checkMetricName(metricName: string): string {
   return metricName;
 }
 
+function checkUsageLimit(limit: number | null): number | null {
+  if (limit === null) return null;
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > USAGE_LIMIT_MAX) throw invalidArgument('usage_limit', `usage_limit must be an integer from 1 to ${USAGE_LIMIT_MAX}`);
+  return limit;
+}
+
 function checkShape(component: PriceComponent): PriceComponent {
   if (component.type === 'metered' && component.metricName === null) throw invalidArgument('metric_name', 'a metered component needs a metric_name');
   if (component.type === 'fixed' && component.metricName !== null) throw invalidArgument('metric_name', 'a fixed component has no metric_name');
   if (component.type === 'fixed' && component.includedQuantity !== 0) throw invalidArgument('included_quantity', 'a fixed component has no included_quantity');
+  if (component.type === 'fixed' && component.usageLimit !== null) throw invalidArgument('usage_limit', 'a fixed component has no usage_limit');
   return component;
 }
 
@@ -55,6 +68,7 @@ export function createPriceComponent(plan: Plan, fields: PriceComponentFields & 
     metricName: fields.metricName === undefined ? null : checkMetricName(fields.metricName),
     unitAmount: checkAmount(fields.unitAmount, 'unit_amount'),
     includedQuantity: checkAmount(fields.includedQuantity ?? 0, 'included_quantity'),
+    usageLimit: checkUsageLimit(fields.usageLimit ?? null),
     createdAt: now,
     updatedAt: now,
   });
@@ -69,6 +83,7 @@ export function updatePriceComponent(plan: Plan, component: PriceComponent, fiel
     metricName: fields.metricName === undefined ? component.metricName : checkMetricName(fields.metricName),
     unitAmount: fields.unitAmount === undefined ? component.unitAmount : checkAmount(fields.unitAmount, 'unit_amount'),
     includedQuantity: fields.includedQuantity === undefined ? component.includedQuantity : checkAmount(fields.includedQuantity, 'included_quantity'),
+    usageLimit: fields.usageLimit === undefined ? component.usageLimit : checkUsageLimit(fields.usageLimit),
     updatedAt: now,
   });
 }

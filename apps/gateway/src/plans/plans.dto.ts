@@ -1,5 +1,5 @@
 import { CURRENCY_CODES } from '@recur/money';
-import { AMOUNT_MAX, CATALOG_DESCRIPTION_MAX, CATALOG_NAME_MAX, METRIC_NAME_PATTERN, PACKAGE_SIZE_MAX, PLAN_STATUSES } from '@recur/vocabulary';
+import { AMOUNT_MAX, CATALOG_DESCRIPTION_MAX, CATALOG_NAME_MAX, METRIC_NAME_PATTERN, PACKAGE_SIZE_MAX, PLAN_STATUSES, USAGE_LIMIT_MAX } from '@recur/vocabulary';
 import { BILLING_INTERVALS, PRICE_COMPONENT_TYPES, PRICING_MODELS, TIERS_MAX } from '@recur/pricing';
 import { Type } from 'class-transformer';
 import { JSONSchema } from 'class-validator-jsonschema';
@@ -124,6 +124,9 @@ export class ReplaceTiersDto {
 
 const MetricName = () => apply(IsString({ message: 'metric_name must be a string' }), Matches(METRIC_NAME_PATTERN, { message: 'metric_name must be 1 to 100 characters: lowercase letters, digits, _, . or -, starting with a letter' }));
 
+const UsageLimit = () =>
+  apply(IsInt({ message: 'usage_limit must be an integer' }), Min(1, { message: 'usage_limit must be at least 1' }), Max(USAGE_LIMIT_MAX, { message: `usage_limit must be at most ${USAGE_LIMIT_MAX}` }));
+
 export class CreatePriceComponentDto {
   /** metered (per unit of usage of metric_name) or fixed (a monthly fee). */
   @IsDefined() @OneOf('type', PRICE_COMPONENT_TYPES)
@@ -143,6 +146,10 @@ export class CreatePriceComponentDto {
   /** Usage per month that is free (metered only); default 0. */
   @Optional() @IsInt({ message: 'included_quantity must be an integer' }) @Min(0, { message: 'included_quantity must not be negative' }) @Max(AMOUNT_MAX)
   included_quantity?: number;
+
+  /** The plan's limit of the metric per period (metered only): alerts at 80 % and 100 % of it; a subscription's own limit overrides it. */
+  @Optional() @UsageLimit()
+  usage_limit?: number;
 }
 
 export class UpdatePriceComponentDto {
@@ -157,6 +164,10 @@ export class UpdatePriceComponentDto {
 
   @Optional() @IsInt({ message: 'included_quantity must be an integer' }) @Min(0, { message: 'included_quantity must not be negative' }) @Max(AMOUNT_MAX)
   included_quantity?: number;
+
+  /** null removes the limit. */
+  @Nullable('integer') @UsageLimit()
+  usage_limit?: number | null;
 }
 
 export class ListPriceComponentsQueryDto extends ListQueryDto {}

@@ -60,7 +60,7 @@ export const PLAN_TIERS_SCHEMA = responseSchema<PlanTiersJson>('PlanTiers', {
 
 export const PRICE_COMPONENT_SCHEMA = responseSchema<PriceComponentJson>('PriceComponent', {
   type: 'object',
-  required: ['id', 'object', 'livemode', 'plan', 'type', 'name', 'metric_name', 'unit_amount', 'included_quantity', 'created', 'updated'],
+  required: ['id', 'object', 'livemode', 'plan', 'type', 'name', 'metric_name', 'unit_amount', 'included_quantity', 'usage_limit', 'created', 'updated'],
   properties: {
     id: { type: 'string', example: 'pc_4f9XkQ2mZ8aBcD1eF3gH5jKl' },
     object: { type: 'string', enum: ['price_component'] },
@@ -71,6 +71,7 @@ export const PRICE_COMPONENT_SCHEMA = responseSchema<PriceComponentJson>('PriceC
     metric_name: { type: ['string', 'null'] },
     unit_amount: minor('Price per unit of usage, or the monthly fee.'),
     included_quantity: { type: 'integer', minimum: 0, description: 'Free usage per month (metered).' },
+    usage_limit: { type: ['integer', 'null'], minimum: 1, description: "The plan's limit of the metric per period (metered): usage-metering alerts at 80 % and 100 % of it unless the subscription has its own limit; null for none." },
     created: unix,
     updated: unix,
   },
@@ -177,6 +178,7 @@ export const PLAN_ROUTES = defineRoutes('Plans', [
         metricName: body.metric_name,
         unitAmount: toInt64(body.unit_amount, 'unit_amount'),
         includedQuantity: toInt64(body.included_quantity, 'included_quantity'),
+        usageLimit: toInt64(body.usage_limit, 'usage_limit'),
         requestId: commandId,
       });
       return presentPriceComponent(priceComponent!);
@@ -193,6 +195,8 @@ export const PLAN_ROUTES = defineRoutes('Plans', [
         metricName: body.metric_name,
         unitAmount: toInt64(body.unit_amount, 'unit_amount'),
         includedQuantity: toInt64(body.included_quantity, 'included_quantity'),
+        usageLimit: toInt64(body.usage_limit ?? undefined, 'usage_limit'),
+        clearUsageLimit: body.usage_limit === null,
         requestId: commandId,
       });
       return presentPriceComponent(priceComponent!);

@@ -105,12 +105,18 @@ export const UPCOMING_INVOICE_SCHEMA = responseSchema<UpcomingInvoiceJson>('Upco
       type: 'array',
       items: {
         type: 'object',
-        required: ['kind', 'description', 'quantity', 'amount'],
+        required: ['kind', 'description', 'quantity', 'amount', 'period'],
         properties: {
           kind: { type: 'string', enum: ['plan', 'usage', 'addon', 'proration'] },
           description: { type: 'string' },
-          quantity: { type: 'integer' },
+          quantity: { type: 'integer', description: 'Units billed; for usage, the units beyond the included quantity.' },
           amount: { type: 'integer', description: 'Minor units; negative for a credit.' },
+          period: {
+            type: ['object', 'null'],
+            description: 'The period the line covers, as the invoice line will carry it: usage (billed in arrears) the period it was used in so far; null for a proration.',
+            required: ['start', 'end'],
+            properties: { start: seconds('Start of the period'), end: seconds('End of the period') },
+          },
         },
       },
     },

@@ -3,10 +3,12 @@ import { claimDueRowsSql, claimParams, type DueRowsTable, JobWorker, nextDueAtSq
 import { type Clock, isDomainError } from '@recur/kernel';
 import type { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
-import { fallPastDue, LIFECYCLE_MOVES, nextLifecycleStep } from '../subscriptions/subscription';
+import { fallPastDue, LIFECYCLE_MOVES, nextLifecycleStep, usagePeriodToBill } from '../subscriptions/subscription';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
 import { BILLING_JOBS_CHANNEL, type BillingJobKind, type DunningPayload, type InvoicePayload, stepKey } from './billing-jobs.repository';
 import type { BillingInvoicing, PeriodInvoiceOutcome } from './invoicing.client';
+import { type StepUsage, usageOfSteps } from './steps-usage';
+import type { BillingUsage } from './usage-metering.client';
 
 /** A claimed step of the billing clock. */
 export interface ClaimedStep {
@@ -85,6 +87,7 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly options: BillingClockOptions;
   private readonly log: (message: string, fields?: Record<string, unknown>) => void;
   private readonly killAfterInvoices = killAfterInvoiceFromEnv(process.env);
+  private readonly usage: BillingUsage | undefined;
   private invoicesAnswered = 0;
 
   /** Built by the module's factory (and by tests, with their own clock and invoicer). */
@@ -93,10 +96,16 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly subscriptions: SubscriptionsRepository,
     private readonly invoicer: BillingInvoicing,
     private readonly now: Clock,
-    options: Partial<BillingClockOptions> & { databaseUrl?: string; log?: (message: string, fields?: Record<string, unknown>) => void } = {},
+    options: Partial<BillingClockOptions> & {
+      databaseUrl?: string;
+      log?: (message: string, fields?: Record<string, unknown>) => void;
+      /** Where the usage of closed periods is measured; without it, metered components bill nothing. */
+      usage?: BillingUsage;
+    } = {},
   ) {
     this.options = { ...DEFAULT_BILLING_CLOCK_OPTIONS, ...options };
     const { databaseUrl } = options;
+    this.usage = options.usage;
     this.log = options.log ?? (() => undefined);
     const log = this.log;
     this.worker = new JobWorker<ClaimedStep[]>({
@@ -151,13 +160,15 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
    */
   private async runLifecycleSteps(steps: ClaimedStep[]): Promise<void> {
     try {
+      // Outside the transaction: one call to usage-metering for the batch, no lock held meanwhile.
+      const usage = this.usage ? await usageOfSteps(this.prisma, this.usage, steps) : new Map<string, StepUsage>();
       await this.prisma.$transaction(async (tx) => {
         // Locks the steps and marks those still pending done, in one statement; a step that is
         // no longer pending ran already (our lease lapsed and another worker took it): skipped.
         const pending = new Set((await tx.$queryRaw<{ id: string }[]>`
           UPDATE billing_jobs SET status = 'done', lease_until = NULL, attempts = attempts + 1, updated_at = ${this.now()}
           WHERE id = ANY(${steps.map((step) => step.id)}::text[]) AND status = 'pending' RETURNING id`).map((row) => row.id));
-        for (const step of steps) if (pending.has(step.id)) await this.applyLifecycleStep(tx, step);
+        for (const step of steps) if (pending.has(step.id)) await this.applyLifecycleStep(tx, step, usage.get(step.id));
       }, { maxWait: 10_000, timeout: 20_000 });
     } catch (error) {
       if (steps.length === 1) throw error;
@@ -169,7 +180,7 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /** One lifecycle step, already marked done in `tx`: the subscription's move, if it still calls for this step. */
-  private async applyLifecycleStep(tx: Prisma.TransactionClient, step: ClaimedStep): Promise<void> {
+  private async applyLifecycleStep(tx: Prisma.TransactionClient, step: ClaimedStep, usage: StepUsage | undefined): Promise<void> {
     const tenant = { accountId: step.account_id, livemode: step.livemode };
     const subscription = await this.subscriptions.getForUpdate(tx, tenant, step.subscription_id);
     const expected = nextLifecycleStep(subscription);
@@ -177,7 +188,12 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
     if (!expected || stepKey(expected.kind, subscription.id, expected.runAt) !== step.step_key) return;
     // On a test clock the move happens at its own time; on real time, when it runs.
     const now = subscription.testClockId ? step.run_at : this.now();
-    const change = LIFECYCLE_MOVES[step.kind as Exclude<BillingJobKind, 'invoice' | 'dunning'>](subscription, step.run_at, now);
+    const toBill = this.usage ? usagePeriodToBill(subscription) : null;
+    if (toBill && usage?.periodStart.getTime() !== toBill.period.start.getTime()) {
+      // The subscription changed between the measure and this lock: measured again when the step reruns.
+      throw new Error(`billing clock: usage of ${subscription.id} was not measured for its period ${toBill.period.start.toISOString()}`);
+    }
+    const change = LIFECYCLE_MOVES[step.kind as Exclude<BillingJobKind, 'invoice' | 'dunning'>](subscription, step.run_at, now, usage?.lines ?? []);
     await this.subscriptions.update(tx, change);
   }
 

@@ -33,7 +33,8 @@ export interface InvoicePayload {
   period_end: number;
   currency: string;
   billing_reason: string;
-  lines: { kind: string; description: string; quantity: number; amount: number }[];
+  /** `period_start`/`period_end` (unix seconds) only on a line of its own period: usage, billed in arrears. */
+  lines: { kind: string; description: string; quantity: number; amount: number; period_start?: number; period_end?: number }[];
   subtotal: number;
   discount: number;
   total: number;
@@ -48,7 +49,13 @@ export function toInvoicePayload(subscription: Subscription, invoice: PeriodInvo
     period_end: periodEnd,
     currency: invoice.price.currency,
     billing_reason: invoice.billingReason,
-    lines: invoice.price.lines.map((line) => ({ kind: invoiceLineKind(line), description: line.description, quantity: line.quantity, amount: line.amount })),
+    lines: invoice.price.lines.map((line) => ({
+      kind: invoiceLineKind(line),
+      description: line.description,
+      quantity: line.quantity,
+      amount: line.amount,
+      ...(line.period ? { period_start: line.period.start, period_end: line.period.end } : {}),
+    })),
     subtotal: invoice.price.subtotal,
     discount: invoice.price.discount,
     total: invoice.price.total,

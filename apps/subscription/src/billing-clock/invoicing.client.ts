@@ -4,6 +4,7 @@ import { createServiceClient, invoicingV1, type ServiceClient, toMoneyMessage, t
 import { DomainError, type TenantRef } from '@recur/kernel';
 import { money } from '@recur/money';
 import { SUBSCRIPTION_CONFIG, type SubscriptionConfig } from '../subscription-config';
+import { invoiceLinePeriod } from '../subscriptions/subscription';
 import type { DunningPayload, InvoicePayload } from './billing-jobs.repository';
 
 /** A batch of a few dozen periods may wait for its tenants' invoice counters on a busy invoicing. */
@@ -70,14 +71,17 @@ function toRequestMessage({ tenant, subscriptionId, requestId, invoice }: Period
     periodStart: BigInt(invoice.period_start),
     periodEnd: BigInt(invoice.period_end),
     currency,
-    lines: invoice.lines.map((line) => ({
-      kind: line.kind,
-      description: line.description,
-      quantity: BigInt(line.quantity),
-      amount: toMoneyMessage(money(line.amount, currency)),
-      // A proration covers part of an earlier period, which its description names.
-      ...(line.kind === 'proration' ? {} : { periodStart: BigInt(invoice.period_start), periodEnd: BigInt(invoice.period_end) }),
-    })),
+    lines: invoice.lines.map((line) => {
+      const own = line.period_start !== undefined && line.period_end !== undefined ? { start: line.period_start, end: line.period_end } : undefined;
+      const period = invoiceLinePeriod(line.kind, own, { start: invoice.period_start, end: invoice.period_end });
+      return {
+        kind: line.kind,
+        description: line.description,
+        quantity: BigInt(line.quantity),
+        amount: toMoneyMessage(money(line.amount, currency)),
+        ...(period ? { periodStart: BigInt(period.start), periodEnd: BigInt(period.end) } : {}),
+      };
+    }),
     discount: toMoneyMessage(money(invoice.discount, currency)),
     billingReason: invoice.billing_reason,
     dueInDays: 0,

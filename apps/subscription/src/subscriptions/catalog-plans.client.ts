@@ -79,6 +79,7 @@ export class CatalogPlans implements OnModuleDestroy {
             metricName: component.metricName ?? null,
             unitAmount: fromInt64(component.unitAmount, 'unit_amount'),
             includedQuantity: fromInt64(component.includedQuantity, 'included_quantity'),
+            usageLimit: component.usageLimit === undefined ? null : fromInt64(component.usageLimit, 'usage_limit'),
           })),
         },
       };

@@ -137,6 +137,7 @@ function toPriceSnapshotMessage(price: PricedPlan): subscriptionMessagesV1.Price
       metricName: component.metricName ?? undefined,
       unitAmount: BigInt(component.unitAmount),
       includedQuantity: BigInt(component.includedQuantity),
+      usageLimit: component.usageLimit === undefined || component.usageLimit === null ? undefined : BigInt(component.usageLimit),
     })),
   });
 }

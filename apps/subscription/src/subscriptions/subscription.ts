@@ -1,5 +1,5 @@
-import { checkMetadata, DomainError, failedPrecondition, invalidArgument, type Metadata, newId, type TenantRef } from '@recur/kernel';
-import { BILLING_INTERVALS, type BillingInterval, pricePeriod, type PeriodPrice, type PricedAddOn, type PricedPlan } from '@recur/pricing';
+import { checkMetadata, DomainError, failedPrecondition, invalidArgument, type Metadata, newId, type TenantRef, unixSeconds } from '@recur/kernel';
+import { BILLING_INTERVALS, type BillingInterval, pricePeriod, type PeriodPrice, type PricedAddOn, type PricedPlan, type UsageCharge } from '@recur/pricing';
 import { DAY_MS, periodOf } from './billing-period';
 import { afterBilledPeriod, couponOfNextInvoice, type Discount } from './discount';
 
@@ -119,6 +119,16 @@ export function invoiceLineKind(line: PeriodPrice['lines'][number]): 'plan' | 'u
   return line.metricName ? 'usage' : 'plan';
 }
 
+/**
+ * The period (unix seconds) an invoice line covers: a usage line its own (usage is billed in
+ * arrears, late usage of an earlier period), a proration none (its description names it), any
+ * other line the invoice's period.
+ */
+export function invoiceLinePeriod(kind: string, own: { start: number; end: number } | undefined, invoicePeriod: { start: number; end: number }): { start: number; end: number } | null {
+  if (own) return own;
+  return kind === 'proration' ? null : invoicePeriod;
+}
+
 /** A subscription after a change: its events, and the invoice of a period that began. */
 export interface SubscriptionChange {
   subscription: Subscription;
@@ -207,22 +217,70 @@ function trialEndOf(fields: NewSubscription, now: Date): Date | null {
 }
 
 /**
- * Usage of the period that ends, per metric name. The seam for usage-metering: the renewal
- * will pass its usage summary here (metered components bill it in arrears); nothing reads it
- * yet, so metered lines bill 0.
+ * Usage an invoice bills in arrears, as usage-metering measured it (GetPeriodUsage): per metric
+ * and usage period — the period that ended, and late records of periods billed before
+ * (README, Usage: billing). Empty when the plan meters nothing or the move bills no closed period.
  */
-export type PeriodUsage = Record<string, number>;
+export interface UsageLine {
+  metricName: string;
+  period: { start: Date; end: Date };
+  /** Units to bill now. */
+  quantity: number;
+  /** Units of the same period and metric that earlier invoices billed. */
+  billedBefore: number;
+  /** The period was invoiced already; these units arrived after. */
+  late: boolean;
+}
+export type PeriodUsage = UsageLine[];
+
+/** The metrics a price snapshot meters (its metered components' metric names). */
+export const meteredMetrics = (price: PricedPlan): string[] =>
+  price.components.flatMap((component) => (component.type === 'metered' && component.metricName ? [component.metricName] : []));
+
+/**
+ * The period whose usage the subscription's next period invoice bills, with the metrics its price
+ * meters: a renewal bills the period that ends, a resume the period the pause interrupted. A
+ * trial's usage is free (a trial is not invoiced), and a move that ends the subscription (set to
+ * end, last billing cycle) raises no invoice: null then, and null when the plan meters nothing.
+ */
+export function usagePeriodToBill(subscription: Subscription): { period: { start: Date; end: Date }; metricNames: string[]; billingKey: string } | null {
+  const metricNames = meteredMetrics(subscription.price);
+  if (metricNames.length === 0) return null;
+  const renews = (subscription.status === 'active' || subscription.status === 'past_due') && !subscription.cancelAtPeriodEnd &&
+    !(subscription.billingCycles !== null && subscription.periodsBilled >= subscription.billingCycles);
+  if (!renews && subscription.status !== 'paused') return null;
+  // A period is billed once, by whichever move ends it (renewal, the clock's or the API's resume):
+  // keyed by the period, a repeat or a racing move is answered the same usage.
+  const billingKey = `usage:${subscription.id}:${unixSeconds(subscription.currentPeriodStart)}`;
+  return { period: { start: subscription.currentPeriodStart, end: subscription.currentPeriodEnd }, metricNames, billingKey };
+}
+
+/**
+ * Usage lines as the pricing engine takes them, each priced by the metered component of the
+ * price it was used under (`usagePrice`: the ended period's, before a pending change applies).
+ * A metric that price no longer meters is priced by the new one's component if it has one.
+ */
+function usageCharges(usage: PeriodUsage, usagePrice: PricedPlan, price: PricedPlan): UsageCharge[] {
+  const componentOf = (metricName: string) =>
+    [...usagePrice.components, ...price.components].find((component) => component.type === 'metered' && component.metricName === metricName);
+  return usage.flatMap((line) => {
+    const component = componentOf(line.metricName);
+    if (!component) return [];
+    return [{ component, quantity: line.quantity, billedBefore: line.billedBefore, late: line.late, period: { start: unixSeconds(line.period.start), end: unixSeconds(line.period.end) } }];
+  });
+}
 
 const pricedAddOns = (addOns: SubscriptionAddOn[]): PricedAddOn[] =>
   addOns.map((addOn) => ({ id: addOn.addonId, name: addOn.name, priceMonthly: addOn.priceMonthly, quantity: addOn.quantity }));
 
 /**
  * THE price of a subscription's next period invoice — plan (from its snapshot), add-ons,
- * pending prorations and carried credit, metered usage, then the discount — by @recur/pricing.
+ * pending prorations and carried credit, the metered usage of the period that ended (in
+ * arrears, priced at `usagePrice`), then the discount — by @recur/pricing.
  * Every period invoice (creation, trial end, renewal, resume, interval change) and the
  * upcoming-invoice preview are priced here and nowhere else.
  */
-export function priceNextInvoice(subscription: Subscription, usage: PeriodUsage = {}): PeriodPrice {
+export function priceNextInvoice(subscription: Subscription, usage: PeriodUsage = [], usagePrice: PricedPlan = subscription.price): PeriodPrice {
   return pricePeriod({
     plan: subscription.price,
     quantity: subscription.quantity,
@@ -230,7 +288,7 @@ export function priceNextInvoice(subscription: Subscription, usage: PeriodUsage 
     addOns: pricedAddOns(subscription.addOns),
     adjustments: subscription.pendingItems,
     coupon: couponOfNextInvoice(subscription.discount),
-    usage,
+    usage: usageCharges(usage, usagePrice, subscription.price),
   });
 }
 
@@ -246,8 +304,8 @@ export const CREDIT_CARRIED_IN_DESCRIPTION = 'Credit carried from the previous i
  * what that invoice took — the pending items (credit it could not use carries on) and one
  * period of the discount.
  */
-function billCurrentPeriod(subscription: Subscription, billingReason: BillingReason, usage: PeriodUsage = {}): { subscription: Subscription; invoice: PeriodInvoice } {
-  const price = priceNextInvoice(subscription, usage);
+function billCurrentPeriod(subscription: Subscription, billingReason: BillingReason, usage: PeriodUsage = [], usagePrice: PricedPlan = subscription.price): { subscription: Subscription; invoice: PeriodInvoice } {
+  const price = priceNextInvoice(subscription, usage, usagePrice);
   const billed: Subscription = {
     ...subscription,
     pendingItems: price.creditCarried > 0 ? [{ description: CREDIT_CARRIED_IN_DESCRIPTION, amount: -price.creditCarried }] : [],
@@ -276,11 +334,12 @@ function beginPeriod(
   place: (subscription: Subscription) => Subscription,
   billingReason: BillingReason,
   now: Date,
-  usage: PeriodUsage = {},
+  usage: PeriodUsage = [],
 ): { subscription: Subscription; invoice: PeriodInvoice; update: ((final: Subscription) => SubscriptionEvent) | null } {
   const change = subscription.pendingChange;
   const changed: Subscription = change ? { ...subscription, planId: change.planId, price: change.price, quantity: change.quantity, pendingChange: null } : subscription;
-  const { subscription: billed, invoice } = billCurrentPeriod({ ...place(changed), updatedAt: now }, billingReason, usage);
+  // The ended period's usage is priced as it was sold then, before the change.
+  const { subscription: billed, invoice } = billCurrentPeriod({ ...place(changed), updatedAt: now }, billingReason, usage, subscription.price);
   const update = change && changedTerms(subscription, changed).length > 0
     ? (final: Subscription): SubscriptionEvent => ({ kind: 'updated', subscription: final, previous: subscription, changedFields: changedTerms(subscription, changed) })
     : null;
@@ -375,9 +434,9 @@ export function pause(subscription: Subscription, resumeAt: Date | null, now: Da
 }
 
 /** Resumes a paused subscription at `at` (now, or its resume_at): a new period begins and is billed. */
-export function resume(subscription: Subscription, at: Date, now: Date): SubscriptionChange {
+export function resume(subscription: Subscription, at: Date, now: Date, usage: PeriodUsage = []): SubscriptionChange {
   if (subscription.status !== 'paused') throw wrongState('subscription_not_paused', `Only a paused subscription can be resumed; '${subscription.id}' is ${subscription.status}.`);
-  const { subscription: resumed, invoice } = beginPeriod(subscription, (s) => ({ ...startPeriodsAt(s, at), status: 'active', pausedAt: null, resumeAt: null }), 'subscription_cycle', now);
+  const { subscription: resumed, invoice } = beginPeriod(subscription, (s) => ({ ...startPeriodsAt(s, at), status: 'active', pausedAt: null, resumeAt: null }), 'subscription_cycle', now, usage);
   return { subscription: resumed, events: [{ kind: 'resumed', subscription: resumed }], invoice };
 }
 
@@ -430,7 +489,7 @@ export function extendTrial(subscription: Subscription, trialEnd: Date, now: Dat
 }
 
 /** The trial ends at `at` (its trial_end): the first paid period begins, or it ends if set to. */
-export function endTrial(subscription: Subscription, at: Date, now: Date, usage: PeriodUsage = {}): SubscriptionChange {
+export function endTrial(subscription: Subscription, at: Date, now: Date, usage: PeriodUsage = []): SubscriptionChange {
   if (subscription.status !== 'trialing') throw new DomainError('internal', 'step_stale', `Subscription '${subscription.id}' is not trialing.`);
   if (subscription.cancelAtPeriodEnd) {
     // A change pending at the end never applies: the subscription ends there.
@@ -445,7 +504,7 @@ export function endTrial(subscription: Subscription, at: Date, now: Date, usage:
  * The current period ended at `at`: the subscription ends if it was set to, completes if it
  * billed its last cycle, and otherwise renews into the next period, which is billed.
  */
-export function renew(subscription: Subscription, at: Date, now: Date, usage: PeriodUsage = {}): SubscriptionChange {
+export function renew(subscription: Subscription, at: Date, now: Date, usage: PeriodUsage = []): SubscriptionChange {
   if (subscription.status !== 'active' && subscription.status !== 'past_due') {
     throw new DomainError('internal', 'step_stale', `Subscription '${subscription.id}' is ${subscription.status}.`);
   }
@@ -474,7 +533,7 @@ export function beginPeriodNow(subscription: Subscription, now: Date): { subscri
 }
 
 /** The moves the billing clock makes, by step kind (the clock runs them; the preview simulates them). */
-export const LIFECYCLE_MOVES: Record<LifecycleStep['kind'], (subscription: Subscription, at: Date, now: Date) => SubscriptionChange> = {
+export const LIFECYCLE_MOVES: Record<LifecycleStep['kind'], (subscription: Subscription, at: Date, now: Date, usage?: PeriodUsage) => SubscriptionChange> = {
   end_trial: endTrial,
   renew,
   resume,
@@ -482,13 +541,13 @@ export const LIFECYCLE_MOVES: Record<LifecycleStep['kind'], (subscription: Subsc
 
 /**
  * The invoice the subscription's next period will raise: the billing clock's own next move,
- * run on a copy at its time — so the preview is, line for line, what the renewal bills
- * (usage aside: metered lines show 0 until usage-metering's summary is wired in).
+ * run on a copy at its time — so the preview is, line for line, what the renewal bills, with
+ * `usage` the usage so far of the period that will have ended (measured as the renewal will).
  * None when the next move raises no invoice (it ends, completes, or is paused without resume_at).
  */
-export function upcomingInvoice(subscription: Subscription): PeriodInvoice {
+export function upcomingInvoice(subscription: Subscription, usage: PeriodUsage = []): PeriodInvoice {
   const step = nextLifecycleStep(subscription);
-  const invoice = step ? LIFECYCLE_MOVES[step.kind](subscription, step.runAt, step.runAt).invoice : undefined;
+  const invoice = step ? LIFECYCLE_MOVES[step.kind](subscription, step.runAt, step.runAt, usage).invoice : undefined;
   if (!invoice) {
     // Stripe answers 404 (invoice_upcoming_none): a preview is a read, not a move a state refuses.
     throw new DomainError('not_found', 'subscription_no_upcoming_invoice', `Subscription '${subscription.id}' (${subscription.status}${subscription.cancelAtPeriodEnd ? ', ending at its period end' : ''}) has no upcoming invoice.`);

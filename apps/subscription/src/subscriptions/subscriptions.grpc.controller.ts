@@ -2,10 +2,10 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { requireTenant, subscriptionMessagesV1, subscriptionV1 } from '@recur/contracts';
-import { checkPage, pageInfo } from '@recur/kernel';
+import { checkPage, pageInfo, unixSeconds } from '@recur/kernel';
 import { Commands } from '../infrastructure/commands';
 import { toSubscriptionAddonMessage, toSubscriptionMessage } from './subscription.mapper';
-import { invoiceLineKind, type PeriodInvoice, type Subscription, type SubscriptionAddOn } from './subscription';
+import { invoiceLineKind, invoiceLinePeriod, type PeriodInvoice, type Subscription, type SubscriptionAddOn } from './subscription';
 import { SubscriptionsService } from './subscriptions.service';
 
 const fromSeconds = (seconds: bigint): Date => new Date(Number(seconds) * 1000);
@@ -171,7 +171,12 @@ function toUpcomingInvoiceMessage(subscription: Subscription, invoice: PeriodInv
     billingReason: invoice.billingReason,
     periodStart: BigInt(Math.floor(invoice.periodStart.getTime() / 1000)),
     periodEnd: BigInt(Math.floor(invoice.periodEnd.getTime() / 1000)),
-    lines: invoice.price.lines.map((line) => ({ kind: invoiceLineKind(line), description: line.description, quantity: BigInt(line.quantity), amount: BigInt(line.amount) })),
+    lines: invoice.price.lines.map((line) => {
+      const kind = invoiceLineKind(line);
+      // The period each line of the invoice will carry (a usage line: the period it was used in).
+      const period = invoiceLinePeriod(kind, line.period, { start: unixSeconds(invoice.periodStart), end: unixSeconds(invoice.periodEnd) });
+      return { kind, description: line.description, quantity: BigInt(line.quantity), amount: BigInt(line.amount), periodStart: BigInt(period?.start ?? 0), periodEnd: BigInt(period?.end ?? 0) };
+    }),
     subtotal: BigInt(invoice.price.subtotal),
     discount: BigInt(invoice.price.discount),
     total: BigInt(invoice.price.total),

@@ -3,6 +3,7 @@ import { failedPrecondition, invalidArgument, type Metadata, notFound, type Page
 import { CustomersRepository } from '../customers/customers.repository';
 import type { Prisma } from '../generated/prisma/client';
 import { TestClocksRepository } from '../test-clocks/test-clocks.repository';
+import { UsageMeteringClient } from '../billing-clock/usage-metering.client';
 import { CatalogPlans } from './catalog-plans.client';
 import {
   cancelAtPeriodEnd,
@@ -21,6 +22,8 @@ import {
   type SubscriptionChange,
   type SubscriptionStatus,
   upcomingInvoice,
+  usagePeriodToBill,
+  type PeriodUsage,
 } from './subscription';
 import {
   addAddOn,
@@ -71,6 +74,7 @@ export class SubscriptionsService {
     private readonly customers: CustomersRepository,
     private readonly clocks: TestClocksRepository,
     private readonly catalog: CatalogPlans,
+    private readonly usage: UsageMeteringClient,
   ) {}
 
   async create(tx: Tx, tenant: TenantRef, input: CreateSubscriptionInput, requestId: string): Promise<Subscription> {
@@ -114,7 +118,11 @@ export class SubscriptionsService {
   }
 
   async resume(tx: Tx, tenant: TenantRef, id: string): Promise<Subscription> {
-    return this.change(tx, tenant, id, (subscription, now) => resume(subscription, now, now));
+    // The invoice of the resumed period bills the usage of the period the pause interrupted:
+    // measured (and recorded as billed) under the row lock, so no clock step bills it meanwhile.
+    const paused = await this.subscriptions.getForUpdate(tx, tenant, id);
+    const usage = await this.usageToBill(paused, true);
+    return this.change(tx, tenant, id, (subscription, now) => resume(subscription, now, now, usage));
   }
 
   async extendTrial(tx: Tx, tenant: TenantRef, id: string, trialEnd: Date): Promise<Subscription> {
@@ -184,7 +192,19 @@ export class SubscriptionsService {
 
   async upcomingInvoice(tenant: TenantRef, id: string): Promise<{ subscription: Subscription; invoice: PeriodInvoice }> {
     const subscription = await this.subscriptions.get(tenant, id);
-    return { subscription, invoice: upcomingInvoice(subscription) };
+    return { subscription, invoice: upcomingInvoice(subscription, await this.usageToBill(subscription, false)) };
+  }
+
+  /**
+   * The usage the subscription's next period invoice bills, measured by usage-metering as the
+   * billing clock measures it; `bill` records it as billed (a move that invoices it), otherwise
+   * it is a preview. Nothing when the next move bills no metered period.
+   */
+  private async usageToBill(subscription: Subscription, bill: boolean): Promise<PeriodUsage> {
+    const toBill = usagePeriodToBill(subscription);
+    if (!toBill) return [];
+    const [usage] = await this.usage.periodUsage([{ tenant: subscription.tenant, subscriptionId: subscription.id, period: toBill.period, metricNames: toBill.metricNames, billingKey: bill ? toBill.billingKey : null }]);
+    return usage;
   }
 
   async addAddOn(tx: Tx, tenant: TenantRef, id: string, addonId: string, quantity: number | undefined): Promise<{ subscription: Subscription; addOn: SubscriptionAddOn }> {

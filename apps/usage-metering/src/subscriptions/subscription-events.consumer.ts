@@ -34,7 +34,8 @@ export function subscriptionFacts(subscription: subscriptionMessagesV1.Subscript
     currentPeriod: { start: new Date(Number(subscription.currentPeriodStart) * 1000), end: new Date(Number(subscription.currentPeriodEnd) * 1000) },
     meteredComponents: (subscription.price?.components ?? [])
       .filter((component) => component.type === 'metered' && component.metricName)
-      .map((component) => ({ metricName: component.metricName!, includedQuantity: Number(component.includedQuantity), usageLimit: null })),
+      // The plan's usage_limit is the default limit; a subscription's own (usage_limits) overrides it.
+      .map((component) => ({ metricName: component.metricName!, includedQuantity: Number(component.includedQuantity), usageLimit: component.usageLimit ?? null })),
     onTestClock: subscription.testClockId !== undefined,
     updated: subscription.updated,
   };

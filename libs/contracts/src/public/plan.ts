@@ -75,6 +75,8 @@ export interface PriceComponentJson {
   metric_name: string | null;
   unit_amount: number;
   included_quantity: number;
+  /** The plan's limit of the metric per period (metered only); null for none. */
+  usage_limit: number | null;
   created: number;
   updated: number;
 }
@@ -90,6 +92,7 @@ export function presentPriceComponent(component: PriceComponent): PriceComponent
     metric_name: component.metricName ?? null,
     unit_amount: fromInt64(component.unitAmount, 'unit_amount'),
     included_quantity: fromInt64(component.includedQuantity, 'included_quantity'),
+    usage_limit: component.usageLimit === undefined ? null : fromInt64(component.usageLimit, 'usage_limit'),
     created: Number(component.created),
     updated: Number(component.updated),
   };

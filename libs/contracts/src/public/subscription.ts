@@ -13,6 +13,8 @@ export interface SubscriptionPriceComponentJson {
   metric_name: string | null;
   unit_amount: number;
   included_quantity: number;
+  /** The plan's limit of the metric per period (metered); null for none. */
+  usage_limit: number | null;
 }
 
 /** What a subscription was sold at: the plan's pricing then; later plan edits do not change it. */
@@ -103,6 +105,8 @@ export interface UpcomingInvoiceLineJson {
   description: string;
   quantity: number;
   amount: number;
+  /** The period the line covers, as the invoice line will carry it (usage: the period it was used in); null for a proration. */
+  period: { start: number; end: number } | null;
 }
 
 /** What a subscription's next period invoice will bill (GET /v1/subscriptions/:id/upcoming-invoice). */
@@ -137,6 +141,7 @@ function presentPrice(price: PriceSnapshot | undefined): SubscriptionPriceJson {
       metric_name: component.metricName ?? null,
       unit_amount: fromInt64(component.unitAmount, 'unit_amount'),
       included_quantity: fromInt64(component.includedQuantity, 'included_quantity'),
+      usage_limit: component.usageLimit === undefined ? null : fromInt64(component.usageLimit, 'usage_limit'),
     })),
   };
 }
@@ -179,7 +184,13 @@ export function presentUpcomingInvoice(invoice: UpcomingInvoice): UpcomingInvoic
     billing_reason: invoice.billingReason,
     period_start: Number(invoice.periodStart),
     period_end: Number(invoice.periodEnd),
-    lines: invoice.lines.map((line) => ({ kind: line.kind, description: line.description, quantity: Number(line.quantity), amount: Number(line.amount) })),
+    lines: invoice.lines.map((line) => ({
+      kind: line.kind,
+      description: line.description,
+      quantity: Number(line.quantity),
+      amount: Number(line.amount),
+      period: line.periodStart === 0n && line.periodEnd === 0n ? null : { start: Number(line.periodStart), end: Number(line.periodEnd) },
+    })),
     subtotal: Number(invoice.subtotal),
     discount: Number(invoice.discount),
     total: Number(invoice.total),

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "price_components" ADD COLUMN     "usage_limit" BIGINT;

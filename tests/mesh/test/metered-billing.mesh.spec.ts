@@ -1,0 +1,130 @@
+import { startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
+import { constructEvent } from '@recur/webhooks';
+import { api, eventually, type Mesh, startMesh } from './mesh';
+
+/**
+ * Metered billing as an integrator meets it, through the gateway only, every app its own
+ * process: a plan with a metered component carrying a plan-level usage_limit, a subscription on
+ * a test clock, usage records, the 80 %/100 % alerts from the plan's limit (delivered once each
+ * to a real receiver), the upcoming invoice showing the usage so far, the clock advanced past
+ * the renewal — whose invoice bills the period's usage exactly as the preview said — and a late
+ * record for the invoiced period, which lands on the next invoice naming its period, once.
+ */
+let mesh: Mesh;
+let receiver: WebhookReceiver;
+let call: ReturnType<typeof api>;
+
+const DAY = 86_400;
+const START = Date.UTC(2030, 0, 1, 12) / 1000;
+const FEB = Date.UTC(2030, 1, 1, 12) / 1000;
+const MAR = Date.UTC(2030, 2, 1, 12) / 1000;
+
+beforeAll(async () => {
+  [mesh, receiver] = await Promise.all([startMesh({ env: { 'webhook-dispatch': { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } } }), startWebhookReceiver()]);
+  const { keys } = await mesh.createAccount('Metered billing');
+  call = api(mesh, keys.test);
+}, 180_000);
+
+afterAll(async () => {
+  mesh?.webhookDispatch.close();
+  await Promise.all([mesh?.stop(), receiver?.stop()]);
+}, 60_000);
+
+type Line = { kind: string; description: string; quantity: number; amount: number; period: { start: number; end: number } | null };
+const usageLines = (lines: Line[]) => lines.filter((line) => line.kind === 'usage').map(({ kind, description, quantity, amount, period }) => ({ kind, description, quantity, amount, period }));
+
+async function advanceTo(clock: string, frozenTime: number): Promise<void> {
+  expect((await call('POST', `/v1/test-clocks/${clock}/advance`, { frozen_time: frozenTime })).status).toBe(200);
+  await eventually(async () => (await call('GET', `/v1/test-clocks/${clock}`)).body.status === 'ready' || undefined, 90_000, 'the test clock to be ready');
+}
+
+async function invoiceOfPeriod(subscription: string, periodStart: number): Promise<{ lines: Line[]; total: number; subtotal: number }> {
+  return eventually(async () => {
+    const listed = await call('GET', `/v1/invoices?subscription=${subscription}&limit=100`);
+    return listed.body.data.find((invoice: any) => invoice.period?.start === periodStart);
+  }, 60_000, `the invoice of the period starting ${periodStart}`);
+}
+
+it('bills the plan-limited metered usage of each closed period on the renewal invoice, as previewed, and a late record once on the next', async () => {
+  const endpoint = await call('POST', '/v1/webhooks', { url: `${receiver.url}/hooks/metered`, events: ['usage.threshold_reached'] });
+  expect(endpoint.status).toBe(201);
+
+  // A plan with a metered component: 100 calls a month included, 2 per call beyond, a plan-level limit of 500.
+  const plan = await call('POST', '/v1/plans', { name: 'API', pricing_model: 'flat_rate', amount_monthly: 1_000 });
+  expect((await call('POST', `/v1/plans/${plan.body.id}/price-components`, { type: 'metered', name: 'API calls', metric_name: 'api_calls', unit_amount: 2, usage_limit: 0 })).body.error)
+    .toMatchObject({ code: 'parameter_invalid', param: 'usage_limit' });
+  expect((await call('POST', `/v1/plans/${plan.body.id}/price-components`, { type: 'fixed', name: 'Support', unit_amount: 2, usage_limit: 10 })).body.error).toMatchObject({ param: 'usage_limit' });
+  const component = await call('POST', `/v1/plans/${plan.body.id}/price-components`, { type: 'metered', name: 'API calls', metric_name: 'api_calls', unit_amount: 2, included_quantity: 100, usage_limit: 400 });
+  expect(component.body).toMatchObject({ object: 'price_component', type: 'metered', metric_name: 'api_calls', included_quantity: 100, usage_limit: 400 });
+  expect((await call('PATCH', `/v1/plans/${plan.body.id}/price-components/${component.body.id}`, { usage_limit: null })).body.usage_limit).toBeNull();
+  const patched = await call('PATCH', `/v1/plans/${plan.body.id}/price-components/${component.body.id}`, { usage_limit: 500 });
+  expect(patched.body.usage_limit).toBe(500);
+  expect((await call('GET', `/v1/plans/${plan.body.id}/price-components`)).body.data).toMatchObject([{ id: component.body.id, usage_limit: 500 }]);
+
+  const clock = (await call('POST', '/v1/test-clocks', { name: 'metered', frozen_time: START })).body.id;
+  const customer = await call('POST', '/v1/customers', { name: 'Metered Ltd', email: 'metered@example.com', test_clock: clock });
+  const created = await call('POST', '/v1/subscriptions', { customer: customer.body.id, plan: plan.body.id, billing_interval: 'monthly' });
+  expect(created.body).toMatchObject({ status: 'active', current_period_start: START, current_period_end: FEB });
+  expect(created.body.price.price_components).toMatchObject([{ metric_name: 'api_calls', usage_limit: 500 }]);
+  const subscription = created.body.id as string;
+
+  // usage-metering learns the plan's limit from the subscription's event: the default limit.
+  const summary = await eventually(async () => {
+    const answer = await call('GET', `/v1/usage/summary?subscription=${subscription}`);
+    return answer.status === 200 ? answer.body : undefined;
+  }, 30_000, 'usage-metering to learn of the subscription');
+  expect(summary.metrics).toEqual([{ metric_name: 'api_calls', total: 0, limit: 500, limit_source: 'plan', included_quantity: 100 }]);
+
+  // 60 %, 90 % (crosses 80), 100 % (crosses 100), then 102 %: two alerts from the plan's limit.
+  for (const [quantity, key] of [[300, 'jan-1'], [150, 'jan-2'], [50, 'jan-3'], [10, 'jan-4']] as const) {
+    expect((await call('POST', '/v1/usage', { subscription, metric_name: 'api_calls', quantity, idempotency_key: key })).status).toBe(201);
+  }
+  const alerts = await call('GET', `/v1/usage/alerts?subscription=${subscription}`);
+  expect(alerts.body.data.map((alert: any) => [alert.threshold, alert.usage, alert.limit, alert.period.start])).toEqual([[100, 500, 500, START], [80, 450, 500, START]]);
+
+  // The preview shows the usage so far (510: 410 beyond the 100 included), in the period it was used in.
+  const januaryUsage = { kind: 'usage', description: 'API calls (api_calls): 510 used, 100 included', quantity: 410, amount: 820, period: { start: START, end: FEB } };
+  const preview = await call('GET', `/v1/subscriptions/${subscription}/upcoming-invoice`);
+  expect(preview.body).toMatchObject({ period_start: FEB, subtotal: 1_000 + 820, total: 1_820 });
+  expect(usageLines(preview.body.lines)).toEqual([januaryUsage]);
+  expect(preview.body.lines.find((line: Line) => line.kind === 'plan')).toMatchObject({ amount: 1_000, period: { start: FEB } });
+
+  // The clock passes the renewal: its invoice bills January's usage exactly as previewed.
+  await advanceTo(clock, FEB + DAY);
+  const renewal = await invoiceOfPeriod(subscription, FEB);
+  expect(usageLines(renewal.lines)).toEqual([januaryUsage]);
+  expect(renewal.total).toBe(preview.body.total);
+  expect(renewal.lines.map(({ kind, description, quantity, amount, period }) => ({ kind, description, quantity, amount, period }))).toEqual(preview.body.lines);
+
+  // A record dated in January, after January was invoiced (within the grace window), counts in
+  // January and is billed on the next invoice as a late line naming January; an older one is refused.
+  await eventually(async () => (await call('GET', `/v1/usage/summary?subscription=${subscription}`)).body.period?.start === FEB || undefined, 30_000, 'usage-metering to learn of the new period');
+  const late = await call('POST', '/v1/usage', { subscription, metric_name: 'api_calls', quantity: 40, idempotency_key: 'jan-late', timestamp: FEB - DAY });
+  expect(late.body).toMatchObject({ quantity: 40, period: { start: START, end: FEB } });
+  expect((await call('POST', '/v1/usage', { subscription, metric_name: 'api_calls', quantity: 1, idempotency_key: 'dec', timestamp: START - DAY })).body.error).toMatchObject({ code: 'timestamp_outside_period' });
+  expect((await call('POST', '/v1/usage', { subscription, metric_name: 'api_calls', quantity: 70, idempotency_key: 'feb-1' })).status).toBe(201);
+
+  const februaryUsage = { kind: 'usage', description: 'API calls (api_calls): 70 used, 100 included', quantity: 0, amount: 0, period: { start: FEB, end: MAR } };
+  const lateLine = { kind: 'usage', description: 'API calls (api_calls): 40 more reported after the period was invoiced', quantity: 40, amount: 80, period: { start: START, end: FEB } };
+  const nextPreview = await call('GET', `/v1/subscriptions/${subscription}/upcoming-invoice`);
+  expect(usageLines(nextPreview.body.lines)).toEqual([februaryUsage, lateLine]);
+  expect(nextPreview.body.total).toBe(1_000 + 80);
+
+  await advanceTo(clock, MAR + DAY);
+  const march = await invoiceOfPeriod(subscription, MAR);
+  expect(usageLines(march.lines)).toEqual([februaryUsage, lateLine]);
+  expect(march.total).toBe(1_080);
+  // The February invoice was not touched, and the late units were billed exactly once.
+  expect(usageLines((await invoiceOfPeriod(subscription, FEB)).lines)).toEqual([januaryUsage]);
+
+  // The plan's limit raised each threshold once: the late record (110 % of January) and the new period raised nothing.
+  expect((await call('GET', `/v1/usage/alerts?subscription=${subscription}`)).body.total).toBe(2);
+  const deliveries = await eventually(async () => {
+    const received = await receiver.received('/hooks/metered');
+    return received.length >= 2 ? received : undefined;
+  }, 60_000, 'two usage.threshold_reached deliveries');
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  expect(await receiver.received('/hooks/metered')).toHaveLength(2);
+  const events = deliveries.map((delivery) => constructEvent(delivery.body, delivery.headers, endpoint.body.secret) as any);
+  expect(events.map((event) => [event.type, event.data.object.threshold, event.data.object.limit]).sort()).toEqual([['usage.threshold_reached', 100, 500], ['usage.threshold_reached', 80, 500]]);
+}, 300_000);
