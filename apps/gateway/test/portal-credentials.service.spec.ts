@@ -4,7 +4,7 @@ import { createTestDatabase, queryDatabase } from '@recur/testing';
 import type { GatewayConfig } from '../src/config';
 import { PrismaService } from '../src/infrastructure/prisma.service';
 import { CustomerPortalLinks } from '../src/pages/customer-portal/customer-portal-links';
-import { PORTAL_SESSION_TTL_MS, PortalUsersService } from '../src/pages/developer-portal/portal-users.service';
+import { PORTAL_SESSION_IDLE_MS, PORTAL_SESSION_TTL_MS, PortalUsersService } from '../src/pages/developer-portal/portal-users.service';
 
 /**
  * The portals' credentials on a real database with a clock the test moves: customer portal
@@ -96,9 +96,15 @@ describe('developer portal users and sessions', () => {
     // The cookie's token is not in the table, only its hash.
     expect(await queryDatabase(databaseUrl, 'SELECT 1 FROM portal_sessions WHERE token_hash = $1', [token])).toHaveLength(0);
 
-    now = new Date(now.getTime() + PORTAL_SESSION_TTL_MS - 1);
+    // Used every 25 minutes, it lasts to the end of its lifetime and not a millisecond more.
+    const end = now.getTime() + PORTAL_SESSION_TTL_MS;
+    while (now.getTime() + 25 * 60_000 < end) {
+      now = new Date(now.getTime() + 25 * 60_000);
+      expect(await users().session(token)).toBeDefined();
+    }
+    now = new Date(end - 1);
     expect(await users().session(token)).toBeDefined();
-    now = new Date(now.getTime() + 1);
+    now = new Date(end);
     expect(await users().session(token)).toBeUndefined();
 
     now = new Date('2026-11-26T12:00:00Z');
@@ -106,5 +112,21 @@ describe('developer portal users and sessions', () => {
     await users().signOut((await users().session(second))!.sessionId);
     expect(await users().session(second)).toBeUndefined();
     expect(await users().session(undefined)).toBeUndefined();
+  });
+
+  it('ends a session 30 minutes after its last request, each request moving the deadline', async () => {
+    now = new Date('2026-11-26T14:00:00Z');
+    const token = (await users().signIn('dev@portal.example', 'a long enough password'))!;
+    now = new Date(now.getTime() + PORTAL_SESSION_IDLE_MS - 1);
+    expect(await users().session(token)).toBeDefined();
+    // That request counts: another idle stretch just short of the timeout still finds it.
+    now = new Date(now.getTime() + PORTAL_SESSION_IDLE_MS - 1);
+    expect(await users().session(token)).toBeDefined();
+    now = new Date(now.getTime() + PORTAL_SESSION_IDLE_MS);
+    expect(await users().session(token)).toBeUndefined();
+    // The idle session's row is gone: going back in time does not revive it.
+    now = new Date('2026-11-26T14:00:01Z');
+    expect(await users().session(token)).toBeUndefined();
+    expect(await queryDatabase(databaseUrl, 'SELECT 1 FROM portal_sessions WHERE token_hash = encode(sha256($1::bytea), \'hex\')', [token])).toHaveLength(0);
   });
 });

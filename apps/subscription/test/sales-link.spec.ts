@@ -1,6 +1,6 @@
 import type { DomainError } from '@recur/kernel';
 import { thrownBy } from '@recur/testing';
-import { assertSellable, createSalesLink, type NewSalesLink, setActive } from '../src/sales-links/sales-link';
+import { assertSellable, createSalesLink, type NewSalesLink, type SalesLinkCheckout, setActive, successUrlOf } from '../src/sales-links/sales-link';
 
 const tenant = { accountId: 'acct_1', livemode: false };
 const now = new Date('2026-11-26T10:00:00Z');
@@ -41,6 +41,14 @@ describe('sales link', () => {
     expect(refusal(() => setActive(inactive, false, later))).toMatchObject({ kind: 'failed_precondition', code: 'sales_link_already_inactive' });
     expect(refusal(() => setActive(link, true, later))).toMatchObject({ kind: 'failed_precondition', code: 'sales_link_already_active' });
     expect(setActive(inactive, true, later).active).toBe(true);
+  });
+
+  it('sends the buyer to its own success URL, with {CHECKOUT_ID} replaced by the sale\'s id', () => {
+    const checkout = { id: 'chk_42' } as SalesLinkCheckout;
+    const link = (successUrl: string) => createSalesLink(tenant, { ...fields, successUrl }, now);
+    expect(successUrlOf(link('https://shop.example/welcome?sale={CHECKOUT_ID}&again={CHECKOUT_ID}'), checkout)).toBe('https://shop.example/welcome?sale=chk_42&again=chk_42');
+    expect(successUrlOf(link('https://shop.example/thanks'), checkout)).toBe('https://shop.example/thanks');
+    expect(successUrlOf(link(''), checkout)).toBe('');
   });
 
   it('sells only while active', () => {

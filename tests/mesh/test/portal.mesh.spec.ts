@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { queryDatabase, startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
 import { constructEvent } from '@recur/webhooks';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -214,6 +215,28 @@ describe('webhooks in the developer portal', () => {
     expect(replayed.type).toBe('webhook.test');
   });
 
+  it('disables, enables and deletes an endpoint, as PATCH and DELETE /v1/webhooks/:id do', async () => {
+    // An endpoint of its own: the customer portal's tests below still listen on the first one.
+    const made = await api(mesh, keys.test)('POST', '/v1/webhooks', { url: `${receiver.url}/hooks/portal-doomed`, events: ['customer.created'] });
+    expect(made.status).toBe(201);
+    const doomedId = made.body.id as string;
+    const listed = async () => ((await api(mesh, keys.test)('GET', '/v1/webhooks?limit=100')).body.data as { id: string; status: string }[]).find((endpoint) => endpoint.id === doomedId);
+    await page.goto(`${mesh.baseUrl}/portal/sandbox/webhooks/${doomedId}`);
+    await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Disable endpoint' }).click()]);
+    expect(await page.getByRole('status').textContent()).toContain('disabled');
+    expect(await listed()).toMatchObject({ status: 'disabled' });
+    await checkPage('portal-endpoint-disabled');
+    await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Enable endpoint' }).click()]);
+    expect(await listed()).toMatchObject({ status: 'enabled' });
+
+    await page.getByText('Delete this endpoint').click();
+    await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Delete endpoint' }).click()]);
+    expect(new URL(page.url()).pathname).toBe('/portal/sandbox/webhooks');
+    expect(await page.getByRole('status').textContent()).toContain('deleted');
+    expect(await listed()).toBeUndefined();
+    expect((await page.goto(`${mesh.baseUrl}/portal/sandbox/webhooks/${doomedId}`))!.status()).toBe(404);
+  });
+
   it('lists the account\'s events', async () => {
     const customer = await api(mesh, keys.test)('POST', '/v1/customers', { name: 'Logged', email: 'logged@example.com' });
     await eventually(async () => {
@@ -330,6 +353,34 @@ describe('the customer portal', () => {
     expect(await customerPage.locator('h1').textContent()).toBe('This link has expired');
     await checkPage('customer-portal-expired-link', customerPage, customerErrors);
   }, 120_000);
+});
+
+describe('idle sessions', () => {
+  // The timeout is 30 minutes after the last request; the test moves the session's last-seen time instead of waiting.
+  it('end 30 minutes after the last request, however long the session had left', async () => {
+    const cookie = (await context.cookies()).find((candidate) => candidate.name === 'recur_portal_session')!;
+    const tokenHash = createHash('sha256').update(cookie.value).digest('hex');
+    const lastSeen = async (ago: string) => {
+      const moved = await queryDatabase(mesh.databaseUrls.gateway, `UPDATE portal_sessions SET last_seen_at = now() - $2::interval WHERE token_hash = $1 RETURNING id`, [tokenHash, ago]);
+      expect(moved).toHaveLength(1);
+    };
+    const open = () => fetch(`${mesh.baseUrl}/portal/keys`, { headers: { cookie: `recur_portal_session=${cookie.value}` }, redirect: 'manual' });
+
+    await lastSeen('29 minutes');
+    expect((await open()).status).toBe(200);
+    // That request moved last-seen to now: 29 more minutes of quiet still leave it open.
+    const [{ idle }] = await queryDatabase<{ idle: number }>(mesh.databaseUrls.gateway, 'SELECT extract(epoch FROM now() - last_seen_at)::int AS idle FROM portal_sessions WHERE token_hash = $1', [tokenHash]);
+    expect(idle).toBeLessThan(60);
+
+    await lastSeen('30 minutes 1 second');
+    const idleOut = await open();
+    expect(idleOut.status).toBe(303);
+    expect(idleOut.headers.get('location')).toBe('/portal/sign-in');
+    expect(await queryDatabase(mesh.databaseUrls.gateway, 'SELECT id FROM portal_sessions WHERE token_hash = $1', [tokenHash])).toEqual([]);
+
+    await signIn();
+    expect(new URL(page.url()).pathname).toBe('/portal/keys');
+  });
 });
 
 describe('signing out', () => {

@@ -9,8 +9,9 @@ import { api, eventually, type Keys, type Mesh, startMesh } from './mesh';
  * Selling through a sales link, as a buyer would, in real Chromium against a real mesh: the
  * link made through the API, its hosted checkout page (offer priced by the subscription service),
  * the form, the sandbox payer page, Approve, the return page; then the invoice paid (raised with
- * billing_reason sales_link), the subscription active and the sale listed as completed under the
- * link. Also: one sale for a double submit, the CSRF walls, 410 for an inactive link, 409 for a
+ * billing_reason sales_link), the subscription active, the buyer on the link's success URL (a
+ * real local server) and the sale listed as completed under the link; a trial sale, which pays
+ * nothing and goes to the success URL at once. Also: one sale for a double submit, the CSRF walls, 410 for an inactive link, 409 for a
  * no-op activate or deactivate and 404 for another app's link.
  */
 let mesh: Mesh;
@@ -61,8 +62,10 @@ const buyer = (email: string) => ({ name: 'Chanda Mulenga', email, phone_number:
 describe('sales links', () => {
   it('sells a plan in Chromium: checkout page, sandbox payer page, Approve; the invoice is paid, the subscription active and the sale completed', async () => {
     const endpoint = await call('POST', '/v1/webhooks', { url: `${receiver.url}/created`, events: ['invoice.created'] });
-    const link = await createLink({ success_url: 'https://fibre.example/welcome' });
-    expect(link).toMatchObject({ object: 'sales_link', kind: 'plan', active: true, plan_id: planId, billing_interval: 'monthly', trial_days: 0, success_url: 'https://fibre.example/welcome' });
+    // The seller's own site: a real local HTTP server (the receiver records every request, pages included).
+    const successUrl = `${receiver.url}/shop/welcome?checkout={CHECKOUT_ID}`;
+    const link = await createLink({ success_url: successUrl });
+    expect(link).toMatchObject({ object: 'sales_link', kind: 'plan', active: true, plan_id: planId, billing_interval: 'monthly', trial_days: 0, success_url: successUrl });
     expect(link.url).toMatch(new RegExp(`^${mesh.baseUrl}/buy/[A-Za-z0-9_-]{43}$`));
     expect((await call('GET', `/v1/sales-links/${link.id}`)).body).toEqual(link);
     expect((await call('GET', '/v1/sales-links?limit=1')).body).toMatchObject({ object: 'list', data: [{ id: link.id }], has_more: false });
@@ -85,20 +88,25 @@ describe('sales links', () => {
       await page.getByLabel('E-mail').fill('chanda@example.com');
       await page.getByLabel('Mobile money number').fill(SANDBOX_MAGIC_NUMBERS.succeed);
       await page.getByLabel('Mobile money provider').selectOption('MTN_MOMO_ZMB');
-      // The checkout page itself logs nothing (the payer pages are payments' own, tested there).
+      // The checkout page logs nothing; nor does the payer page (checked below).
       expect(errors).toEqual([]);
       await page.getByRole('button', { name: 'Pay ZMW\u00a0450.00' }).click();
       await page.waitForURL(/\/sandbox\/pay\//);
       expect(await page.getByTestId('amount').textContent()).toBe('ZMW\u00a0450.00');
+      expect(await seriousAccessibilityViolations(page)).toEqual([]);
+      await screenshot(page, 'sandbox-payer-page');
+      expect(errors).toEqual([]);
+      // Approve settles the payment; the return page sees it paid and sends the buyer on to the link's success URL.
       await page.getByRole('button', { name: 'Approve' }).click();
-      await page.waitForURL(/\/pay\/return\//);
-      expect(await page.getByTestId('payment-status').getAttribute('data-status')).toBe('succeeded');
+      await page.waitForURL(new RegExp(`^${receiver.url}/shop/welcome\\?checkout=chk_`));
     } finally {
       await context.close();
     }
 
     const [sale] = (await call('GET', `/v1/sales-links/${link.id}/checkouts`)).body.data;
     expect(sale).toMatchObject({ object: 'sales_link_checkout', sales_link: link.id, customer: expect.stringMatching(/^cus_/), subscription: expect.stringMatching(/^sub_/), invoice: expect.stringMatching(/^in_/) });
+    // The browser arrived at the seller's server, naming this sale.
+    expect((await receiver.received('/shop/welcome')).map((request) => request.query)).toEqual([`?checkout=${sale.id}`]);
     const invoice = await eventually(async () => {
       const current = await call('GET', `/v1/invoices/${sale.invoice}`);
       return current.body.status === 'paid' ? current.body : undefined;
@@ -126,6 +134,61 @@ describe('sales links', () => {
     const sales = (await call('GET', `/v1/sales-links/${link.id}/checkouts`)).body;
     expect(sales.total).toBe(2);
     expect(sales.data[0].customer).toBe(sale.customer);
+  });
+
+  it('sells a trial in Chromium without a payment: the subscription trials, the buyer lands on the success URL and the sale is completed', async () => {
+    const successUrl = `${receiver.url}/shop/trial/{CHECKOUT_ID}`;
+    const link = await createLink({ title: 'Try Fibre 50', trial_days: 14, success_url: successUrl });
+    const context = await newContext(browser);
+    const page = await context.newPage();
+    const errors = collectPageErrors(page);
+    try {
+      await page.goto(link.url);
+      expect(await page.getByTestId('trial').textContent()).toContain('14-day free trial');
+      await page.getByLabel('Name').fill('Bwalya Phiri');
+      await page.getByLabel('E-mail').fill('bwalya@example.com');
+      await page.getByLabel('Mobile money number').fill(SANDBOX_MAGIC_NUMBERS.succeed);
+      expect(errors).toEqual([]);
+      await page.getByRole('button', { name: 'Start the trial' }).click();
+      await page.waitForURL(new RegExp(`^${receiver.url}/shop/trial/chk_`));
+    } finally {
+      await context.close();
+    }
+    const listed = (await call('GET', `/v1/sales-links/${link.id}/checkouts`)).body;
+    expect(listed).toMatchObject({ total: 1, data: [{ status: 'completed', invoice: null, completed_at: expect.any(Number) }] });
+    const [sale] = listed.data;
+    expect((await receiver.received(`/shop/trial/${sale.id}`))).toHaveLength(1);
+    expect((await call('GET', `/v1/subscriptions/${sale.subscription}`)).body).toMatchObject({ status: 'trialing', plan: planId, customer: sale.customer });
+    // Nothing was billed or charged.
+    expect((await call('GET', `/v1/invoices?subscription=${sale.subscription}`)).body.total).toBe(0);
+  });
+
+  it('leaves a paid buyer on the return page when the link has no success URL, and never redirects from the request', async () => {
+    const link = await createLink();
+    const form = await openForm(link.url);
+    const sold = await post(link.url, { csrf: form.csrf, checkout_token: form.checkoutToken, ...buyer('stay@example.com') }, { cookie: form.cookie, origin: mesh.baseUrl });
+    const payerPage = sold.headers.get('location')!;
+    const token = payerPage.split('/').pop()!;
+    const payer = await fetch(payerPage);
+    const approve = await post(payerPage, { csrf: /name="csrf" value="([^"]+)"/.exec(await payer.text())![1], decision: 'approve' }, { cookie: payer.headers.get('set-cookie')!.split(';')[0], origin: mesh.baseUrl });
+    expect([approve.status, approve.headers.get('location')]).toEqual([303, `/pay/return/${token}`]);
+    // A target named in the URL is ignored: only the link's own success URL is ever followed.
+    const returned = await fetch(`${mesh.baseUrl}/pay/return/${token}?success_url=https://evil.example/&redirect=https://evil.example/`, { redirect: 'manual' });
+    expect(returned.status).toBe(200);
+    expect(await returned.text()).toContain('data-status="succeeded"');
+
+    const context = await newContext(browser);
+    const page = await context.newPage();
+    const errors = collectPageErrors(page);
+    try {
+      await page.goto(`${mesh.baseUrl}/pay/return/${token}`);
+      expect(await page.getByTestId('payment-status').textContent()).toBe('Payment received — thank you.');
+      expect(await seriousAccessibilityViolations(page)).toEqual([]);
+      expect(errors).toEqual([]);
+      await screenshot(page, 'payment-return-page');
+    } finally {
+      await context.close();
+    }
   });
 
   it('makes one sale for a double submit of the same form', async () => {

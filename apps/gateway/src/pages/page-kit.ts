@@ -64,6 +64,9 @@ button.danger{background:#b42318}
 header.top button{background:transparent;border-color:#fff;padding:.3rem .8rem}
 .inline{display:inline}
 .row{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end}
+.actions{margin:1rem 0}
+.amount{font-size:2rem;font-weight:700;margin:.25rem 0 1rem}
+.waiting{border-left:4px solid #8a6d00;background:#fff8e1;padding:.75rem 1rem;border-radius:6px;margin-bottom:1rem}
 .notice{border-left:4px solid #1a7f37;background:#e9f6ec;padding:.75rem 1rem;border-radius:6px;margin-bottom:1rem}
 .error{border-left:4px solid #b42318;background:#fdecea;padding:.75rem 1rem;border-radius:6px;margin-bottom:1rem}
 .muted{color:#464f5b;font-size:.9rem}
@@ -77,12 +80,14 @@ details{margin:.25rem 0} summary{cursor:pointer;color:#0b57d0}
 export interface LayoutOptions {
   /** Rendered above `main` (the portal's navigation). */
   header?: SafeHtml;
+  /** Extra elements of `head` (the return page's refresh while a payment is pending). */
+  head?: SafeHtml;
 }
 
 export function layout(title: string, body: SafeHtml, options: LayoutOptions = {}): string {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex"><link rel="icon" href="data:,"><title>${title}</title><style>${new SafeHtml(STYLE)}</style></head>
+<meta name="robots" content="noindex">${options.head}<link rel="icon" href="data:,"><title>${title}</title><style>${new SafeHtml(STYLE)}</style></head>
 <body>${options.header}<main>${body}</main></body></html>`.value;
 }
 

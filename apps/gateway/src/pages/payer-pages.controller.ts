@@ -1,10 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { Controller, Get, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import { fromGrpcError, moneyFromMessage, type paymentsV1 } from '@recur/contracts';
 import type { JsonLogger } from '@recur/telemetry';
 import type { Request, Response } from 'express';
 import { ServiceClients } from '../infrastructure/service-clients';
-import { cookieValue, sameOrigin, tokensMatch } from './page-kit';
+import { cookieValue, randomToken, sameOrigin, sendPage, tokensMatch } from './page-kit';
 import { PAGES_LOGGER } from './pages-logger';
 import { errorPage, notFoundPage, type PagePayment, returnPage, sandboxPayerPage } from './payer-pages.html';
 
@@ -14,11 +13,12 @@ const CSRF_COOKIE = 'recur_csrf';
 /**
  * Pages served outside `/v1`, without a key: the sandbox payer page (`/sandbox/pay/<token>`) and
  * the return page (`/pay/return/<token>`). The token — 32 random bytes, made by payments for
- * each payment — is the only credential; pages are never cached, never framed, send no
- * Referer to another origin (the token is in the URL) and load nothing from elsewhere. Approve and Decline are
+ * each payment — is the only credential; pages are sent by page-kit's sendPage (never cached or
+ * framed, Referer only to this origin, nothing loaded from elsewhere). Approve and Decline are
  * form posts guarded by a double-submit CSRF token and, when the browser sends one, an Origin
- * check.
+ * check. A paid sales-link sale leaves the return page for its link's success URL.
  */
+
 @Controller()
 export class PayerPagesController {
   constructor(
@@ -30,17 +30,17 @@ export class PayerPagesController {
   async sandboxPage(@Param('token') token: string, @Res() response: Response): Promise<void> {
     const page = await this.payerPage(token, response);
     if (!page) return;
-    if (!page.sandbox) return this.send(response, 404, notFoundPage());
-    const csrf = randomBytes(24).toString('base64url');
+    if (!page.sandbox) return sendPage(response, 404, notFoundPage());
+    const csrf = randomToken();
     response.cookie(CSRF_COOKIE, csrf, { httpOnly: true, sameSite: 'strict', path: '/sandbox/pay', secure: false });
-    this.send(response, 200, sandboxPayerPage(toPagePayment(page.payment!), token, csrf, page.expectedOutcome));
+    sendPage(response, 200, sandboxPayerPage(toPagePayment(page.payment!), token, csrf, page.expectedOutcome));
   }
 
   @Post('sandbox/pay/:token')
   async decide(@Param('token') token: string, @Req() request: Request, @Res() response: Response): Promise<void> {
     const form = (request.body ?? {}) as Record<string, unknown>;
     if (!sameOrigin(request) || !tokensMatch(cookieValue(request, CSRF_COOKIE), form.csrf)) {
-      return this.send(response, 403, errorPage('This form has expired or did not come from this page. Reload the page and try again.'));
+      return sendPage(response, 403, errorPage('This form has expired or did not come from this page. Reload the page and try again.'));
     }
     try {
       await this.services.payments.decideSandboxPayment({ token, decision: String(form.decision ?? '') });
@@ -54,7 +54,27 @@ export class PayerPagesController {
   @Get('pay/return/:token')
   async returned(@Param('token') token: string, @Res() response: Response): Promise<void> {
     const page = await this.payerPage(token, response);
-    if (page) this.send(response, 200, returnPage(toPagePayment(page.payment!)));
+    if (!page) return;
+    const successUrl = page.payment!.status === 'succeeded' ? await this.saleSuccessUrl(page) : '';
+    if (successUrl) return response.redirect(303, successUrl);
+    sendPage(response, 200, returnPage(toPagePayment(page.payment!)));
+  }
+
+  /**
+   * The success URL of the sales-link sale this payment paid, if it was one: read from the
+   * link by the subscription service, never taken from the request (no open redirect). When
+   * that service cannot answer, the buyer stays on the return page, which says the payment
+   * was received.
+   */
+  private async saleSuccessUrl(page: paymentsV1.GetPayerPageResponse): Promise<string> {
+    try {
+      const sale = await this.services.subscription.getCheckoutOfInvoice({ tenant: page.tenant, invoiceId: page.payment!.invoiceId });
+      return sale.successUrl;
+    } catch (error) {
+      const failure = fromGrpcError(error);
+      if (failure.kind !== 'not_found') this.logger.warn(`return page: the sale of invoice ${page.payment!.invoiceId} is unknown for now: ${failure.code}: ${failure.message}`);
+      return '';
+    }
   }
 
   private async payerPage(token: string, response: Response): Promise<paymentsV1.GetPayerPageResponse | undefined> {
@@ -68,26 +88,10 @@ export class PayerPagesController {
 
   private fail(response: Response, failure: unknown): void {
     const error = fromGrpcError(failure);
-    if (error.kind === 'not_found') return this.send(response, 404, notFoundPage());
-    if (error.kind === 'invalid_argument') return this.send(response, 400, errorPage(error.message));
+    if (error.kind === 'not_found') return sendPage(response, 404, notFoundPage());
+    if (error.kind === 'invalid_argument') return sendPage(response, 400, errorPage(error.message));
     this.logger.warn(`payer page failed: ${error.code}: ${error.message}`);
-    this.send(response, error.kind === 'unavailable' ? 503 : 500, errorPage('The payment service is not available right now. Try again in a moment.'));
-  }
-
-  private send(response: Response, status: number, html: string): void {
-    response
-      .status(status)
-      .set({
-        'content-type': 'text/html; charset=utf-8',
-        'cache-control': 'no-store',
-        // The token is in the URL: no Referer leaves for another origin; same-origin posts keep
-        // their Origin header (under no-referrer a browser sends `Origin: null`).
-        'referrer-policy': 'same-origin',
-        'x-frame-options': 'DENY',
-        'x-content-type-options': 'nosniff',
-        'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-      })
-      .send(html);
+    sendPage(response, error.kind === 'unavailable' ? 503 : 500, errorPage('The payment service is not available right now. Try again in a moment.'));
   }
 }
 

@@ -28,7 +28,7 @@ export class CreateSalesLinkDto {
   @Optional() @IsBoolean({ message: 'allow_promotion_codes must be a boolean' })
   allow_promotion_codes?: boolean;
 
-  /** The return page links the buyer here after paying. */
+  /** Where the buyer goes after paying (at once, for a trial); `{CHECKOUT_ID}` in it becomes the sale's id. */
   @Optional() @IsUrl({ protocols: ['http', 'https'], require_tld: false, require_protocol: true }, { message: 'success_url must be an http or https URL' }) @MaxLength(2000)
   success_url?: string;
 }

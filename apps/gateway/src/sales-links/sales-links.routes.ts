@@ -80,7 +80,7 @@ export const SALES_LINK_SCHEMA = responseSchema<SalesLinkJson>('SalesLink', {
     billing_interval: { type: 'string', enum: ['monthly', 'quarterly', 'yearly'] },
     trial_days: { type: 'integer', description: 'Each sale starts with this trial; 0 for none.' },
     allow_promotion_codes: { type: 'boolean' },
-    success_url: { type: ['string', 'null'], description: 'Where the return page sends the buyer after paying.' },
+    success_url: { type: ['string', 'null'], description: 'Where the buyer is sent once the sale is paid (at once for a trial); {CHECKOUT_ID} in it is replaced by the sale id.' },
     active: { type: 'boolean', description: 'An inactive link\'s page answers 410.' },
     url: { type: 'string', format: 'uri', description: 'The hosted checkout page: public, with an unguessable token. Share it; deactivate the link to stop sales.' },
     created: { type: 'integer', description: 'Unix seconds.' },

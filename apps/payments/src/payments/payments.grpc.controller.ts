@@ -1,7 +1,7 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
-import { paymentsV1, requireTenant } from '@recur/contracts';
+import { paymentsV1, requireTenant, toTenantMessage } from '@recur/contracts';
 import { checkPage, DomainError, isDomainError, pageInfo } from '@recur/kernel';
 import { Commands } from '../infrastructure/commands';
 import { InvoicingClient } from '../invoices/invoicing.client';
@@ -70,7 +70,7 @@ export class PaymentsGrpcController {
   @GrpcMethod('PaymentsService', 'GetPayerPage')
   async getPayerPage(request: paymentsV1.GetPayerPageRequest): Promise<MessageInitShape<typeof paymentsV1.GetPayerPageResponseSchema>> {
     const page = await this.payments.payerPage(request.token);
-    return { payment: toPaymentMessage(page.payment), sandbox: page.sandbox, expectedOutcome: page.expectedOutcome };
+    return { payment: toPaymentMessage(page.payment), sandbox: page.sandbox, expectedOutcome: page.expectedOutcome, tenant: toTenantMessage(page.payment.tenant) };
   }
 
   @GrpcMethod('PaymentsService', 'DecideSandboxPayment')

@@ -89,6 +89,18 @@ export function setActive(link: SalesLink, active: boolean, now: Date): SalesLin
   return { ...link, active, updatedAt: now };
 }
 
+/** The placeholder a success URL may hold for the sale's id (as Stripe's `{CHECKOUT_SESSION_ID}`). */
+export const CHECKOUT_ID_PLACEHOLDER = '{CHECKOUT_ID}';
+
+/**
+ * Where the buyer of `checkout` goes once it is paid (at once for a trial): the link's own
+ * success URL, never one from a request, so no page can be made to redirect elsewhere.
+ * Empty when the link has none.
+ */
+export function successUrlOf(link: SalesLink, checkout: SalesLinkCheckout): string {
+  return link.successUrl.split(CHECKOUT_ID_PLACEHOLDER).join(encodeURIComponent(checkout.id));
+}
+
 /** A sale needs an active link. */
 export function assertSellable(link: SalesLink): void {
   if (!link.active) throw failedPrecondition('sales_link_inactive', 'This sales link is no longer available.');

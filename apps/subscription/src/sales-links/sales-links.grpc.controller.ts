@@ -5,7 +5,7 @@ import { requireTenant, salesLinkV1, toMoneyMessage, toTenantMessage } from '@re
 import { checkPage, pageInfo, unixSeconds } from '@recur/kernel';
 import { money } from '@recur/money';
 import { Commands } from '../infrastructure/commands';
-import type { SalesLink, SalesLinkCheckout } from './sales-link';
+import { type SalesLink, type SalesLinkCheckout, successUrlOf } from './sales-link';
 import { SalesLinksService } from './sales-links.service';
 
 /** gRPC edge of the sales link use cases: decode, call, encode. No rules live here. */
@@ -74,7 +74,13 @@ export class SalesLinksGrpcController {
     const { link, checkout } = await this.salesLinks.checkOut(request.token, {
       checkoutToken: request.checkoutToken, name: request.name, email: request.email, promotionCode: request.promotionCode,
     });
-    return { tenant: toTenantMessage(link.tenant), checkout: toCheckoutMessage(checkout) };
+    return { tenant: toTenantMessage(link.tenant), checkout: toCheckoutMessage(checkout), successUrl: successUrlOf(link, checkout) };
+  }
+
+  @GrpcMethod('SubscriptionService', 'GetCheckoutOfInvoice')
+  async getCheckoutOfInvoice(request: salesLinkV1.GetCheckoutOfInvoiceRequest): Promise<MessageInitShape<typeof salesLinkV1.GetCheckoutOfInvoiceResponseSchema>> {
+    const { link, checkout } = await this.salesLinks.checkoutOfInvoice(requireTenant(request.tenant), request.invoiceId);
+    return { checkout: toCheckoutMessage(checkout), successUrl: successUrlOf(link, checkout) };
   }
 }
 

@@ -62,6 +62,13 @@ export class SalesLinksRepository {
     return fromCheckoutRow(row);
   }
 
+  /** The tenant's sale whose first invoice is `invoiceId`. */
+  async checkoutOfInvoice(tenant: TenantRef, invoiceId: string): Promise<SalesLinkCheckout> {
+    const row = invoiceId ? await this.prisma.salesLinkCheckout.findFirst({ where: { invoiceId, accountId: tenant.accountId, livemode: tenant.livemode } }) : null;
+    if (!row) throw notFound('checkout', `of invoice ${invoiceId}`);
+    return fromCheckoutRow(row);
+  }
+
   async insertCheckout(tx: Tx, checkout: SalesLinkCheckout): Promise<void> {
     await tx.salesLinkCheckout.create({
       data: {

@@ -79,6 +79,12 @@ export class SalesLinksService {
     return this.links.checkouts(tenant, id, page);
   }
 
+  /** The sale whose first invoice this is, and its link (the return page sends its buyer to the link's success URL). */
+  async checkoutOfInvoice(tenant: TenantRef, invoiceId: string): Promise<{ link: SalesLink; checkout: SalesLinkCheckout }> {
+    const checkout = await this.links.checkoutOfInvoice(tenant, invoiceId);
+    return { link: await this.links.get(tenant, checkout.salesLinkId), checkout };
+  }
+
   /** The link behind a public token, with its offer (an inactive link too: its page says so). */
   async page(token: string): Promise<{ link: SalesLink; offer: SalesLinkOffer }> {
     const link = await this.links.byToken(token);

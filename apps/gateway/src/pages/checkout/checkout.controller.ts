@@ -8,7 +8,7 @@ import type { Request, Response } from 'express';
 import { apiErrorOf } from '../../http/api-exception.filter';
 import { createValidationPipe } from '../../http/validation';
 import { ServiceClients } from '../../infrastructure/service-clients';
-import { cookieValue, field, formOf, html, isHttps, randomToken, sameOrigin, sendPage, tokensMatch } from '../page-kit';
+import { cookieValue, field, formOf, isHttps, randomToken, sameOrigin, sendPage, tokensMatch } from '../page-kit';
 import { PAGES_LOGGER } from '../pages-logger';
 import { checkoutMessagePage, checkoutPage, type CheckoutView } from './checkout.html';
 
@@ -42,7 +42,8 @@ type Typed = NonNullable<CheckoutView['typed']>;
  * shows the offer (priced by the subscription service) and a form; POST, guarded by a
  * double-submit CSRF cookie and the Origin check, makes the sale once per form (its hidden
  * `checkout_token`), starts paying its first invoice and forwards the buyer to the payment's
- * redirectUrl (the sandbox payer page for sandbox links). An inactive link answers 410.
+ * redirectUrl (the sandbox payer page for sandbox links); once paid, the return page sends
+ * them on to the link's success URL. A trial sale goes there at once. An inactive link answers 410.
  */
 @Controller('buy')
 export class CheckoutController {
@@ -97,9 +98,10 @@ export class CheckoutController {
     }
     const checkout = sale.checkout!;
     if (checkout.status === 'completed' && !checkout.invoiceId) {
-      const success = offer.salesLink!.successUrl;
-      return sendPage(response, 200, checkoutMessagePage('Your trial has started', `Thank you, ${body.name}. Nothing is due today; we will e-mail your first invoice when the trial ends.`,
-        success ? html`<p><a href="${success}">Continue</a></p>` : undefined));
+      // A trial has nothing to pay: the buyer goes where the link says (the link's own URL, from the subscription service).
+      response.clearCookie(CSRF_COOKIE, { path: BASE });
+      if (sale.successUrl) return response.redirect(303, sale.successUrl);
+      return sendPage(response, 200, checkoutMessagePage('Your trial has started', `Thank you, ${body.name}. Nothing is due today; we will e-mail your first invoice when the trial ends.`));
     }
     if (!checkout.invoiceId) {
       // The billing clock has not raised the invoice yet: the same form (same token) continues this sale.

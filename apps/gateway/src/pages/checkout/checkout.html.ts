@@ -1,6 +1,6 @@
 import { formatMoney, money } from '@recur/money';
 import { PAYMENT_PROVIDER_CODES, SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
-import { html, layout, type SafeHtml } from '../page-kit';
+import { html, layout } from '../page-kit';
 
 /** What the hosted checkout page shows of a link: its offer, priced by the subscription service. */
 export interface CheckoutView {
@@ -53,6 +53,6 @@ ${view.error ? html`<div class="error" role="alert" data-testid="checkout-error"
 </div>`);
 }
 
-export function checkoutMessagePage(title: string, message: string, extra?: SafeHtml): string {
-  return layout(title, html`<div class="card narrow"><h1>${title}</h1><p>${message}</p>${extra}</div>`);
+export function checkoutMessagePage(title: string, message: string): string {
+  return layout(title, html`<div class="card narrow"><h1>${title}</h1><p>${message}</p></div>`);
 }

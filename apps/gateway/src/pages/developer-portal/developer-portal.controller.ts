@@ -39,6 +39,9 @@ const NOTICES: Record<string, string> = {
   'test-sent': 'A webhook.test event is on its way to this endpoint.',
   'replayed': 'The delivery is being sent again, with the same event id.',
   'saved': 'Settings saved.',
+  'endpoint-enabled': 'The endpoint is enabled: events are delivered to it again.',
+  'endpoint-disabled': 'The endpoint is disabled: no events are delivered to it until it is enabled.',
+  'endpoint-deleted': 'The endpoint was deleted.',
 };
 
 const ROUTES = {
@@ -47,6 +50,8 @@ const ROUTES = {
   listDeliveries: declaredRoute('GET', '/v1/webhooks/:id/deliveries'),
   testWebhook: declaredRoute('POST', '/v1/webhooks/:id/test'),
   retryDelivery: declaredRoute('POST', '/v1/webhooks/:id/deliveries/:deliveryId/retry'),
+  updateWebhook: declaredRoute('PATCH', '/v1/webhooks/:id'),
+  deleteWebhook: declaredRoute('DELETE', '/v1/webhooks/:id'),
 };
 
 /**
@@ -160,9 +165,9 @@ export class DeveloperPortalController {
   // ---- Webhooks
 
   @Get(':mode/webhooks')
-  async webhooks(@Param('mode') mode: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async webhooks(@Param('mode') mode: string, @Req() request: Request, @Res() response: Response, @Query('notice') notice?: string): Promise<void> {
     const session = await this.pageSession(request, response);
-    if (session && this.knownMode(mode, response)) await this.renderWebhooks(request, response, session, mode as AppMode, 200, {});
+    if (session && this.knownMode(mode, response)) await this.renderWebhooks(request, response, session, mode as AppMode, 200, { notice: NOTICES[notice ?? ''] });
   }
 
   @Post(':mode/webhooks')
@@ -202,7 +207,26 @@ export class DeveloperPortalController {
 
   @Post(':mode/webhooks/:id/test')
   async sendTest(@Param('mode') mode: string, @Param('id') id: string, @Req() request: Request, @Res() response: Response): Promise<void> {
-    await this.endpointAction(request, response, mode, id, ROUTES.testWebhook, { id }, 'test-sent');
+    await this.endpointAction(request, response, mode, id, ROUTES.testWebhook, { params: { id } }, 'test-sent');
+  }
+
+  /** Enable or disable (`PATCH /v1/webhooks/:id` with `status`): a disabled endpoint receives nothing. */
+  @Post(':mode/webhooks/:id/status')
+  async setStatus(@Param('mode') mode: string, @Param('id') id: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+    const status = field(formOf(request), 'status');
+    await this.endpointAction(request, response, mode, id, ROUTES.updateWebhook, { params: { id }, body: { status } }, status === 'disabled' ? 'endpoint-disabled' : 'endpoint-enabled');
+  }
+
+  @Post(':mode/webhooks/:id/delete')
+  async deleteEndpoint(@Param('mode') mode: string, @Param('id') id: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+    const session = await this.postSession(request, response);
+    if (!session || !this.knownMode(mode, response)) return;
+    try {
+      await this.run(session, mode as AppMode, ROUTES.deleteWebhook, { params: { id } });
+      response.redirect(303, `/portal/${mode}/webhooks?notice=endpoint-deleted`);
+    } catch (error) {
+      await this.renderEndpoint(request, response, session, mode as AppMode, id, apiErrorOf(error, request).status, { error: apiErrorOf(error, request).message });
+    }
   }
 
   @Post(':mode/webhooks/:id/deliveries/:deliveryId/replay')
@@ -213,7 +237,7 @@ export class DeveloperPortalController {
     @Req() request: Request,
     @Res() response: Response,
   ): Promise<void> {
-    await this.endpointAction(request, response, mode, id, ROUTES.retryDelivery, { id, deliveryId }, 'replayed');
+    await this.endpointAction(request, response, mode, id, ROUTES.retryDelivery, { params: { id, deliveryId } }, 'replayed');
   }
 
   // ---- Events and settings
@@ -260,13 +284,13 @@ export class DeveloperPortalController {
     mode: string,
     id: string,
     route: (typeof ROUTES)[keyof typeof ROUTES],
-    params: Record<string, string>,
+    input: { params: Record<string, string>; body?: unknown },
     notice: keyof typeof NOTICES,
   ): Promise<void> {
     const session = await this.postSession(request, response);
     if (!session || !this.knownMode(mode, response)) return;
     try {
-      await this.run(session, mode as AppMode, route, { params });
+      await this.run(session, mode as AppMode, route, input);
       response.redirect(303, `/portal/${mode}/webhooks/${encodeURIComponent(id)}?notice=${notice}`);
     } catch (error) {
       await this.renderEndpoint(request, response, session, mode as AppMode, id, apiErrorOf(error, request).status, { error: apiErrorOf(error, request).message });

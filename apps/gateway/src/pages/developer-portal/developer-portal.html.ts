@@ -157,7 +157,11 @@ ${flash(messages)}
 <div class="row">
 <form method="post" action="${base}/test">${csrfField(frame.csrf)}<button type="submit">Send test event</button></form>
 <form method="post" action="${base}/secret">${csrfField(frame.csrf)}<button type="submit" class="secondary">Reveal signing secret</button></form>
+<form method="post" action="${base}/status">${csrfField(frame.csrf)}<input type="hidden" name="status" value="${endpoint.status === 'enabled' ? 'disabled' : 'enabled'}"><button type="submit" class="secondary">${endpoint.status === 'enabled' ? 'Disable endpoint' : 'Enable endpoint'}</button></form>
 </div>
+<details><summary>Delete this endpoint</summary>
+<form method="post" action="${base}/delete">${csrfField(frame.csrf)}<p>Deleting stops every delivery to ${endpoint.url}, pending ones included, and cannot be undone. The events stay in the event log.</p><button type="submit" class="danger">Delete endpoint</button></form>
+</details>
 ${messages.secret ? html`<p>Signing secret: <code data-testid="endpoint-secret">${messages.secret}</code></p>` : ''}
 </div>
 <div class="card"><h2>Deliveries</h2>

@@ -5,8 +5,12 @@ import { CUSTOMER_EMAIL_MAX, EMAIL_PATTERN } from '@recur/vocabulary';
 import { PrismaService } from '../../infrastructure/prisma.service';
 import { randomToken, sha256Hex } from '../page-kit';
 
-/** A developer portal session lasts this long from sign-in; sign-out ends it at once. */
+/** A developer portal session lasts at most this long from sign-in; sign-out ends it at once. */
 export const PORTAL_SESSION_TTL_MS = 8 * 3600 * 1000;
+/** A session unused this long ends (sliding: every request moves it), whatever its absolute expiry. */
+export const PORTAL_SESSION_IDLE_MS = 30 * 60 * 1000;
+/** Last-seen is written at most this often, so browsing is not one write per page. */
+const LAST_SEEN_GRANULARITY_MS = 60 * 1000;
 export const PASSWORD_MIN_LENGTH = 12;
 
 export interface PortalUserView {
@@ -82,17 +86,28 @@ export class PortalUsersService {
         tokenHash: sha256Hex(token),
         csrfToken: randomToken(),
         expiresAt: new Date(this.now().getTime() + PORTAL_SESSION_TTL_MS),
+        lastSeenAt: this.now(),
       },
     });
-    // Expired sessions of anyone are swept at each sign-in; they never sign anyone in meanwhile.
-    await this.prisma.portalSession.deleteMany({ where: { expiresAt: { lte: this.now() } } });
+    // Expired and idle sessions of anyone are swept at each sign-in; they never sign anyone in meanwhile.
+    await this.prisma.portalSession.deleteMany({
+      where: { OR: [{ expiresAt: { lte: this.now() } }, { lastSeenAt: { lte: new Date(this.now().getTime() - PORTAL_SESSION_IDLE_MS) } }] },
+    });
     return token;
   }
 
   async session(token: string | undefined): Promise<PortalSessionView | undefined> {
     if (!token) return undefined;
     const row = await this.prisma.portalSession.findUnique({ where: { tokenHash: sha256Hex(token) }, include: { user: { include: { account: true } } } });
-    if (!row || row.expiresAt <= this.now()) return undefined;
+    const now = this.now();
+    if (!row || row.expiresAt <= now) return undefined;
+    if (now.getTime() - row.lastSeenAt.getTime() >= PORTAL_SESSION_IDLE_MS) {
+      await this.prisma.portalSession.deleteMany({ where: { id: row.id } });
+      return undefined;
+    }
+    if (now.getTime() - row.lastSeenAt.getTime() >= LAST_SEEN_GRANULARITY_MS) {
+      await this.prisma.portalSession.updateMany({ where: { id: row.id }, data: { lastSeenAt: now } });
+    }
     return {
       sessionId: row.id,
       userEmail: row.user.email,

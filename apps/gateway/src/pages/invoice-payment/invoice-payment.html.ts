@@ -22,7 +22,8 @@ function summary(view: InvoicePaymentView): SafeHtml {
   const { invoice } = view;
   return html`${invoice.livemode ? '' : html`<p><span class="badge wait">Sandbox — no real money moves</span></p>`}
 <h1>Invoice ${invoice.number} from ${view.sellerName}</h1>
-<p class="amount"><span class="muted">Amount due</span><br><strong data-testid="amount-due" style="font-size:2rem">${amountDue(invoice)}</strong></p>
+<p class="muted">Amount due</p>
+<p class="amount" data-testid="amount-due">${amountDue(invoice)}</p>
 <table><tbody>
 <tr><th scope="row">Invoice</th><td data-testid="invoice-number">${invoice.number}</td></tr>
 <tr><th scope="row">From</th><td data-testid="seller">${view.sellerName}</td></tr>

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "portal_sessions" ADD COLUMN     "last_seen_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP;
