@@ -164,7 +164,7 @@ async function main() {
     for (const { app, start, port } of SERVICES) {
       await postgres.ensureDatabase(databaseName(app));
       const module = require(join(ROOT, 'apps', app, 'dist', 'app.js'));
-      running.push(await module[start]({ databaseUrl: postgres.urlFor(databaseName(app)), grpcHost: '127.0.0.1', grpcPort: port, metricsPort: 0, migrateOnStart: true }, bus));
+      running.push(await module[start]({ databaseUrl: postgres.urlFor(databaseName(app)), grpcHost: '127.0.0.1', grpcPort: port, metricsPort: 0, migrateOnStart: true, inProcessCalls: true }, bus));
       peers[app] = `127.0.0.1:${port}`;
     }
   });
