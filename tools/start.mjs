@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm start`: the whole of Recur on one machine, in one process. An embedded PostgreSQL
 // (data kept in .data/ between starts) holds one database per service; all seven apps
-// run here with their own gRPC ports, talking over gRPC as they do when deployed.
+// run here with their own gRPC ports. They call each other in-process (`inProcessCalls`: the
+// same Nest handlers, without the loopback gRPC hop); outside callers use the ports.
 // Events flow through the in-process bus, or through Kafka when KAFKA_BROKERS is set.
 // The first start creates an account and prints its sandbox keys.
 import { randomBytes } from 'node:crypto';

@@ -6,7 +6,7 @@ import { PrismaClient } from '../generated/prisma/client';
 /** The service's own database, through Prisma's driver adapter (no native engine). */
 @Injectable()
 export class PrismaService extends PrismaClient implements OnModuleDestroy {
-  /** Prisma's own connection pool, for the hot path that skips the ORM: the event log's consumer. */
+  /** Prisma's own connection pool, for the hot paths that skip the ORM: the event log's consumer, delivery claims and attempts. */
   readonly pool: Pool;
 
   constructor(databaseUrl: string) {
