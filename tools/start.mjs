@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // `npm start`: the whole of Recur on one machine, in one process. An embedded PostgreSQL
 // (data kept in .data/ between starts) holds one database per service; all seven apps
-// run here with their own gRPC ports, talking over gRPC as they do when deployed.
+// run here with their own gRPC ports. They call each other in-process (`inProcessCalls`: the
+// same Nest handlers, without the loopback gRPC hop; RECUR_IN_PROCESS_CALLS=false turns it off);
+// outside callers use the ports.
 // Events flow through the in-process bus, or through Kafka when KAFKA_BROKERS is set.
 // The first start creates an account and prints its sandbox keys.
 import { randomBytes } from 'node:crypto';
@@ -47,6 +49,8 @@ const METRICS_PORT = Number(process.env.METRICS_PORT ?? 9464);
 /** The local mail catcher's SMTP port; invoice e-mails land in MAIL_DIR as .eml files. */
 const SMTP_PORT = Number(process.env.RECUR_SMTP_PORT ?? 2525);
 const MAIL_DIR = join(DATA_DIR, 'mail');
+/** `false` makes the apps call each other over loopback gRPC, as deployed apps do (to compare, or to watch the wire). */
+const IN_PROCESS_CALLS = process.env.RECUR_IN_PROCESS_CALLS !== 'false';
 /** The six services listen on consecutive ports from here, on 127.0.0.1. */
 const GRPC_BASE_PORT = Number(process.env.RECUR_GRPC_BASE_PORT ?? 50051);
 
@@ -164,7 +168,7 @@ async function main() {
     for (const { app, start, port } of SERVICES) {
       await postgres.ensureDatabase(databaseName(app));
       const module = require(join(ROOT, 'apps', app, 'dist', 'app.js'));
-      running.push(await module[start]({ databaseUrl: postgres.urlFor(databaseName(app)), grpcHost: '127.0.0.1', grpcPort: port, metricsPort: 0, migrateOnStart: true }, bus));
+      running.push(await module[start]({ databaseUrl: postgres.urlFor(databaseName(app)), grpcHost: '127.0.0.1', grpcPort: port, metricsPort: 0, migrateOnStart: true, inProcessCalls: IN_PROCESS_CALLS }, bus));
       peers[app] = `127.0.0.1:${port}`;
     }
   });

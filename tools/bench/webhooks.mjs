@@ -7,17 +7,26 @@
 //
 // Prints deliveries/s and event-to-delivery latency (Kafka produce → receiver arrival) p50/p90/p99.
 // A burst measures throughput (latency is then mostly queueing); a steady rate below capacity
-// measures the pipeline's own latency.
+// measures the pipeline's own latency. In the same run, a plain HTTP client (Node's http, the
+// dispatcher's concurrency, keep-alive) posts the same bodies to the same receiver: the ratio of
+// the two rates says how much of the receiver's speed the pipeline keeps.
+// BENCH_PROFILE=<dir> writes a `--cpu-prof` profile of the webhook-dispatch process.
 import { execFileSync } from 'node:child_process';
-import { createServer } from 'node:http';
+import { mkdirSync } from 'node:fs';
+import { createServer, request as httpRequest } from 'node:http';
+import { resolve as resolvePath } from 'node:path';
 import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
 import { ROOT } from '../bootstrap.mjs';
-import { benchDir, latencySummary, printWarnings, startInfrastructure } from './harness.mjs';
+import { benchDir, latencySummary, loadAverage, printWarnings, profileArgs, startInfrastructure, summariseProfiles } from './harness.mjs';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
 const RATE = Number(process.env.BENCH_RATE ?? 0);
 const ENDPOINTS = Number(process.env.BENCH_ENDPOINTS ?? 5);
+/** The dispatcher's default WEBHOOK_CONCURRENCY: the plain client posts as many at once. */
+const CONCURRENCY = 32;
+const PROFILE_DIR = process.env.BENCH_PROFILE ? resolvePath(process.env.BENCH_PROFILE) : undefined;
+if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
 
 execFileSync('node', ['tools/bootstrap.mjs'], { cwd: ROOT, stdio: 'inherit' });
 const require = createRequire(import.meta.url);
@@ -55,6 +64,7 @@ const prefix = `bench-${randomBytes(3).toString('hex')}`;
 const dispatch = await startApp('webhook-dispatch', {
   env: { DATABASE_URL: postgres.urlFor('bench_webhooks'), GRPC_HOST: '127.0.0.1', GRPC_PORT: String(grpcPort), METRICS_PORT: '0', KAFKA_BROKERS: brokers, KAFKA_TOPIC_PREFIX: prefix, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' },
   ready: { grpcPort },
+  nodeArgs: profileArgs(PROFILE_DIR, 'webhook-dispatch'),
 });
 const client = createServiceClient(webhookDispatchV1.WebhookDispatchService, `127.0.0.1:${grpcPort}`);
 const tenant = { accountId: 'acct_bench', livemode: false };
@@ -86,8 +96,10 @@ while (arrivals.size < expected && Date.now() - started < 600_000) await new Pro
 
 const latencies = [...arrivals].map(([key, at]) => at - producedAt.get(key.split('|')[1]));
 const seconds = (lastArrival - started) / 1000;
+const deliveryRate = arrivals.size / seconds;
 console.log(`\nRecur webhook benchmark: ${EVENTS} events × ${ENDPOINTS} endpoints through Kafka and one webhook-dispatch process, ${RATE > 0 ? `${RATE} events/s` : 'one burst'}`);
-console.log(`delivered ${arrivals.size}/${expected} in ${seconds.toFixed(1)} s: ${(arrivals.size / seconds).toFixed(0)} deliveries/s`);
+console.log(`load average: ${loadAverage()}`);
+console.log(`delivered ${arrivals.size}/${expected} in ${seconds.toFixed(1)} s: ${deliveryRate.toFixed(0)} deliveries/s`);
 console.log(`event-to-delivery latency ${latencySummary(latencies, { max: true })}`);
 
 // Where the time goes: Kafka → recorded by the consumer, and recorded → arrived at the receiver.
@@ -100,9 +112,31 @@ const recordedAt = new Map(rows.map((row) => [row.id, row.received_at.getTime()]
 console.log(`  produce → recorded by the consumer: ${latencySummary([...recordedAt].map(([id, at]) => at - producedAt.get(id)))}`);
 console.log(`  recorded → arrived at the receiver: ${latencySummary([...arrivals].map(([key, at]) => at - recordedAt.get(key.split('|')[1])))}`);
 
+// The same number of posts of the same bodies to the same receiver by a plain client.
+const sampleBody = JSON.stringify({ id: 'evt_plain', type: 'customer.created', created: Math.floor(Date.now() / 1000), livemode: false, data: { object: { id: 'cus_0', object: 'customer' } } });
+function plainPost(index) {
+  const body = sampleBody.replace('evt_plain', `evt_plain_${index}`);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${receiverUrl}/plain-${index % ENDPOINTS}`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      res.resume();
+      res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`receiver answered ${res.statusCode}`))));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+const plainStarted = performance.now();
+let nextPost = 0;
+await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+  while (nextPost < expected) await plainPost(nextPost++);
+}));
+const plainRate = expected / ((performance.now() - plainStarted) / 1000);
+console.log(`plain HTTP client, same bodies, same receiver, ${CONCURRENCY} at once: ${plainRate.toFixed(0)} posts/s; deliveries are ${((100 * deliveryRate) / plainRate).toFixed(1)} % of it`);
+
 await producer.disconnect();
 client.close();
 printWarnings([dispatch]);
 await dispatch.kill('SIGTERM');
 receiver.close();
 await infrastructure.stop();
+if (PROFILE_DIR) summariseProfiles(PROFILE_DIR);

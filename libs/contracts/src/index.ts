@@ -1,5 +1,6 @@
 export * from './grpc/binding';
 export * from './grpc/errors';
+export * from './grpc/in-process';
 export * from './public/customer';
 export * from './public/subscription';
 export * from './public/webhook';

@@ -19,6 +19,15 @@ export async function claimInboxEvent(tx: InboxTransaction, consumer: string, ev
   return count === 1;
 }
 
+/**
+ * claimInboxEvent as SQL, for a consumer that writes its whole change in one statement (a CTE):
+ * answers the event id when this consumer now owns the event, no row when it processed it
+ * before. The arguments are the statement's parameter references (`$1`).
+ */
+export function claimInboxEventSql(consumerParam: string, eventIdParam: string): string {
+  return `INSERT INTO inbox_events (event_id, consumer) VALUES (${eventIdParam}, ${consumerParam}) ON CONFLICT DO NOTHING RETURNING event_id`;
+}
+
 const tracer = trace.getTracer('@recur/messaging');
 
 /**

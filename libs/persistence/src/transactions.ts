@@ -1,4 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
+import { CoalescingNotifier } from './notifier';
 
 /** The raw SQL a command's bookkeeping runs inside an open transaction, whichever driver opened it. */
 export interface SqlStatements {
@@ -81,13 +82,18 @@ export class PgTransaction implements SqlStatements {
 /**
  * Transactions on a plain `pg` pool: about a seventh of the CPU of Prisma's interactive transaction
  * for the same statements (tools/bench), for hot commands. Share the pool Prisma's adapter uses, so
- * a service keeps one set of connections.
+ * a service keeps one set of connections. The wake-ups a transaction asks for go out after its
+ * COMMIT through a CoalescingNotifier: the command answers without waiting for them.
  */
 export class PgTransactions implements TransactionRunner<PgTransaction> {
+  private readonly notifier: CoalescingNotifier;
+
   constructor(
     private readonly pool: Pool,
-    private readonly onNotifyFailed: (error: Error) => void = () => undefined,
-  ) {}
+    onNotifyFailed: (error: Error) => void = () => undefined,
+  ) {
+    this.notifier = new CoalescingNotifier(pool, onNotifyFailed);
+  }
 
   async transaction<R>(work: (tx: PgTransaction) => Promise<R>): Promise<R> {
     const client = await this.pool.connect();
@@ -110,15 +116,9 @@ export class PgTransactions implements TransactionRunner<PgTransaction> {
       release(rollbackFailed);
       throw error;
     }
-    // Committed: a failed wake-up must not turn the command into a failure (a retry would repeat it).
-    let notifyFailed: Error | undefined;
-    for (const channel of tx.channelsToNotify) {
-      await client.query('SELECT pg_notify($1, $2)', [channel, '']).catch((error: Error) => {
-        notifyFailed = error;
-        this.onNotifyFailed(error);
-      });
-    }
-    release(notifyFailed);
+    release();
+    // Committed: a wake-up cannot turn the command into a failure (a retry would repeat it).
+    for (const channel of tx.channelsToNotify) this.notifier.notify(channel);
     return result;
   }
 

@@ -2,7 +2,7 @@ import { StringValueSchema } from '@bufbuild/protobuf/wkt';
 import { invalidArgument, isDomainError } from '@recur/kernel';
 import { createTestDatabase, eventually, recordingPool } from '@recur/testing';
 import { Client, Pool } from 'pg';
-import { CommandResults, COMMAND_RESULTS_TABLE, type PgTransaction, PgTransactions } from '../src';
+import { CoalescingNotifier, CommandResults, COMMAND_RESULTS_TABLE, type PgTransaction, PgTransactions } from '../src';
 
 /**
  * CommandResults on a plain `pg` transaction (PgTransactions), against a real PostgreSQL. The same
@@ -129,6 +129,49 @@ describe('PgTransactions', () => {
     } finally {
       await ownPool.end();
       await listener.end();
+    }
+  });
+
+  it('coalesces the wake-ups of a burst of commits, and still sends one after the last commit', async () => {
+    const listener = new Client({ connectionString: databaseUrl });
+    await listener.connect();
+    const { pool: ownPool, statements } = recordingPool(databaseUrl, 8);
+    try {
+      let notifications = 0;
+      listener.on('notification', () => (notifications += 1));
+      await listener.query(`LISTEN ${CHANNEL}`);
+      const transactions = new PgTransactions(ownPool);
+      await Promise.all(Array.from({ length: 40 }, (_, i) => transactions.transaction(async (tx) => {
+        await tx.execute('INSERT INTO widgets (id) VALUES ($1)', [`w_burst_${i}`]);
+        tx.notifyAfterCommit(CHANNEL);
+      })));
+      await eventually(async () => (statements.at(-1) === 'SELECT pg_notify($1, $2)' ? true : undefined), 5_000, 'a wake-up after the last commit');
+      await sleep(200);
+      const notifies = statements.filter((sql) => sql === 'SELECT pg_notify($1, $2)').length;
+      expect(notifies).toBeGreaterThanOrEqual(1);
+      expect(notifies).toBeLessThan(40);
+      // The last statement of all is a NOTIFY: none of the 40 commits came after every wake-up.
+      expect(statements.lastIndexOf('SELECT pg_notify($1, $2)')).toBeGreaterThan(statements.lastIndexOf('COMMIT'));
+      expect(notifications).toBeGreaterThanOrEqual(1);
+    } finally {
+      await ownPool.end();
+      await listener.end();
+    }
+  });
+
+  it('answers wake-ups asked for while one is in flight with exactly one more, sent after it', async () => {
+    const { pool: ownPool, statements } = recordingPool(databaseUrl, 4);
+    try {
+      const notifier = new CoalescingNotifier(ownPool);
+      // Three commits land while the first NOTIFY is still in flight.
+      notifier.notify(CHANNEL);
+      notifier.notify(CHANNEL);
+      notifier.notify(CHANNEL);
+      await eventually(async () => (statements.length === 2 ? true : undefined), 5_000, 'the second NOTIFY');
+      await sleep(200);
+      expect(statements).toEqual(['SELECT pg_notify($1, $2)', 'SELECT pg_notify($1, $2)']);
+    } finally {
+      await ownPool.end();
     }
   });
 });

@@ -9,6 +9,11 @@ export interface ServiceConfig {
   metricsPort: number;
   /** Apply pending migrations before serving (safe with several replicas: advisory lock). */
   migrateOnStart: boolean;
+  /**
+   * Also serve callers in this process without the loopback gRPC hop (InProcessServerGrpc). The
+   * single-process host (`npm start`) sets it; a deployed app, alone in its process, has no use for it.
+   */
+  inProcessCalls?: boolean;
 }
 
 export function serviceConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConfig {

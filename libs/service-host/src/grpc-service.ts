@@ -3,7 +3,7 @@ import type { DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { type MicroserviceOptions, Transport } from '@nestjs/microservices';
 import type { DescService } from '@bufbuild/protobuf';
-import { grpcPackageDefinition } from '@recur/contracts';
+import { grpcPackageDefinition, unregisterInProcessHandlers } from '@recur/contracts';
 import { createEventBus, type EventBus, OutboxRelay } from '@recur/messaging';
 import { systemClock } from '@recur/kernel';
 import { applyMigrations, CommandResultsPurge } from '@recur/persistence';
@@ -12,6 +12,7 @@ import { HealthImplementation } from 'grpc-health-check';
 import type { Server as HttpServer } from 'node:http';
 import type { ServiceConfig } from './config';
 import { GrpcExceptionFilter } from './grpc-exception.filter';
+import { InProcessServerGrpc } from './in-process-server';
 import { RpcMetricsInterceptor } from './rpc-metrics.interceptor';
 
 /** What a service's Nest module receives: its configuration, the bus and a logger. */
@@ -62,17 +63,18 @@ export async function startGrpcService(spec: GrpcServiceSpec, config: ServiceCon
   const health = new HealthImplementation({ '': 'NOT_SERVING' });
   const servedServices = spec.services.filter((service) => service.methods.length > 0);
 
-  const app = await NestFactory.createMicroservice<MicroserviceOptions>(spec.module(runtime), {
-    logger,
-    transport: Transport.GRPC,
-    options: {
-      url: `${config.grpcHost}:${config.grpcPort}`,
-      package: [...new Set(servedServices.map((service) => service.file.proto.package ?? ''))],
-      packageDefinition: grpcPackageDefinition(...servedServices),
-      onLoadPackageDefinition: (_definition, server) => health.addToServer(server),
-      gracefulShutdown: true,
-    },
-  });
+  const address = `${config.grpcHost}:${config.grpcPort}`;
+  const grpcOptions = {
+    url: address,
+    package: [...new Set(servedServices.map((service) => service.file.proto.package ?? ''))],
+    packageDefinition: grpcPackageDefinition(...servedServices),
+    onLoadPackageDefinition: (_definition: unknown, server: Parameters<HealthImplementation['addToServer']>[0]) => health.addToServer(server),
+    gracefulShutdown: true,
+  };
+  const app = await NestFactory.createMicroservice<MicroserviceOptions>(
+    spec.module(runtime),
+    config.inProcessCalls ? { logger, strategy: new InProcessServerGrpc(grpcOptions, address) } : { logger, transport: Transport.GRPC, options: grpcOptions },
+  );
   app.useGlobalFilters(new GrpcExceptionFilter(logger));
   app.useGlobalInterceptors(new RpcMetricsInterceptor(spec.name));
   await app.listen();
@@ -97,6 +99,7 @@ export async function startGrpcService(spec: GrpcServiceSpec, config: ServiceCon
     grpcPort: config.grpcPort,
     async stop() {
       for (const service of ['', ...servedServices.map((s) => s.typeName)]) health.setStatus(service, 'NOT_SERVING');
+      if (config.inProcessCalls) unregisterInProcessHandlers(address);
       await relay?.stop();
       await purge?.stop();
       await app.close();

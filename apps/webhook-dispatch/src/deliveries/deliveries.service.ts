@@ -2,7 +2,6 @@ import { create } from '@bufbuild/protobuf';
 import { Inject, Injectable } from '@nestjs/common';
 import { endpointV1 } from '@recur/contracts';
 import { CLOCK, type Clock, failedPrecondition, newId, notFound, type Page, type TenantRef, unixSeconds } from '@recur/kernel';
-import type { PublicEventRoute } from '@recur/messaging';
 import { injectTraceHeaders } from '@recur/telemetry';
 import type { Delivery as DeliveryRow, DeliveryAttempt as AttemptRow, Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
@@ -37,8 +36,8 @@ function toDeliveryMessage(row: DeliveryRow, attempts: AttemptRow[]): endpointV1
 }
 
 /**
- * Deliveries: queued for every enabled endpoint subscribed to an event, in the transaction
- * that records the event; sent by the DeliveryDispatcher; listed and replayed from here.
+ * Deliveries: queued for every enabled endpoint subscribed to an event, in the statement
+ * that records the event (EventLogConsumer); sent by the DeliveryDispatcher; listed and replayed from here.
  */
 @Injectable()
 export class DeliveriesService {
@@ -47,21 +46,6 @@ export class DeliveriesService {
     private readonly endpoints: EndpointsService,
     @Inject(CLOCK) private readonly now: Clock,
   ) {}
-
-  /** Queues the event for every enabled endpoint of its tenant that subscribes to its type. */
-  async fanOut(tx: Tx, event: PublicEventRoute): Promise<number> {
-    const endpoints = await tx.webhookEndpoint.findMany({
-      where: { accountId: event.account_id, livemode: event.livemode, status: 'enabled', deletedAt: null, events: { has: event.type } },
-      select: { id: true },
-    });
-    if (endpoints.length === 0) return 0;
-    await tx.delivery.createMany({
-      data: endpoints.map((endpoint) => this.newDelivery(event.account_id, event.livemode, endpoint.id, event.id, event.type)),
-      skipDuplicates: true,
-    });
-    await tx.$executeRawUnsafe(`SELECT pg_notify('${DELIVERIES_CHANNEL}', '')`);
-    return endpoints.length;
-  }
 
   /**
    * A delivery due now by the clock, which the dispatcher also claims by. It keeps the active

@@ -22,7 +22,8 @@ interface ClaimedDelivery {
   endpoint_deleted_at: Date | null;
   event_id: string;
   event_type: string | null;
-  event_created: bigint | null;
+  /** Unix seconds (BIGINT, which `pg` reads as text). */
+  event_created: string | null;
   event_livemode: boolean | null;
   event_data: unknown;
   /** W3C headers of the trace that queued the delivery; null for rows queued untraced. */
@@ -46,6 +47,18 @@ const CLAIM_DUE_DELIVERIES = `
   LEFT JOIN webhook_endpoints e ON e.id = c.endpoint_id
   LEFT JOIN events ev ON ev.id = c.event_id`;
 
+/** Records an attempt and the delivery's next step; nothing when the attempt number is already recorded. */
+const RECORD_ATTEMPT = `
+  WITH attempt AS (
+    INSERT INTO delivery_attempts (id, delivery_id, number, attempted_at, status_code, error, duration_ms, response_excerpt, manual)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+    ON CONFLICT (delivery_id, number) DO NOTHING
+    RETURNING delivery_id
+  )
+  UPDATE deliveries SET attempt_count = $3, status = $10, next_attempt_at = $11,
+         lease_until = NULL, manual = false, updated_at = $12
+  WHERE id IN (SELECT delivery_id FROM attempt)`;
+
 /**
  * Sends due deliveries. The schedule lives in the database (`next_attempt_at`), so a
  * restart resumes it where it stood. A JobWorker claims due rows with a lease
@@ -68,7 +81,8 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       concurrency: config.concurrency,
       wakeUp: { databaseUrl: runtime.config.databaseUrl, channel: DELIVERIES_CHANNEL },
       pollMs: IDLE_POLL_MS,
-      claim: (limit, at) => this.prisma.$queryRawUnsafe<ClaimedDelivery[]>(CLAIM_DUE_DELIVERIES, ...claimParams(at, config.timeoutMs + LEASE_MARGIN_MS, limit)),
+      // Claims and records run once per delivery: on Prisma's `pg` pool, without the ORM.
+      claim: async (limit, at) => (await this.prisma.pool.query<ClaimedDelivery>(CLAIM_DUE_DELIVERIES, claimParams(at, config.timeoutMs + LEASE_MARGIN_MS, limit))).rows,
       run: (delivery) => this.attempt(delivery),
       nextDueAt: async () => (await this.prisma.$queryRawUnsafe<{ next_due_at: Date | null }[]>(nextDueAtSql(DELIVERY_ROWS)))[0]?.next_due_at ?? null,
       log: (message, fields) => runtime.logger.warn(message, fields),
@@ -120,15 +134,9 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     const step = nextStep(number, { ok }, claimed.manual);
     const recordedAt = this.now();
     const nextAttemptAt = step.status === 'pending' ? new Date(recordedAt.getTime() + step.delayMs) : null;
-    await this.prisma.$executeRaw`
-      WITH attempt AS (
-        INSERT INTO delivery_attempts (id, delivery_id, number, attempted_at, status_code, error, duration_ms, response_excerpt, manual)
-        VALUES (${newId('wha')}, ${claimed.id}, ${number}, ${attemptedAt}, ${result.statusCode}, ${result.error}, ${result.durationMs}, ${result.responseExcerpt}, ${claimed.manual})
-        ON CONFLICT (delivery_id, number) DO NOTHING
-        RETURNING delivery_id
-      )
-      UPDATE deliveries SET attempt_count = ${number}, status = ${step.status}, next_attempt_at = ${nextAttemptAt},
-             lease_until = NULL, manual = false, updated_at = ${recordedAt}
-      WHERE id IN (SELECT delivery_id FROM attempt)`;
+    await this.prisma.pool.query(RECORD_ATTEMPT, [
+      newId('wha'), claimed.id, number, attemptedAt, result.statusCode, result.error, result.durationMs, result.responseExcerpt, claimed.manual,
+      step.status, nextAttemptAt, recordedAt,
+    ]);
   }
 }

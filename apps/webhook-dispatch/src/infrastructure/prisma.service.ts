@@ -1,12 +1,18 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
+import { Pool } from 'pg';
 import { PrismaClient } from '../generated/prisma/client';
 
 /** The service's own database, through Prisma's driver adapter (no native engine). */
 @Injectable()
 export class PrismaService extends PrismaClient implements OnModuleDestroy {
+  /** Prisma's own connection pool, for the hot paths that skip the ORM: the event log's consumer, delivery claims and attempts. */
+  readonly pool: Pool;
+
   constructor(databaseUrl: string) {
-    super({ adapter: new PrismaPg({ connectionString: databaseUrl }) });
+    const pool = new Pool({ connectionString: databaseUrl, connectionTimeoutMillis: 10_000 });
+    super({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
+    this.pool = pool;
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { ERROR_CODE_TRAILER } from './errors';
+import { callInProcess, inProcessHandler } from './in-process';
 import type { DescMessage, DescMethod, DescService, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
 import type { GenService, GenServiceMethods } from '@bufbuild/protobuf/codegenv2';
 
@@ -115,9 +116,13 @@ export function createServiceClient<S extends GenService<GenServiceMethods>>(
       new Promise((resolve, reject) => {
         call(request, metadata, { deadline }, (error: grpc.ServiceError | null, response: unknown) => (error ? reject(error) : resolve(response)));
       });
+    const path = `/${service.typeName}/${method.name}`;
     methods[method.localName] = async (request: unknown, options: CallOptions = {}) => {
       const deadline = Date.now() + (options.timeoutMs ?? defaultTimeoutMs);
       const metadata = options.metadata ?? new grpc.Metadata();
+      // A peer hosted in this process (`npm start`) is called directly (in-process.ts).
+      const local = inProcessHandler(address, path);
+      if (local) return callInProcess(local, method, path, request, metadata, deadline);
       // Wait for a connection (within the deadline) rather than failing fast while a peer restarts.
       metadata.setOptions({ waitForReady: true });
       for (let backoff = RETRY_INITIAL_BACKOFF_MS; ; backoff = Math.min(backoff * 2, RETRY_MAX_BACKOFF_MS)) {
