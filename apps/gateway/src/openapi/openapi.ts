@@ -95,6 +95,9 @@ function operation(route: RouteDefinition, schemas: DtoSchemas) {
     ...(route.body ? { requestBody: { required: (schemas[route.body.name]?.required?.length ?? 0) > 0, content: { 'application/json': { schema: { $ref: `#/components/schemas/${route.body.name}` } } } } } : {}),
     responses: {
       [String(route.status)]: successResponse(route),
+      ...(route.alternative
+        ? { [String(route.alternative.status)]: { description: route.alternative.description, content: { 'application/json': { schema: { $ref: `#/components/schemas/${route.alternative.response.name}` } } } } }
+        : {}),
       '400': errorResponse('Invalid request (validation, unknown parameter, bad JSON).'),
       '401': errorResponse('Missing or invalid API key.'),
       '403': errorResponse(route.publishable ? 'A read_only key attempted a write.' : 'publishable_key_forbidden or api_key_read_only.'),
@@ -115,6 +118,7 @@ export function buildOpenApiDocument(serverUrl = '/', routes: readonly RouteDefi
     const path = route.path.replace(/:([A-Za-z]+)/g, '{$1}');
     paths[path] = { ...paths[path], [route.method.toLowerCase()]: operation(route, dtoSchemas) };
     if (route.response) responseSchemas[route.response.name] = route.response.schema;
+    if (route.alternative) responseSchemas[route.alternative.response.name] = route.alternative.response.schema;
   }
   return {
     openapi: '3.1.0',

@@ -1,7 +1,7 @@
-import { type CreditNoteJson, presentCreditNote } from '@recur/contracts';
+import { type CreditNoteJson, presentCreditNote, presentRefund, type RefundJson } from '@recur/contracts';
 import { REFUND_REASONS } from '@recur/vocabulary';
 import { listEnvelope } from '../http/list';
-import { defineRoutes, fileRoute, listRoute, responseSchema, route } from '../routing/define-routes';
+import { AlternativeAnswer, defineRoutes, fileRoute, listRoute, responseSchema, route, routeWithAlternative } from '../routing/define-routes';
 import { CreateRefundDto, ListRefundsQueryDto } from './refunds.dto';
 
 export const CREDIT_NOTE_SCHEMA = responseSchema<CreditNoteJson>('CreditNote', {
@@ -25,13 +25,31 @@ export const CREDIT_NOTE_SCHEMA = responseSchema<CreditNoteJson>('CreditNote', {
   },
 });
 
+export const PENDING_REFUND_SCHEMA = responseSchema<RefundJson>('Refund', {
+  type: 'object',
+  required: ['id', 'object', 'livemode', 'status', 'invoice', 'payment', 'amount', 'currency', 'reason', 'created'],
+  properties: {
+    id: { type: 'string', example: 'cn_4f9XkQ2mZ8aBcD1eF3gH5jKl', description: 'The refund; its credit note takes this id once the provider completes it.' },
+    object: { type: 'string', enum: ['refund'] },
+    livemode: { type: 'boolean' },
+    status: { type: 'string', enum: ['processing'], description: 'Accepted by the provider, its final status awaited.' },
+    invoice: { type: 'string', description: 'The invoice being refunded (still paid).' },
+    payment: { type: 'string', description: 'The refunded payment (`pay_…`).' },
+    amount: { type: 'integer', description: 'The amount being refunded, in minor units of `currency`.' },
+    currency: { type: 'string', example: 'zmw' },
+    reason: { type: 'string', enum: [...REFUND_REASONS] },
+    created: { type: 'integer', description: 'Unix seconds.' },
+  },
+});
+
 /** `/v1/refunds` → PaymentsService (refund at the provider) and InvoicingService (credit notes). */
 export const REFUND_ROUTES = defineRoutes('Refunds', [
-  route({
+  routeWithAlternative({
     method: 'POST', path: '/v1/refunds', summary: 'Fully refund a paid invoice', body: CreateRefundDto, response: CREDIT_NOTE_SCHEMA, status: 201,
+    alternative: { status: 202, description: 'Accepted by the provider, not yet completed (live apps): the credit note of the same id follows with invoice.refunded.', response: PENDING_REFUND_SCHEMA },
     handler: async ({ services, tenant, commandId, body }) => {
-      const { creditNote } = await services.payments.refundInvoice({ tenant, invoiceId: body.invoice_id, reason: body.reason, requestId: commandId });
-      return presentCreditNote(creditNote!);
+      const { creditNote, refund } = await services.payments.refundInvoice({ tenant, invoiceId: body.invoice_id, reason: body.reason, requestId: commandId });
+      return creditNote ? presentCreditNote(creditNote) : new AlternativeAnswer(presentRefund(refund!, tenant.livemode));
     },
   }),
   listRoute({
