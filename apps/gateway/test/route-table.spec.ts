@@ -89,7 +89,8 @@ POST /v1/sales-links/:id/activate
 
 /**
  * Routes beyond the specification, each asked for by an issue: sandbox test clocks (issue 10);
- * usage batches, per-period totals and limit overrides (issue 13); payment attempts and credit notes (issue 12).
+ * usage batches, per-period totals and limit overrides (issue 13); payment attempts, credit notes and
+ * the app's dunning schedule (issue 12).
  */
 const BEYOND_SPECIFICATION = `
 POST /v1/usage/batch
@@ -105,6 +106,8 @@ GET /v1/test-clocks/:id
 POST /v1/test-clocks/:id/advance
 DELETE /v1/test-clocks/:id
 POST /v1/customers/:id/portal-sessions
+GET /v1/dunning-schedule
+PUT /v1/dunning-schedule
 `.trim().split('\n');
 
 const keyOf = (route: { method: string; path: string }) => `${route.method} ${route.path}`;
