@@ -117,6 +117,13 @@ export class FakePawapay {
     return { status: response.status, body: await response.json().catch(() => undefined) };
   }
 
+  /** Sends the refund callback over HTTP to Recur's refund callback URL, as pawaPay does; answers the HTTP status and body. */
+  async sendRefundCallback(url: string, refundId: string, options: { key?: KeyObject } = {}): Promise<{ status: number; body: unknown }> {
+    const { headers, body } = this.refundCallback(url, refundId, options);
+    const response = await fetch(url, { method: 'POST', headers, body });
+    return { status: response.status, body: await response.json().catch(() => undefined) };
+  }
+
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
