@@ -192,8 +192,15 @@ describe('OpenAPI document', () => {
       const operation = operations.find(({ key }) => key === keyOf(route))!.operation;
       const success = operation.responses[String(route.status)]?.content?.['application/json'].schema;
       const ref = `#/components/schemas/${route.response!.name}`;
-      expect({ route: keyOf(route), schema: route.list ? (success?.properties as { data: { items: unknown } }).data.items : success }).toEqual({ route: keyOf(route), schema: { $ref: ref } });
+      // A route with an alternative answer under the same status documents both (oneOf); under another status, each at its own.
+      const alternativeRef = route.alternative && { $ref: `#/components/schemas/${route.alternative.response.name}` };
+      const expected = alternativeRef && route.alternative!.status === route.status ? { oneOf: [{ $ref: ref }, alternativeRef] } : { $ref: ref };
+      expect({ route: keyOf(route), schema: route.list ? (success?.properties as { data: { items: unknown } }).data.items : success }).toEqual({ route: keyOf(route), schema: expected });
+      if (alternativeRef && route.alternative!.status !== route.status) {
+        expect(operation.responses[String(route.alternative!.status)]?.content?.['application/json'].schema).toEqual(alternativeRef);
+      }
       expect(document.components.schemas[route.response!.name]).toBe(route.response!.schema);
+      if (route.alternative) expect(document.components.schemas[route.alternative.response.name]).toBe(route.alternative.response.schema);
       if (route.body) expect(document.components.schemas[route.body.name]).toBeDefined();
     }
     expect(document.components.schemas.CreateCustomerDto.required).toEqual(expect.arrayContaining(['name', 'email']));

@@ -137,6 +137,8 @@ describe('refunds', () => {
     expect(await invoiceOf(tenant, invoice.id)).toMatchObject({ status: 'paid' });
     expect((await invoicing.client.listCreditNotes({ tenant, page: { limit: 10, offset: 0 } })).creditNotes).toHaveLength(0);
     expect(await grpcFailure(refund(tenant, invoice.id))).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, errorCode: 'invoice_refunded' });
+    expect((await client.getRefund({ tenant, id: answer.refund!.id })).refund).toMatchObject({ status: 'processing', failureCode: '' });
+    expect(await grpcFailure(client.getRefund({ tenant: newTenant(true), id: answer.refund!.id }))).toMatchObject({ code: grpc.status.NOT_FOUND });
     pawapay.finishRefund(refundId, 'COMPLETED');
     const callback = pawapay.refundCallback(REFUND_CALLBACK_URL, refundId);
     expect((await client.handleProviderRefundCallback({ provider: 'pawapay', ...callback })).refundId).toBe(answer.refund!.id);
@@ -159,6 +161,7 @@ describe('refunds', () => {
     expect(['settled', 'already_settled']).toContain(outcome.outcome); // the worker's status check may have been first
     const [row] = await queryDatabase<{ status: string; failure_code: string; due_at: Date | null }>(payments.databaseUrl, 'SELECT status, failure_code, due_at FROM refunds WHERE id = $1', [first!.id]);
     expect(row).toEqual({ status: 'failed', failure_code: 'recipient_not_allowed_to_receive', due_at: null });
+    expect((await client.getRefund({ tenant, id: first!.id })).refund).toMatchObject({ status: 'failed', failureCode: 'recipient_not_allowed_to_receive', failureMessage: 'The recipient is not allowed to receive the refund.' });
     expect(await invoiceOf(tenant, invoice.id)).toMatchObject({ status: 'paid' });
     expect(await grpcFailure(invoicing.client.getCreditNote({ tenant, id: first!.id }))).toMatchObject({ code: grpc.status.NOT_FOUND });
     expect((await publicEvents(invoice.id)).filter((event) => event.type === 'invoice.refunded')).toHaveLength(0);

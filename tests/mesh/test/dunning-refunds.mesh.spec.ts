@@ -155,7 +155,13 @@ describe('live refunds at pawaPay', () => {
 
     const accepted = await live('POST', '/v1/refunds', { invoice_id: invoice.id, reason: 'requested_by_customer' });
     expect(accepted.status).toBe(202);
-    expect(accepted.body).toEqual({ id: expect.stringMatching(/^cn_/), object: 'refund', livemode: true, status: 'processing', invoice: invoice.id, payment: payment.body.id, amount: 12_000, currency: 'zmw', reason: 'requested_by_customer', created: expect.any(Number) });
+    expect(accepted.body).toEqual({
+      id: expect.stringMatching(/^cn_/), object: 'refund', livemode: true, status: 'processing', invoice: invoice.id, payment: payment.body.id,
+      amount: 12_000, currency: 'zmw', reason: 'requested_by_customer', failure_code: null, failure_message: null, created: expect.any(Number),
+    });
+    // Until it has a credit note, the refund is what its id retrieves.
+    const retrieved = await live('GET', `/v1/refunds/${accepted.body.id}`);
+    expect([retrieved.status, retrieved.body]).toEqual([200, accepted.body]);
     expect((await live('GET', `/v1/invoices/${invoice.id}`)).body.status).toBe('paid');
     expect((await live('GET', `/v1/refunds?invoice=${invoice.id}`)).body.total).toBe(0);
     const refundId = [...pawapay.refunds.values()].find((refund) => refund.depositId === depositId)!.refundId;

@@ -5,6 +5,7 @@ import { paymentsV1, requireTenant } from '@recur/contracts';
 import { failedPrecondition } from '@recur/kernel';
 import { InvoicingClient } from '../invoices/invoicing.client';
 import { toRefundMessage } from './refund.mapper';
+import { RefundsRepository } from './refunds.repository';
 import { RefundsService } from './refunds.service';
 
 /** gRPC edge of refunds: read the invoice, keep the refund, carry it to its credit note. No rules live here. */
@@ -12,6 +13,7 @@ import { RefundsService } from './refunds.service';
 export class RefundsGrpcController {
   constructor(
     private readonly refunds: RefundsService,
+    private readonly repository: RefundsRepository,
     private readonly invoicing: InvoicingClient,
   ) {}
 
@@ -41,5 +43,10 @@ export class RefundsGrpcController {
       body: request.body,
     });
     return { outcome, refundId };
+  }
+
+  @GrpcMethod('PaymentsService', 'GetRefund')
+  async getRefund(request: paymentsV1.GetRefundRequest): Promise<MessageInitShape<typeof paymentsV1.GetRefundResponseSchema>> {
+    return { refund: toRefundMessage(await this.repository.getInTenant(requireTenant(request.tenant), request.id)) };
   }
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { TenantRef } from '@recur/kernel';
+import { notFound, type TenantRef } from '@recur/kernel';
 import { fromInt64, money, toInt64 } from '@recur/money';
 import type { RefundReason } from '@recur/vocabulary';
 import type { Prisma, Refund as RefundRow } from '../generated/prisma/client';
@@ -38,6 +38,13 @@ export class RefundsRepository {
   async get(id: string): Promise<Refund | undefined> {
     const row = await this.prisma.refund.findUnique({ where: { id } });
     return row ? fromRefundRow(row) : undefined;
+  }
+
+  /** A refund of the tenant; another tenant's is unknown (NOT_FOUND). */
+  async getInTenant(tenant: TenantRef, id: string): Promise<Refund> {
+    const row = await this.prisma.refund.findFirst({ where: { id, accountId: tenant.accountId, livemode: tenant.livemode } });
+    if (!row) throw notFound('refund', id);
+    return fromRefundRow(row);
   }
 
   /** The refund with our id at its provider (pawaPay's refundId), as a refund callback names it. */

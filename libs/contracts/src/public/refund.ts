@@ -3,8 +3,9 @@ import type { Refund } from '../gen/recur/payments/v1/payments_service_pb';
 import { moneyFromMessage } from '../money';
 
 /**
- * The public JSON of a refund the provider has accepted but not yet completed: what
- * `POST /v1/refunds` answers (`202`) until the credit note of the same id exists.
+ * The public JSON of a refund that has no credit note (yet): accepted by the provider and not
+ * completed (`processing`: what `POST /v1/refunds` answers with `202`), or `failed` there. Once
+ * the provider completes it, the credit note of the same id stands for it.
  */
 export interface RefundJson {
   id: string;
@@ -16,6 +17,8 @@ export interface RefundJson {
   amount: number;
   currency: string;
   reason: string;
+  failure_code: string | null;
+  failure_message: string | null;
   created: number;
 }
 
@@ -31,6 +34,8 @@ export function presentRefund(refund: Refund, livemode: boolean): RefundJson {
     amount: amount.amountMinor,
     currency: amount.currency,
     reason: refund.reason,
+    failure_code: refund.failureCode || null,
+    failure_message: refund.failureMessage || null,
     created: fromInt64(refund.created, 'created'),
   };
 }
