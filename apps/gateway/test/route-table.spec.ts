@@ -89,8 +89,9 @@ POST /v1/sales-links/:id/activate
 
 /**
  * Routes beyond the specification, each asked for by an issue: sandbox test clocks (issue 10);
- * usage batches, per-period totals and limit overrides (issue 13); payment attempts and credit notes (issue 12);
- * prepaid wallets (issue 13: the specification names their events, its route table shows none).
+ * usage batches, per-period totals and limit overrides (issue 13); payment attempts, credit notes and
+ * the app's dunning schedule (issue 12); prepaid wallets (issue 13: the specification names their events,
+ * its route table shows none).
  */
 const BEYOND_SPECIFICATION = `
 POST /v1/usage/batch
@@ -112,6 +113,8 @@ GET /v1/wallets/:id
 PATCH /v1/wallets/:id
 POST /v1/wallets/:id/top-ups
 GET /v1/wallets/:id/transactions
+GET /v1/dunning-schedule
+PUT /v1/dunning-schedule
 `.trim().split('\n');
 
 const keyOf = (route: { method: string; path: string }) => `${route.method} ${route.path}`;
@@ -196,8 +199,15 @@ describe('OpenAPI document', () => {
       const operation = operations.find(({ key }) => key === keyOf(route))!.operation;
       const success = operation.responses[String(route.status)]?.content?.['application/json'].schema;
       const ref = `#/components/schemas/${route.response!.name}`;
-      expect({ route: keyOf(route), schema: route.list ? (success?.properties as { data: { items: unknown } }).data.items : success }).toEqual({ route: keyOf(route), schema: { $ref: ref } });
+      // A route with an alternative answer under the same status documents both (oneOf); under another status, each at its own.
+      const alternativeRef = route.alternative && { $ref: `#/components/schemas/${route.alternative.response.name}` };
+      const expected = alternativeRef && route.alternative!.status === route.status ? { oneOf: [{ $ref: ref }, alternativeRef] } : { $ref: ref };
+      expect({ route: keyOf(route), schema: route.list ? (success?.properties as { data: { items: unknown } }).data.items : success }).toEqual({ route: keyOf(route), schema: expected });
+      if (alternativeRef && route.alternative!.status !== route.status) {
+        expect(operation.responses[String(route.alternative!.status)]?.content?.['application/json'].schema).toEqual(alternativeRef);
+      }
       expect(document.components.schemas[route.response!.name]).toBe(route.response!.schema);
+      if (route.alternative) expect(document.components.schemas[route.alternative.response.name]).toBe(route.alternative.response.schema);
       if (route.body) expect(document.components.schemas[route.body.name]).toBeDefined();
     }
     expect(document.components.schemas.CreateCustomerDto.required).toEqual(expect.arrayContaining(['name', 'email']));

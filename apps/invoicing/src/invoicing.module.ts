@@ -14,6 +14,8 @@ import { INVOICING_CONFIG, invoicingConfigFromEnv } from './invoicing-config';
 import { InvoiceMailer } from './mail/invoice-mail';
 import { InvoiceMailsRepository } from './mail/invoice-mails.repository';
 import { InvoiceMailsWorker } from './mail/invoice-mails.worker';
+import { DunningSchedulesGrpcController } from './dunning/dunning-schedules.grpc.controller';
+import { DunningSchedulesRepository } from './dunning/dunning-schedules.repository';
 
 /** Owns invoices and lines, numbering, draft/open/finalize/void, PDFs, e-mail resend, credit notes and dunning. */
 @Module({})
@@ -21,7 +23,7 @@ export class InvoicingModule {
   static forRuntime(runtime: ServiceRuntime): DynamicModule {
     return {
       module: InvoicingModule,
-      controllers: [InvoicesGrpcController, CreditNotesGrpcController],
+      controllers: [InvoicesGrpcController, CreditNotesGrpcController, DunningSchedulesGrpcController],
       providers: [
         { provide: SERVICE_RUNTIME, useValue: runtime },
         { provide: PrismaService, useFactory: () => new PrismaService(runtime.config.databaseUrl) },
@@ -33,6 +35,7 @@ export class InvoicingModule {
         InvoicesService,
         CreditNotesRepository,
         CreditNotesService,
+        DunningSchedulesRepository,
         InvoiceMailsRepository,
         { provide: InvoiceMailer, useExisting: InvoiceMailsRepository },
         InvoiceMailsWorker,

@@ -70,6 +70,31 @@ describe('dunning schedule', () => {
   });
 });
 
+describe('GetDunningSchedule and SetDunningSchedule', () => {
+  it('answer the default until the app sets its own; a set schedule is what later failures carry, per app', async () => {
+    const tenant = newTenant();
+    expect((await invoicing.client.getDunningSchedule({ tenant })).schedule).toMatchObject({ daysAfterFailure: [2, 5, 9, 20], default: true, updated: 0n });
+    const { schedule } = await invoicing.client.setDunningSchedule({ tenant, daysAfterFailure: [1, 10, 90], requestId: '' });
+    expect(schedule).toMatchObject({ daysAfterFailure: [1, 10, 90], default: false });
+    expect(schedule!.updated).toBeGreaterThan(0n);
+    expect((await invoicing.client.getDunningSchedule({ tenant })).schedule).toEqual(schedule);
+    expect(await scheduleCarried((await failedInvoice(tenant)).invoice.id)).toEqual([1, 10, 90]);
+    // Set again: replaced. The account's live app keeps the default.
+    await invoicing.client.setDunningSchedule({ tenant, daysAfterFailure: [4], requestId: '' });
+    expect(await scheduleCarried((await failedInvoice(tenant)).invoice.id)).toEqual([4]);
+    expect((await invoicing.client.getDunningSchedule({ tenant: { ...tenant, livemode: true } })).schedule).toMatchObject({ default: true });
+  });
+
+  it('refuse a schedule that is not 1 to 10 whole days from 1 to 90, strictly increasing, and store nothing', async () => {
+    const tenant = newTenant();
+    for (const bad of [[], [0], [91], [3, 3], [7, 3], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]]) {
+      expect(await grpcFailure(invoicing.client.setDunningSchedule({ tenant, daysAfterFailure: bad, requestId: '' }))).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, param: 'days_after_failure' });
+    }
+    expect((await invoicing.client.getDunningSchedule({ tenant })).schedule).toMatchObject({ default: true });
+    expect(await queryDatabase(invoicing.databaseUrl, 'SELECT 1 FROM dunning_schedules WHERE account_id = $1', [tenant.accountId])).toEqual([]);
+  });
+});
+
 describe('SendDunningReminder', () => {
   it('e-mails a failed invoice\'s reminder with the payment link and announces it, once per reminder', async () => {
     const tenant = newTenant();

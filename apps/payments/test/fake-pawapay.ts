@@ -21,18 +21,32 @@ interface Deposit {
   failureReason?: { failureCode: string; failureMessage: string };
 }
 
+interface RefundRecord {
+  refundId: string;
+  depositId: string;
+  status: 'ACCEPTED' | 'PROCESSING' | 'COMPLETED' | 'FAILED';
+  amount: string;
+  currency: string;
+  country: string;
+  failureReason?: { failureCode: string; failureMessage: string };
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 /**
  * A local stand-in for pawaPay's Merchant API v2, speaking its documented requests and answers
  * (not a mock of our code): `POST /v2/paymentpage` answers `{redirectUrl}` (or a REJECTED
  * deposit), `GET /v2/deposits/{depositId}` answers `{status: FOUND|NOT_FOUND, data}`,
- * `POST /v2/refunds` answers `{refundId, status}`. Bearer token required. It signs the callbacks
- * it sends (RFC 9421, ECDSA P-256) with its own key, whose public half Recur is configured with.
+ * `POST /v2/refunds` answers `{refundId, status: ACCEPTED|DUPLICATE_IGNORED|REJECTED}` and keeps
+ * the refund ACCEPTED until the test finishes it (`finishRefund`), `GET /v2/refunds/{refundId}`
+ * answers `{status: FOUND|NOT_FOUND, data}`. Bearer token required. It signs the callbacks it
+ * sends, deposit and refund (RFC 9421, ECDSA P-256), with its own key, whose public half Recur
+ * is configured with.
  */
 export class FakePawapay {
   readonly requests: ReceivedRequest[] = [];
   readonly deposits = new Map<string, Deposit>();
+  readonly refunds = new Map<string, RefundRecord>();
   readonly keys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   /** Amounts the fake rejects at initiation (as pawaPay rejects amounts beyond a provider's limits). */
   rejectAmounts = new Set<string>();
@@ -78,9 +92,34 @@ export class FakePawapay {
     return { ...request, headers, body: sent };
   }
 
+  /** pawaPay's provider finished the refund: it reaches a final status. */
+  finishRefund(refundId: string, status: 'COMPLETED' | 'FAILED'): RefundRecord {
+    const refund = this.refunds.get(refundId);
+    if (!refund) throw new Error(`the fake holds no refund ${refundId}`);
+    refund.status = status;
+    if (status === 'FAILED') refund.failureReason = { failureCode: 'RECIPIENT_NOT_ALLOWED_TO_RECEIVE', failureMessage: 'The recipient is not allowed to receive the refund.' };
+    return refund;
+  }
+
+  /** The refund callback pawaPay POSTs to `url` (its refund callback URL), signed as deposit callbacks are. */
+  refundCallback(url: string, refundId: string, options: { key?: KeyObject } = {}): { method: string; authority: string; path: string; headers: Record<string, string>; body: Buffer } {
+    const refund = this.refunds.get(refundId)!;
+    const body = Buffer.from(JSON.stringify({ ...refund, created: new Date().toISOString(), recipient: { type: 'MMO', accountDetails: { phoneNumber: '260971234567', provider: 'MTN_MOMO_ZMB' } } }));
+    const target = new URL(url);
+    const request = { method: 'POST', authority: target.host, path: target.pathname, headers: { 'content-type': 'application/json' }, body };
+    return { ...request, headers: signRequest(request, options.key ?? this.keys.privateKey, 'pawapay-test-key', new Date()), body };
+  }
+
   /** Sends the deposit callback over HTTP, as pawaPay does; answers the HTTP status and body. */
   async sendCallback(url: string, depositId: string, options: { key?: KeyObject; tamper?: boolean } = {}): Promise<{ status: number; body: unknown }> {
     const { headers, body } = this.callback(url, depositId, options);
+    const response = await fetch(url, { method: 'POST', headers, body });
+    return { status: response.status, body: await response.json().catch(() => undefined) };
+  }
+
+  /** Sends the refund callback over HTTP to Recur's refund callback URL, as pawaPay does; answers the HTTP status and body. */
+  async sendRefundCallback(url: string, refundId: string, options: { key?: KeyObject } = {}): Promise<{ status: number; body: unknown }> {
+    const { headers, body } = this.refundCallback(url, refundId, options);
     const response = await fetch(url, { method: 'POST', headers, body });
     return { status: response.status, body: await response.json().catch(() => undefined) };
   }
@@ -113,11 +152,21 @@ export class FakePawapay {
       return answer(200, deposit ? { status: 'FOUND', data: deposit } : { status: 'NOT_FOUND' });
     }
     if (request.method === 'POST' && path === '/v2/refunds') {
+      const refundId = String(body?.refundId ?? '');
+      if (!UUID.test(refundId)) return answer(400, { failureReason: { failureCode: 'INVALID_INPUT', failureMessage: 'The request does not follow the schema.' } });
+      // Idempotent by refundId, as pawaPay documents.
+      if (this.refunds.has(refundId)) return answer(200, { refundId, status: 'DUPLICATE_IGNORED', created: new Date().toISOString() });
       const deposit = this.deposits.get(String(body?.depositId ?? ''));
       if (!deposit || deposit.status !== 'COMPLETED') {
-        return answer(200, { refundId: body?.refundId, status: 'REJECTED', failureReason: { failureCode: 'DEPOSIT_NOT_FOUND', failureMessage: 'No completed deposit with that id.' } });
+        return answer(200, { refundId, status: 'REJECTED', failureReason: { failureCode: 'DEPOSIT_NOT_FOUND', failureMessage: 'No completed deposit with that id.' } });
       }
-      return answer(200, { refundId: body?.refundId, status: 'ACCEPTED', created: new Date().toISOString() });
+      this.refunds.set(refundId, { refundId, depositId: deposit.depositId, status: 'ACCEPTED', amount: String(body?.amount ?? deposit.amount), currency: String(body?.currency ?? deposit.currency), country: deposit.country });
+      return answer(200, { refundId, status: 'ACCEPTED', created: new Date().toISOString() });
+    }
+    const refundStatus = /^\/v2\/refunds\/([^/]+)$/.exec(path);
+    if (request.method === 'GET' && refundStatus) {
+      const refund = this.refunds.get(refundStatus[1]);
+      return answer(200, refund ? { status: 'FOUND', data: refund } : { status: 'NOT_FOUND' });
     }
     answer(404, { errorMessage: 'Not found' });
   }

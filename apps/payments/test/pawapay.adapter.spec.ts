@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { money } from '@recur/money';
 import { newPayment, type Payment } from '../src/payments/payment';
 import { PawapayAdapter } from '../src/providers/pawapay.adapter';
@@ -25,6 +25,40 @@ describe('PawapayAdapter', () => {
     pawapay.finish(live.providerPaymentId, 'COMPLETED');
     expect(await adapter.refund({ refundId: 'bd4c2f2e-7d8c-4b3c-9b0e-2f1f6c1f2a12', payment: live, amount: live.amount })).toEqual({ accepted: true });
     expect(pawapay.requests.at(-1)!.body).toMatchObject({ depositId: live.providerPaymentId, amount: '150.50', currency: 'ZMW' });
+  });
+
+  it('asks a refund\'s status (GET /v2/refunds/{refundId}): NOT_FOUND, still processing, COMPLETED, FAILED', async () => {
+    const live = payment(true);
+    await adapter.start(live, 'https://recur.test/pay/return/x');
+    pawapay.finish(live.providerPaymentId, 'COMPLETED');
+    const [completing, failing] = ['3f0c6a1e-8d2b-4c7a-9e1f-5b6d7c8e9f01', '3f0c6a1e-8d2b-4c7a-9e1f-5b6d7c8e9f02'].map((refundId) => ({ refundId, payment: live, amount: live.amount }));
+    expect(await adapter.refundStatus(completing)).toEqual({ state: 'not_found' });
+    expect(await adapter.refund(completing)).toEqual({ accepted: true });
+    expect(await adapter.refund(completing)).toEqual({ accepted: true }); // DUPLICATE_IGNORED: the same refund, still accepted
+    expect(await adapter.refundStatus(completing)).toEqual({ state: 'pending' });
+    expect(pawapay.requests.at(-1)).toMatchObject({ method: 'GET', path: `/v2/refunds/${completing.refundId}` });
+    pawapay.finishRefund(completing.refundId, 'COMPLETED');
+    expect(await adapter.refundStatus(completing)).toEqual({ state: 'final', final: { status: 'completed' } });
+    await adapter.refund(failing);
+    pawapay.finishRefund(failing.refundId, 'FAILED');
+    expect(await adapter.refundStatus(failing)).toEqual({ state: 'final', final: { status: 'failed', code: 'recipient_not_allowed_to_receive', message: 'The recipient is not allowed to receive the refund.' } });
+  });
+
+  it('reads a signed refund callback, and refuses one signed with another key or one without a refundId', async () => {
+    const live = payment(true);
+    await adapter.start(live, 'https://recur.test/pay/return/x');
+    pawapay.finish(live.providerPaymentId, 'COMPLETED');
+    const refundId = '3f0c6a1e-8d2b-4c7a-9e1f-5b6d7c8e9f03';
+    await adapter.refund({ refundId, payment: live, amount: live.amount });
+    pawapay.finishRefund(refundId, 'COMPLETED');
+    const url = 'https://recur.test/callbacks/pawapay/refunds';
+    expect(adapter.parseRefundCallback(pawapay.refundCallback(url, refundId))).toEqual({ providerRefundId: refundId, final: { status: 'completed' } });
+    const stranger = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+    expect(() => adapter.parseRefundCallback(pawapay.refundCallback(url, refundId, { key: stranger }))).toThrow(expect.objectContaining({ kind: 'unauthenticated' }));
+    const signed = pawapay.refundCallback(url, refundId);
+    const noId = pawapay.callback(url, live.providerPaymentId); // a deposit body names no refundId
+    expect(() => adapter.parseRefundCallback(noId)).toThrow(expect.objectContaining({ kind: 'invalid_argument', param: 'refundId' }));
+    expect(() => adapter.parseRefundCallback({ ...signed, body: Buffer.from(signed.body.toString().replace('COMPLETED', 'FAILED')) })).toThrow(expect.objectContaining({ kind: 'unauthenticated' }));
   });
 
   it('maps deposit statuses: NOT_FOUND, still processing, COMPLETED, FAILED', async () => {

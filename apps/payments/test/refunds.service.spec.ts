@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { execFileSync } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { invoicingV1, paymentsV1, type ServiceClient, subscriptionV1 } from '@recur/contracts';
 import { type MailCatcher, startMailCatcher } from '@recur/local-infra';
 import { eventually, grpcFailure, queryDatabase, startServiceUnderTest, type ServiceUnderTest } from '@recur/testing';
@@ -51,6 +51,11 @@ const invoiceOf = async (tenant: Tenant, id: string) => (await invoicing.client.
 const refund = (tenant: Tenant, invoiceId: string, reason = 'requested_by_customer', requestId = `req_${randomBytes(6).toString('hex')}`) =>
   client.refundInvoice({ tenant, invoiceId, reason, requestId });
 const refundRequests = () => pawapay.requests.filter((request) => request.path === '/v2/refunds');
+/** Where pawaPay sends refund callbacks (the gateway's `/callbacks/pawapay/refunds`). */
+const REFUND_CALLBACK_URL = 'https://recur.example.test/callbacks/pawapay/refunds';
+/** Our refundId at pawaPay of refund `id` (cn_…), as the refund row keeps it. */
+const providerRefundIdOf = async (id: string): Promise<string> =>
+  (await queryDatabase<{ provider_refund_id: string }>(payments.databaseUrl, 'SELECT provider_refund_id FROM refunds WHERE id = $1', [id]))[0].provider_refund_id;
 
 async function invoiceFor(tenant: Tenant, status = 'open', amount = 7_500) {
   const { customer } = await subscription.client.createCustomer({ tenant, name: 'Mwila Banda', email: 'mwila@example.com' });
@@ -117,15 +122,90 @@ describe('refunds', () => {
     expect(creditNotes).toHaveLength(1);
   });
 
-  it('refunds a live invoice at pawaPay (the documented request, our refundId, the deposit that paid it)', async () => {
+  it('refunds a live invoice at pawaPay (the documented request, our refundId, the deposit that paid it); accepted is not done: the credit note comes with the COMPLETED callback', async () => {
     const tenant = newTenant(true);
     const { invoice, depositId } = await paidLiveInvoice(tenant);
-    const { creditNote } = await refund(tenant, invoice.id, 'fraudulent');
+    const answer = await refund(tenant, invoice.id, 'fraudulent', 'req_live_refund');
     const sent = refundRequests().filter((request) => (request.body as { depositId: string }).depositId === depositId);
     expect(sent).toHaveLength(1);
     expect(sent[0].body).toMatchObject({ depositId, amount: '75.00', currency: 'ZMW' });
-    expect((sent[0].body as { refundId: string }).refundId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(creditNote).toMatchObject({ number: 'CN-000001', livemode: true, reason: 'fraudulent' });
+    const refundId = (sent[0].body as { refundId: string }).refundId;
+    expect(refundId).toMatch(/^[0-9a-f-]{36}$/);
+    // ACCEPTED by pawaPay: still processing; the invoice stays paid, no credit note, no number taken.
+    expect(answer.creditNote).toBeUndefined();
+    expect(answer.refund).toMatchObject({ id: expect.stringMatching(/^cn_/), status: 'processing', invoiceId: invoice.id, reason: 'fraudulent', amount: { amountMinor: 7_500n, currency: 'zmw' } });
+    expect(await invoiceOf(tenant, invoice.id)).toMatchObject({ status: 'paid' });
+    expect((await invoicing.client.listCreditNotes({ tenant, page: { limit: 10, offset: 0 } })).creditNotes).toHaveLength(0);
+    expect(await grpcFailure(refund(tenant, invoice.id))).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, errorCode: 'invoice_refunded' });
+    expect((await client.getRefund({ tenant, id: answer.refund!.id })).refund).toMatchObject({ status: 'processing', failureCode: '' });
+    expect(await grpcFailure(client.getRefund({ tenant: newTenant(true), id: answer.refund!.id }))).toMatchObject({ code: grpc.status.NOT_FOUND });
+    pawapay.finishRefund(refundId, 'COMPLETED');
+    const callback = pawapay.refundCallback(REFUND_CALLBACK_URL, refundId);
+    expect((await client.handleProviderRefundCallback({ provider: 'pawapay', ...callback })).refundId).toBe(answer.refund!.id);
+    await eventually(async () => (await invoiceOf(tenant, invoice.id)).status === 'refunded', 10_000, 'invoice refunded');
+    expect((await invoicing.client.getCreditNote({ tenant, id: answer.refund!.id })).creditNote).toMatchObject({ number: 'CN-000001', livemode: true, reason: 'fraudulent' });
+    expect((await publicEvents(invoice.id)).filter((event) => event.type === 'invoice.refunded')).toHaveLength(1);
+    // The same callback again changes nothing.
+    expect(await client.handleProviderRefundCallback({ provider: 'pawapay', ...callback })).toMatchObject({ outcome: 'already_settled', refundId: answer.refund!.id });
+    // A repeat of the request now answers the credit note.
+    expect((await refund(tenant, invoice.id, 'fraudulent', 'req_live_refund')).creditNote).toMatchObject({ id: answer.refund!.id, number: 'CN-000001' });
+  });
+
+  it('a refund pawaPay reports FAILED (callback) makes no credit note, takes no number and leaves the invoice paid; it may be refunded again', async () => {
+    const tenant = newTenant(true);
+    const { invoice } = await paidLiveInvoice(tenant);
+    const { refund: first } = await refund(tenant, invoice.id);
+    const refundId = await providerRefundIdOf(first!.id);
+    pawapay.finishRefund(refundId, 'FAILED');
+    const outcome = await client.handleProviderRefundCallback({ provider: 'pawapay', ...pawapay.refundCallback(REFUND_CALLBACK_URL, refundId) });
+    expect(['settled', 'already_settled']).toContain(outcome.outcome); // the worker's status check may have been first
+    const [row] = await queryDatabase<{ status: string; failure_code: string; due_at: Date | null }>(payments.databaseUrl, 'SELECT status, failure_code, due_at FROM refunds WHERE id = $1', [first!.id]);
+    expect(row).toEqual({ status: 'failed', failure_code: 'recipient_not_allowed_to_receive', due_at: null });
+    expect((await client.getRefund({ tenant, id: first!.id })).refund).toMatchObject({ status: 'failed', failureCode: 'recipient_not_allowed_to_receive', failureMessage: 'The recipient is not allowed to receive the refund.' });
+    expect(await invoiceOf(tenant, invoice.id)).toMatchObject({ status: 'paid' });
+    expect(await grpcFailure(invoicing.client.getCreditNote({ tenant, id: first!.id }))).toMatchObject({ code: grpc.status.NOT_FOUND });
+    expect((await publicEvents(invoice.id)).filter((event) => event.type === 'invoice.refunded')).toHaveLength(0);
+    // A second refund is allowed, and when it completes its credit note is CN-000001: the failed one took no number.
+    const { refund: second } = await refund(tenant, invoice.id);
+    pawapay.finishRefund(await providerRefundIdOf(second!.id), 'COMPLETED');
+    await eventually(async () => (await invoiceOf(tenant, invoice.id)).status === 'refunded', 15_000, 'the second refund completed (status check)');
+    expect((await invoicing.client.getCreditNote({ tenant, id: second!.id })).creditNote).toMatchObject({ number: 'CN-000001' });
+  });
+
+  it('eight copies of a COMPLETED refund callback racing the refund worker\'s status check settle it once: one credit note, one invoice.refunded', async () => {
+    const tenant = newTenant(true);
+    const { invoice } = await paidLiveInvoice(tenant);
+    const { refund: accepted } = await refund(tenant, invoice.id);
+    const refundId = await providerRefundIdOf(accepted!.id);
+    pawapay.finishRefund(refundId, 'COMPLETED');
+    const callback = pawapay.refundCallback(REFUND_CALLBACK_URL, refundId);
+    // The worker's status check is due now, as the callbacks arrive.
+    await queryDatabase(payments.databaseUrl, 'UPDATE refunds SET due_at = now() WHERE id = $1', [accepted!.id]);
+    await queryDatabase(payments.databaseUrl, "SELECT pg_notify('refunds_due', '')");
+    const outcomes = await Promise.all(Array.from({ length: 8 }, () => client.handleProviderRefundCallback({ provider: 'pawapay', ...callback })));
+    expect(outcomes.filter((answer) => answer.outcome === 'settled').length).toBeLessThanOrEqual(1);
+    expect(outcomes.every((answer) => ['settled', 'already_settled'].includes(answer.outcome) && answer.refundId === accepted!.id)).toBe(true);
+    await eventually(async () => (await invoiceOf(tenant, invoice.id)).status === 'refunded', 10_000, 'invoice refunded');
+    await new Promise((resolve) => setTimeout(resolve, 1_000)); // room for a second settlement, were there one
+    expect((await invoicing.client.listCreditNotes({ tenant, page: { limit: 10, offset: 0 }, invoiceId: invoice.id })).creditNotes.map((note) => note.number)).toEqual(['CN-000001']);
+    expect((await publicEvents(invoice.id)).filter((event) => event.type === 'invoice.refunded')).toHaveLength(1);
+    const [row] = await queryDatabase<{ status: string; due_at: Date | null; recorded_at: Date | null }>(payments.databaseUrl, 'SELECT status, due_at, recorded_at FROM refunds WHERE id = $1', [accepted!.id]);
+    expect(row).toMatchObject({ status: 'succeeded', due_at: null });
+    expect(row.recorded_at).not.toBeNull();
+  });
+
+  it('a refund callback for a refund Recur does not know, or with a bad signature, settles nothing', async () => {
+    const tenant = newTenant(true);
+    const { invoice } = await paidLiveInvoice(tenant);
+    const { refund: accepted } = await refund(tenant, invoice.id);
+    const refundId = await providerRefundIdOf(accepted!.id);
+    pawapay.finishRefund(refundId, 'COMPLETED');
+    const stranger = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+    expect(await grpcFailure(client.handleProviderRefundCallback({ provider: 'pawapay', ...pawapay.refundCallback(REFUND_CALLBACK_URL, refundId, { key: stranger }) }))).toMatchObject({ code: grpc.status.UNAUTHENTICATED });
+    const unknownId = randomUUID();
+    pawapay.refunds.set(unknownId, { ...pawapay.refunds.get(refundId)!, refundId: unknownId });
+    expect(await client.handleProviderRefundCallback({ provider: 'pawapay', ...pawapay.refundCallback(REFUND_CALLBACK_URL, unknownId) })).toMatchObject({ outcome: 'unknown_refund', refundId: '' });
+    expect(await grpcFailure(client.handleProviderRefundCallback({ provider: 'sandbox', ...pawapay.refundCallback(REFUND_CALLBACK_URL, refundId) }))).toMatchObject({ code: grpc.status.UNAUTHENTICATED });
   });
 
   it('a repeat with the same request id answers the same credit note', async () => {
@@ -139,17 +219,19 @@ describe('refunds', () => {
     const tenant = newTenant(true);
     const { invoice, depositId } = await paidLiveInvoice(tenant);
     const results = await Promise.allSettled(Array.from({ length: 8 }, () => refund(tenant, invoice.id)));
-    const succeeded = results.filter((result) => result.status === 'fulfilled');
+    const succeeded = results.filter((result): result is PromiseFulfilledResult<Awaited<ReturnType<typeof refund>>> => result.status === 'fulfilled');
     expect(succeeded).toHaveLength(1);
     for (const result of results.filter((r): r is PromiseRejectedResult => r.status === 'rejected')) {
       expect(await grpcFailure(Promise.reject(result.reason))).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, errorCode: 'invoice_refunded' });
     }
-    expect((await invoicing.client.listCreditNotes({ tenant, page: { limit: 10, offset: 0 }, invoiceId: invoice.id })).creditNotes).toHaveLength(1);
     expect(refundRequests().filter((request) => (request.body as { depositId: string }).depositId === depositId)).toHaveLength(1);
+    pawapay.finishRefund(await providerRefundIdOf(succeeded[0].value.refund!.id), 'COMPLETED');
+    await eventually(async () => (await invoiceOf(tenant, invoice.id)).status === 'refunded', 15_000, 'invoice refunded');
+    expect((await invoicing.client.listCreditNotes({ tenant, page: { limit: 10, offset: 0 }, invoiceId: invoice.id })).creditNotes).toHaveLength(1);
   });
 
-  it('a refund whose process died after keeping it, or after the provider carried it out, still ends in its credit note (the refund worker)', async () => {
-    for (const leftAt of ['pending', 'succeeded'] as const) {
+  it('a refund whose process died after keeping it, while pawaPay processed it, or after pawaPay completed it, still ends in its credit note (the refund worker)', async () => {
+    for (const leftAt of ['pending', 'processing', 'succeeded'] as const) {
       const tenant = newTenant(true);
       const { invoice, payment, depositId } = await paidLiveInvoice(tenant);
       const id = `cn_${randomBytes(12).toString('hex')}`;
@@ -159,6 +241,12 @@ describe('refunds', () => {
         INSERT INTO refunds (id, account_id, livemode, invoice_id, payment_id, amount, currency, reason, provider_refund_id, status, request_id, created_at, updated_at, due_at)
         VALUES ($1, $2, true, $3, $4, 7500, 'zmw', 'requested_by_customer', $5, $6, 'req_dead', now(), now(), now() + interval '300 milliseconds')`,
       [id, tenant.accountId, invoice.id, payment.id, providerRefundId, leftAt]);
+      // pawaPay completes what it was asked: a refund it processes (status checks find it COMPLETED), or one the worker asks for now.
+      if (leftAt === 'processing') pawapay.refunds.set(providerRefundId, { refundId: providerRefundId, depositId, status: 'COMPLETED', amount: '75.00', currency: 'ZMW', country: 'ZMB' });
+      if (leftAt === 'pending') {
+        await eventually(async () => pawapay.refunds.has(providerRefundId), 15_000, 'the worker asked pawaPay for the refund');
+        pawapay.finishRefund(providerRefundId, 'COMPLETED');
+      }
       await eventually(async () => (await invoiceOf(tenant, invoice.id)).status === 'refunded', 15_000, `the ${leftAt} refund finished`);
       expect((await invoicing.client.getCreditNote({ tenant, id })).creditNote).toMatchObject({ id, number: 'CN-000001', invoiceId: invoice.id });
       const [row] = await queryDatabase<{ status: string; due_at: Date | null; recorded_at: Date | null }>(payments.databaseUrl, 'SELECT status, due_at, recorded_at FROM refunds WHERE id = $1', [id]);

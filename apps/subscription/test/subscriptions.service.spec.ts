@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { BillingClock, type ClaimedStep } from '../src/billing-clock/billing-clock.worker';
 import { BillingJobs, type DunningPayload } from '../src/billing-clock/billing-jobs.repository';
 import type { BillingInvoicing } from '../src/billing-clock/invoicing.client';
+import { CustomersRepository } from '../src/customers/customers.repository';
 import { PrismaService } from '../src/infrastructure/prisma.service';
 import { InvoicePaidConsumer } from '../src/invoice-payments/invoice-paid.consumer';
 import { InvoicePaymentFailedConsumer } from '../src/invoice-payments/invoice-payment-failed.consumer';
@@ -347,11 +348,16 @@ describe('test clocks', () => {
 describe('dunning', () => {
   const DAY_S = 86_400;
   const jobs = () => new BillingJobs(() => new Date());
-  const failedConsumer = () => new InvoicePaymentFailedConsumer(prisma, new SubscriptionsRepository(prisma, jobs()), jobs(), undefined as never);
+  const failedConsumer = () => new InvoicePaymentFailedConsumer(prisma, new SubscriptionsRepository(prisma, jobs()), new CustomersRepository(prisma), jobs(), undefined as never);
   const paidConsumer = () => new InvoicePaidConsumer(prisma, new SubscriptionsRepository(prisma, jobs()), jobs(), new SalesLinksRepository(prisma), () => new Date(), undefined as never);
   /** An invoice event of `invoiceId` on `subscriptionId`, as invoicing's outbox would carry it. */
   const failure = (subscriptionId: string, invoiceId: string, days: number[]) =>
     newInternalEvent(tenant, invoiceId, invoicingEventsV1.InvoicePaymentFailedSchema, { invoice: { id: invoiceId, subscriptionId, status: 'failed' }, paymentId: 'pay_1', failureCode: 'payment_declined', dunningScheduleDays: days }, new Date());
+  /** A one-off invoice's failure: no subscription, the customer's. */
+  const oneOffFailure = (customerId: string, invoiceId: string, days: number[]) =>
+    newInternalEvent(tenant, invoiceId, invoicingEventsV1.InvoicePaymentFailedSchema, { invoice: { id: invoiceId, customerId, subscriptionId: '', status: 'failed' }, paymentId: 'pay_1', failureCode: 'payment_declined', dunningScheduleDays: days }, new Date());
+  const oneOffPaid = (customerId: string, invoiceId: string) =>
+    newInternalEvent(tenant, invoiceId, invoicingEventsV1.InvoicePaidSchema, { invoice: { id: invoiceId, customerId, subscriptionId: '', status: 'paid' }, paymentId: 'pay_2' }, new Date());
   const paid = (subscriptionId: string, invoiceId: string) =>
     newInternalEvent(tenant, invoiceId, invoicingEventsV1.InvoicePaidSchema, { invoice: { id: invoiceId, subscriptionId, status: 'paid' }, paymentId: 'pay_2' }, new Date());
   const remindersOf = (invoiceId: string) => reminders.filter((reminder) => reminder.invoice_id === invoiceId).map((reminder) => reminder.reminder_number);
@@ -435,6 +441,33 @@ describe('dunning', () => {
     expect(remindersOf(invoiceId)).toEqual([1]);
     expect(await query('SELECT status, result FROM billing_jobs WHERE step_key = $1', [`dunning:${invoiceId}:1`])).toEqual([{ status: 'done', result: 'not_sent' }]);
     expect((await client.getSubscription({ tenant, id: subscription.id })).subscription!.status).toBe('active');
+  }, 60_000);
+
+  it('a one-off invoice is chased on its customer\'s test clock: every reminder goes out, the final one moves no subscription; paying stops the rest', async () => {
+    const start = Date.UTC(2033, 0, 1, 12) / 1000;
+    const { clock, subscription } = await subscriptionOnClock(start);
+    const customerId = subscription.customerId;
+    const walked = `in_${randomUUID()}`;
+    expect(await failedConsumer().handle(oneOffFailure(customerId, walked, [1, 2]))).toBe('processed');
+    expect((await steps(walked)).map((step) => [step.status, step.run_at.getTime() / 1000])).toEqual([['pending', start + DAY_S], ['pending', start + 2 * DAY_S]]);
+    expect(await query('SELECT DISTINCT subscription_id, test_clock_id FROM billing_jobs WHERE payload->>\'invoice_id\' = $1', [walked])).toEqual([{ subscription_id: null, test_clock_id: clock.id }]);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(remindersOf(walked)).toEqual([]); // the customer's frozen clock has reached none yet
+    await advance(clock.id, start + 3 * DAY_S);
+    expect(remindersOf(walked)).toEqual([1, 2]);
+    expect((await steps(walked)).map((step) => step.status)).toEqual(['done', 'done']);
+    // The customer's subscription has nothing to do with the one-off invoice: the final reminder leaves it active.
+    expect((await client.getSubscription({ tenant, id: subscription.id })).subscription!.status).toBe('active');
+    expect(await publicEventTypes(subscription.id)).toEqual(['subscription.created']);
+
+    const stopped = `in_${randomUUID()}`;
+    await failedConsumer().handle(oneOffFailure(customerId, stopped, [1, 5]));
+    await advance(clock.id, start + 5 * DAY_S);
+    expect(remindersOf(stopped)).toEqual([1]);
+    expect(await paidConsumer().handle(oneOffPaid(customerId, stopped))).toBe('processed');
+    expect((await steps(stopped)).map((step) => step.status)).toEqual(['done', 'cancelled']);
+    await advance(clock.id, start + 10 * DAY_S);
+    expect(remindersOf(stopped)).toEqual([1]);
   }, 60_000);
 
   it('a subscription change (cancel at period end, reactivate) leaves the reminders in place', async () => {

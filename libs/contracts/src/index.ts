@@ -40,3 +40,4 @@ export * as usageEventsV1 from './gen/recur/usage_metering/v1/events_pb';
 export * as webhookDispatchV1 from './gen/recur/webhook_dispatch/v1/webhook_dispatch_service_pb';
 export * as eventV1 from './gen/recur/webhook_dispatch/v1/event_pb';
 export * as endpointV1 from './gen/recur/webhook_dispatch/v1/endpoint_pb';
+export * from './public/refund';

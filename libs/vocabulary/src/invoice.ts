@@ -25,3 +25,7 @@ export function isCalendarDate(value: string): boolean {
 /** Why a paid invoice is refunded (`POST /v1/refunds` `reason`), Stripe's three. */
 export const REFUND_REASONS = ['duplicate', 'fraudulent', 'requested_by_customer'] as const;
 export type RefundReason = (typeof REFUND_REASONS)[number];
+
+/** A dunning schedule (`PUT /v1/dunning-schedule`, `DUNNING_SCHEDULE_DAYS`): 1 to 10 reminders, each 1 to 90 days after the failure, strictly increasing. */
+export const DUNNING_REMINDERS_MAX = 10;
+export const DUNNING_DAY_MAX = 90;

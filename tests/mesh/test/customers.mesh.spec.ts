@@ -231,9 +231,9 @@ describe('customers through the gateway', () => {
     expect(document.openapi).toBe('3.1.0');
     const operations = Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`));
     // The specification's 77 routes, the five test-clock routes of issue 10, the customer portal sessions of issue 14,
-    // usage batches, totals and limits of issue 13, the payment list and retrieve and credit note retrieve and PDF of issue 12,
-    // and the six prepaid wallet routes of issue 13.
-    expect(operations).toHaveLength(96);
+    // usage batches, totals and limits of issue 13, the payment list and retrieve, credit note retrieve and PDF and the
+    // app's dunning schedule (GET and PUT) of issue 12, and the six prepaid wallet routes of issue 13.
+    expect(operations).toHaveLength(98);
     expect(operations).toContain('POST /v1/customers/{id}/portal-sessions');
     expect(operations).toContain('POST /v1/customers');
     expect(operations).toContain('POST /v1/webhooks/{id}/deliveries/{deliveryId}/retry');

@@ -1,7 +1,8 @@
 import { constructEvent } from '@recur/webhooks';
 import { SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
-import { startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
+import { queryDatabase, startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
 import { randomBytes } from 'node:crypto';
+import { FakePawapay } from '../../../apps/payments/test/fake-pawapay';
 import { api, eventually, type Keys, type Mesh, startMesh } from './mesh';
 
 /**
@@ -17,15 +18,27 @@ let receiver: WebhookReceiver;
 let call: ReturnType<typeof api>;
 const DAY = 86_400;
 
+const pawapay = new FakePawapay(`pawapay-token-${randomBytes(8).toString('hex')}`);
+
 beforeAll(async () => {
-  [mesh, receiver] = await Promise.all([startMesh({ env: { 'webhook-dispatch': { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } } }), startWebhookReceiver()]);
+  await pawapay.start();
+  [mesh, receiver] = await Promise.all([
+    startMesh({
+      env: {
+        'webhook-dispatch': { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' },
+        // Live payments and refunds go to the local pawaPay stand-in; status checks soon after acceptance.
+        payments: { PAWAPAY_BASE_URL: pawapay.baseUrl, PAWAPAY_API_TOKEN: pawapay.token, PAWAPAY_CALLBACK_PUBLIC_KEY: pawapay.publicKeyPem, REFUND_RECOVERY_AFTER_MS: '60000' },
+      },
+    }),
+    startWebhookReceiver(),
+  ]);
   ({ keys } = await mesh.createAccount('Lusaka Fibre'));
   call = api(mesh, keys.test);
 }, 180_000);
 
 afterAll(async () => {
   mesh?.webhookDispatch.close();
-  await Promise.all([mesh?.stop(), receiver?.stop()]);
+  await Promise.all([mesh?.stop(), receiver?.stop(), pawapay.stop()]);
 }, 60_000);
 
 /** Approves (or declines) a sandbox payment on its payer page, as a browser form post does. */
@@ -125,6 +138,86 @@ describe('dunning', () => {
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     expect(reminderSubjects(email)).toEqual([]);
     expect((await call('GET', `/v1/subscriptions/${subscription.id}`)).body.status).toBe('active');
+  });
+});
+
+describe('live refunds at pawaPay', () => {
+  it('POST /v1/refunds answers 202 with the processing refund; pawaPay\'s signed refund callback at /callbacks/pawapay/refunds completes it into the credit note, once', async () => {
+    const live = api(mesh, keys.live);
+    const customer = (await live('POST', '/v1/customers', { name: 'Bwalya Mwansa', email: `bwalya-${randomBytes(4).toString('hex')}@example.com` })).body;
+    const invoice = (await live('POST', '/v1/invoices', { customer: customer.id, status: 'open', amount: 12_000, currency: 'zmw', description: 'Fibre, October' })).body;
+    const payment = await live('POST', '/v1/payments/initiate', { invoice_id: invoice.id, phone_number: '+260971234567', provider: 'MTN_MOMO_ZMB' });
+    expect([payment.status, payment.body.redirectUrl.startsWith(pawapay.baseUrl)]).toEqual([201, true]);
+    const depositId = new URL(payment.body.redirectUrl).pathname.split('/').pop()!;
+    pawapay.finish(depositId, 'COMPLETED');
+    expect((await pawapay.sendCallback(`${mesh.baseUrl}/callbacks/pawapay`, depositId)).status).toBe(200);
+    await eventually(async () => (await live('GET', `/v1/invoices/${invoice.id}`)).body.status === 'paid', 30_000, 'the live invoice paid');
+
+    const accepted = await live('POST', '/v1/refunds', { invoice_id: invoice.id, reason: 'requested_by_customer' });
+    expect(accepted.status).toBe(202);
+    expect(accepted.body).toEqual({
+      id: expect.stringMatching(/^cn_/), object: 'refund', livemode: true, status: 'processing', invoice: invoice.id, payment: payment.body.id,
+      amount: 12_000, currency: 'zmw', reason: 'requested_by_customer', failure_code: null, failure_message: null, created: expect.any(Number),
+    });
+    // Until it has a credit note, the refund is what its id retrieves.
+    const retrieved = await live('GET', `/v1/refunds/${accepted.body.id}`);
+    expect([retrieved.status, retrieved.body]).toEqual([200, accepted.body]);
+    expect((await live('GET', `/v1/invoices/${invoice.id}`)).body.status).toBe('paid');
+    expect((await live('GET', `/v1/refunds?invoice=${invoice.id}`)).body.total).toBe(0);
+    const refundId = [...pawapay.refunds.values()].find((refund) => refund.depositId === depositId)!.refundId;
+    pawapay.finishRefund(refundId, 'COMPLETED');
+    const url = `${mesh.baseUrl}/callbacks/pawapay/refunds`;
+    const unsigned = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refundId, status: 'COMPLETED' }) });
+    expect(unsigned.status).toBe(401);
+    expect(await pawapay.sendRefundCallback(url, refundId)).toEqual({ status: 200, body: { received: true, outcome: 'settled' } });
+    expect(await pawapay.sendRefundCallback(url, refundId)).toEqual({ status: 200, body: { received: true, outcome: 'already_settled' } });
+    await eventually(async () => (await live('GET', `/v1/invoices/${invoice.id}`)).body.status === 'refunded', 30_000, 'the live invoice refunded');
+    expect((await live('GET', `/v1/refunds/${accepted.body.id}`)).body).toMatchObject({ object: 'credit_note', id: accepted.body.id, number: 'CN-000001', livemode: true, invoice: invoice.id });
+    // One invoice.refunded (a live endpoint must be https, so the event is read at its source: invoicing's outbox).
+    const refunded = await queryDatabase<{ payload: { livemode: boolean; data: { credit_note: { id: string } } } }>(mesh.databaseUrls.invoicing,
+      "SELECT payload FROM outbox_events WHERE key = $1 AND type = 'invoice.refunded'", [invoice.id]);
+    expect(refunded.map((row) => [row.payload.livemode, row.payload.data.credit_note.id])).toEqual([[true, accepted.body.id]]);
+  });
+});
+
+describe('the app\'s dunning schedule and one-off invoices', () => {
+  it('PUT /v1/dunning-schedule refuses a bad schedule (400, nothing stored) and sets a good one, which chases a declined one-off invoice on its customer\'s test clock', async () => {
+    const { keys: own } = await mesh.createAccount('Kitwe Solar');
+    const as = api(mesh, own.test);
+    const endpoint = await as('POST', '/v1/webhooks', { url: `${receiver.url}/one-off`, events: ['invoice.dunning_retry', 'subscription.past_due'] });
+    expect((await as('GET', '/v1/dunning-schedule')).body).toEqual({ object: 'dunning_schedule', livemode: false, days_after_failure: [3, 7, 14], default: true, updated: null });
+    for (const bad of [[7, 3], [2, 2], [91], [], [1.5], ['3'], Array.from({ length: 11 }, (_, index) => index + 1)]) {
+      const refused = await as('PUT', '/v1/dunning-schedule', { days_after_failure: bad });
+      expect([refused.status, refused.body.error.param]).toEqual([400, 'days_after_failure']);
+      expect(refused.body.error).toMatchObject({ type: 'invalid_request_error', code: expect.any(String), message: expect.any(String), request_id: expect.any(String) });
+    }
+    expect((await as('PUT', '/v1/dunning-schedule', {})).status).toBe(400);
+    expect((await as('GET', '/v1/dunning-schedule')).body).toMatchObject({ days_after_failure: [3, 7, 14], default: true });
+    const set = await as('PUT', '/v1/dunning-schedule', { days_after_failure: [1, 2] });
+    expect(set.status).toBe(200);
+    expect(set.body).toMatchObject({ object: 'dunning_schedule', livemode: false, days_after_failure: [1, 2], default: false, updated: expect.any(Number) });
+    expect((await as('GET', '/v1/dunning-schedule')).body).toEqual(set.body);
+    expect((await api(mesh, own.live)('GET', '/v1/dunning-schedule')).body).toMatchObject({ livemode: true, default: true });
+
+    // A one-off invoice (no subscription) of a customer on a test clock, declined: reminders on days 1 and 2 of the clock.
+    const start = Math.floor(Date.UTC(2030, 8, 1, 9) / 1000);
+    const clock = (await as('POST', '/v1/test-clocks', { frozen_time: start })).body;
+    const email = `mutale-${randomBytes(4).toString('hex')}@example.com`;
+    const customer = (await as('POST', '/v1/customers', { name: 'Mutale Zulu', email, test_clock: clock.id })).body;
+    const invoice = (await as('POST', '/v1/invoices', { customer: customer.id, status: 'open', amount: 25_000, currency: 'zmw', description: 'Panel installation' })).body;
+    const { status, body: payment } = await as('POST', '/v1/payments/initiate', { invoice_id: invoice.id, phone_number: SANDBOX_MAGIC_NUMBERS.fail, provider: 'MTN_MOMO_ZMB' });
+    expect(status).toBe(201);
+    await decide(payment.redirectUrl, 'approve');
+    await eventually(async () => (await as('GET', `/v1/invoices/${invoice.id}`)).body.status === 'failed', 30_000, 'the one-off invoice failed');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(reminderSubjects(email)).toEqual([]); // the customer's clock has reached no reminder yet
+    expect((await as('POST', `/v1/test-clocks/${clock.id}/advance`, { frozen_time: start + 3 * DAY })).status).toBe(200);
+    await eventually(async () => reminderSubjects(email).length === 2, 30_000, 'two reminder mails');
+    const announced = await webhooks('/one-off', endpoint.body.secret, 2, 'two dunning_retry webhooks');
+    expect(announced.map((event) => [event.type, event.data.reminder, event.data.reminder_count, event.data.final]).sort()).toEqual([['invoice.dunning_retry', 1, 2, false], ['invoice.dunning_retry', 2, 2, true]]);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect((await receiver.received('/one-off')).length).toBe(2); // no subscription.past_due: there is no subscription
+    expect((await as('GET', `/v1/invoices/${invoice.id}`)).body.status).toBe('failed');
   });
 });
 

@@ -81,6 +81,17 @@ function successResponse(route: RouteDefinition) {
   return { description: 'Success', content: { 'application/json': { schema } } };
 }
 
+/** A route's second success answer: its own status, or under the same status one of the two schemas. */
+function alternativeResponse(route: RouteDefinition) {
+  if (!route.alternative || !route.response) return {};
+  const alternative = { $ref: `#/components/schemas/${route.alternative.response.name}` };
+  if (route.alternative.status !== route.status) {
+    return { [String(route.alternative.status)]: { description: route.alternative.description, content: { 'application/json': { schema: alternative } } } };
+  }
+  const schema = { oneOf: [{ $ref: `#/components/schemas/${route.response.name}` }, alternative] };
+  return { [String(route.status)]: { description: `Success; or ${route.alternative.description}`, content: { 'application/json': { schema } } } };
+}
+
 function operation(route: RouteDefinition, schemas: DtoSchemas) {
   const implemented = route.handler !== undefined;
   const pathParameters = [...route.path.matchAll(/:([A-Za-z]+)/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string', pattern: PATH_ID_PATTERN.source } }));
@@ -95,6 +106,7 @@ function operation(route: RouteDefinition, schemas: DtoSchemas) {
     ...(route.body ? { requestBody: { required: (schemas[route.body.name]?.required?.length ?? 0) > 0, content: { 'application/json': { schema: { $ref: `#/components/schemas/${route.body.name}` } } } } } : {}),
     responses: {
       [String(route.status)]: successResponse(route),
+      ...alternativeResponse(route),
       '400': errorResponse('Invalid request (validation, unknown parameter, bad JSON).'),
       '401': errorResponse('Missing or invalid API key.'),
       '403': errorResponse(route.publishable ? 'A read_only key attempted a write.' : 'publishable_key_forbidden or api_key_read_only.'),
@@ -115,6 +127,7 @@ export function buildOpenApiDocument(serverUrl = '/', routes: readonly RouteDefi
     const path = route.path.replace(/:([A-Za-z]+)/g, '{$1}');
     paths[path] = { ...paths[path], [route.method.toLowerCase()]: operation(route, dtoSchemas) };
     if (route.response) responseSchemas[route.response.name] = route.response.schema;
+    if (route.alternative) responseSchemas[route.alternative.response.name] = route.alternative.response.schema;
   }
   return {
     openapi: '3.1.0',

@@ -18,20 +18,41 @@ export class ProviderCallbacksController {
   @Post(':provider')
   @HttpCode(200)
   async callback(@Param('provider') provider: string, @Req() request: Request): Promise<{ received: true; outcome: string }> {
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(request.headers)) if (typeof value === 'string') headers[name.toLowerCase()] = value;
     try {
-      const { outcome } = await this.services.payments.handleProviderCallback({
-        provider,
-        method: request.method,
-        authority: request.headers.host ?? '',
-        path: request.originalUrl.split('?')[0],
-        headers,
-        body: Buffer.isBuffer(request.body) ? new Uint8Array(request.body) : new Uint8Array(),
-      });
+      const { outcome } = await this.services.payments.handleProviderCallback(received(provider, request));
       return { received: true, outcome };
     } catch (error) {
       throw fromGrpcError(error);
     }
   }
+
+  /**
+   * Refund callbacks (`POST /callbacks/<provider>/refunds`: pawaPay's refund callback URL, set
+   * apart from the deposit one in its dashboard), authenticated the same way; each settles its
+   * refund once.
+   */
+  @Post(':provider/refunds')
+  @HttpCode(200)
+  async refundCallback(@Param('provider') provider: string, @Req() request: Request): Promise<{ received: true; outcome: string }> {
+    try {
+      const { outcome } = await this.services.payments.handleProviderRefundCallback(received(provider, request));
+      return { received: true, outcome };
+    } catch (error) {
+      throw fromGrpcError(error);
+    }
+  }
+}
+
+/** The callback as received: method, authority, path, lowercase headers and the raw body, for the signature check. */
+function received(provider: string, request: Request) {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) if (typeof value === 'string') headers[name.toLowerCase()] = value;
+  return {
+    provider,
+    method: request.method,
+    authority: request.headers.host ?? '',
+    path: request.originalUrl.split('?')[0],
+    headers,
+    body: Buffer.isBuffer(request.body) ? new Uint8Array(request.body) : new Uint8Array(),
+  };
 }

@@ -1,7 +1,7 @@
-import { type CreditNoteJson, presentCreditNote } from '@recur/contracts';
+import { type CreditNoteJson, fromGrpcError, presentCreditNote, presentRefund, type RefundJson } from '@recur/contracts';
 import { REFUND_REASONS } from '@recur/vocabulary';
 import { listEnvelope } from '../http/list';
-import { defineRoutes, fileRoute, listRoute, responseSchema, route } from '../routing/define-routes';
+import { AlternativeAnswer, defineRoutes, fileRoute, listRoute, responseSchema, routeWithAlternative } from '../routing/define-routes';
 import { CreateRefundDto, ListRefundsQueryDto } from './refunds.dto';
 
 export const CREDIT_NOTE_SCHEMA = responseSchema<CreditNoteJson>('CreditNote', {
@@ -25,13 +25,36 @@ export const CREDIT_NOTE_SCHEMA = responseSchema<CreditNoteJson>('CreditNote', {
   },
 });
 
+export const PENDING_REFUND_SCHEMA = responseSchema<RefundJson>('Refund', {
+  type: 'object',
+  required: ['id', 'object', 'livemode', 'status', 'invoice', 'payment', 'amount', 'currency', 'reason', 'failure_code', 'failure_message', 'created'],
+  properties: {
+    id: { type: 'string', example: 'cn_4f9XkQ2mZ8aBcD1eF3gH5jKl', description: 'The refund; its credit note takes this id once the provider completes it.' },
+    object: { type: 'string', enum: ['refund'] },
+    livemode: { type: 'boolean' },
+    status: {
+      type: 'string', enum: ['pending', 'processing', 'succeeded', 'failed'],
+      description: '`processing`: accepted by the provider, its final status awaited; `failed`: the provider failed it (no credit note, the invoice stays paid); `pending`/`succeeded`: for a moment, before the provider answers / the credit note is issued.',
+    },
+    invoice: { type: 'string', description: 'The invoice being refunded (paid until the refund completes).' },
+    payment: { type: 'string', description: 'The refunded payment (`pay_…`).' },
+    amount: { type: 'integer', description: 'The amount being refunded, in minor units of `currency`.' },
+    currency: { type: 'string', example: 'zmw' },
+    reason: { type: 'string', enum: [...REFUND_REASONS] },
+    failure_code: { type: ['string', 'null'], description: "The provider's failure code of a failed refund, lowercase (e.g. `recipient_not_allowed_to_receive`)." },
+    failure_message: { type: ['string', 'null'] },
+    created: { type: 'integer', description: 'Unix seconds.' },
+  },
+});
+
 /** `/v1/refunds` → PaymentsService (refund at the provider) and InvoicingService (credit notes). */
 export const REFUND_ROUTES = defineRoutes('Refunds', [
-  route({
+  routeWithAlternative({
     method: 'POST', path: '/v1/refunds', summary: 'Fully refund a paid invoice', body: CreateRefundDto, response: CREDIT_NOTE_SCHEMA, status: 201,
+    alternative: { status: 202, description: 'Accepted by the provider, not yet completed (live apps): the credit note of the same id follows with invoice.refunded.', response: PENDING_REFUND_SCHEMA },
     handler: async ({ services, tenant, commandId, body }) => {
-      const { creditNote } = await services.payments.refundInvoice({ tenant, invoiceId: body.invoice_id, reason: body.reason, requestId: commandId });
-      return presentCreditNote(creditNote!);
+      const { creditNote, refund } = await services.payments.refundInvoice({ tenant, invoiceId: body.invoice_id, reason: body.reason, requestId: commandId });
+      return creditNote ? presentCreditNote(creditNote) : new AlternativeAnswer(presentRefund(refund!, tenant.livemode));
     },
   }),
   listRoute({
@@ -43,9 +66,18 @@ export const REFUND_ROUTES = defineRoutes('Refunds', [
       return listEnvelope('/v1/refunds', creditNotes.map(presentCreditNote), query, page);
     },
   }),
-  route({
-    method: 'GET', path: '/v1/refunds/:id', summary: 'Retrieve a credit note', response: CREDIT_NOTE_SCHEMA,
-    handler: async ({ services, tenant, params }) => presentCreditNote((await services.invoicing.getCreditNote({ tenant, id: params.id })).creditNote!),
+  routeWithAlternative({
+    method: 'GET', path: '/v1/refunds/:id', summary: 'Retrieve a credit note (or its refund while it has none)', response: CREDIT_NOTE_SCHEMA,
+    alternative: { status: 200, description: 'A refund without a credit note: processing at the provider, or failed there.', response: PENDING_REFUND_SCHEMA },
+    handler: async ({ services, tenant, params }) => {
+      try {
+        return presentCreditNote((await services.invoicing.getCreditNote({ tenant, id: params.id })).creditNote!);
+      } catch (error) {
+        // No credit note (yet): the refund of that id, processing or failed at the provider (404 if none).
+        if (fromGrpcError(error).kind !== 'not_found') throw error;
+        return new AlternativeAnswer(presentRefund((await services.payments.getRefund({ tenant, id: params.id })).refund!, tenant.livemode));
+      }
+    },
   }),
   fileRoute({
     method: 'GET', path: '/v1/refunds/:id/pdf', summary: 'Download a credit note as PDF', contentType: 'application/pdf',

@@ -2,7 +2,7 @@ import { All, Controller, Req, Res, StreamableFile } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { ApiError } from '../http/api-error';
 import { callerOf, requestState } from '../http/request-context';
-import type { FileAnswer } from './define-routes';
+import { AlternativeAnswer, type FileAnswer } from './define-routes';
 import { RouteRunner } from './route-runner';
 
 /**
@@ -29,6 +29,10 @@ export class ApiController {
       body: request.body,
       query: { ...request.query },
     });
+    if (route.alternative && result instanceof AlternativeAnswer) {
+      response.status(route.alternative.status);
+      return result.body;
+    }
     response.status(route.status);
     if (route.file) {
       const { content, filename } = result as FileAnswer;

@@ -77,6 +77,8 @@ export interface RouteDefinition {
   /** The answer is a file of this media type (the handler answers a `FileAnswer`), not JSON. */
   file?: { contentType: string };
   status: number;
+  /** A second success answer the handler may give instead (an `AlternativeAnswer`), with its own status and schema. */
+  alternative?: { status: number; description: string; response: { name: string; schema: JsonSchema } };
   /** Absent while the capability has not landed: the route answers 501 not_implemented. */
   handler?: (context: HandlerContext<string, unknown, unknown>) => Promise<unknown>;
 }
@@ -129,6 +131,25 @@ export function listRoute<P extends string, R, B = undefined, Q = undefined>(
   spec: RouteSpec<P, B, Q> & { response: ResponseSchema<R>; handler: (context: HandlerContext<P, B, Q>) => Promise<ListEnvelope<R>> },
 ): Declared {
   return declare(spec, spec.response, true, spec.handler);
+}
+
+/**
+ * The route's alternative success answer (`alternative`: its status and schema), e.g. `202` with
+ * a refund the provider has accepted but not completed, where the route otherwise answers `201`.
+ */
+export class AlternativeAnswer<T> {
+  constructor(readonly body: T) {}
+}
+
+/** A route that answers one resource of type `R`, or — as `AlternativeAnswer` — one of type `A` with another status. */
+export function routeWithAlternative<P extends string, R, A, B = undefined, Q = undefined>(
+  spec: RouteSpec<P, B, Q> & {
+    response: ResponseSchema<R>;
+    alternative: { status: number; description: string; response: ResponseSchema<A> };
+    handler: (context: HandlerContext<P, B, Q>) => Promise<R | AlternativeAnswer<A>>;
+  },
+): Declared {
+  return { ...declare(spec, spec.response, false, spec.handler), alternative: spec.alternative };
 }
 
 /** A file a route answers: its bytes and the name offered for saving it (`Content-Disposition`). */

@@ -3,6 +3,7 @@ import 'reflect-metadata';
 import { ADDON_ROUTES } from '../addons/addons.routes';
 import { COUPON_ROUTES } from '../coupons/coupons.routes';
 import { CUSTOMER_ROUTES } from '../customers/customers.routes';
+import { DUNNING_SCHEDULE_ROUTES } from '../dunning/dunning-schedule.routes';
 import { INVOICE_ROUTES } from '../invoices/invoices.routes';
 import { PAYMENT_ROUTES } from '../payments/payments.routes';
 import { PLAN_ROUTES } from '../plans/plans.routes';
@@ -39,6 +40,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...PAYMENT_ROUTES,
   ...REFUND_ROUTES,
   ...WALLET_ROUTES,
+  ...DUNNING_SCHEDULE_ROUTES,
 ];
 
 interface CompiledRoute {

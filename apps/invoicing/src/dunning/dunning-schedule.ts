@@ -1,4 +1,5 @@
 import { invalidArgument } from '@recur/kernel';
+import { DUNNING_DAY_MAX, DUNNING_REMINDERS_MAX } from '@recur/vocabulary';
 
 /**
  * Dunning: after a payment fails, the customer is reminded on a schedule of days after the
@@ -6,15 +7,13 @@ import { invalidArgument } from '@recur/kernel';
  * the last one goes out unpaid, the invoice's subscription falls past due. Paying stops it.
  */
 export const DEFAULT_DUNNING_SCHEDULE_DAYS: readonly number[] = [3, 7, 14];
-export const DUNNING_REMINDERS_MAX = 10;
-export const DUNNING_DAY_MAX = 365;
 
-/** A schedule: 1–10 whole days, each 1–365 and later than the one before. */
+/** A schedule: 1–10 whole days, each 1–90 and later than the one before (`DUNNING_SCHEDULE_DAYS`, `PUT /v1/dunning-schedule`). */
 export function checkDunningSchedule(days: readonly number[], param = 'days'): number[] {
   if (days.length === 0 || days.length > DUNNING_REMINDERS_MAX) throw invalidArgument(param, `a dunning schedule has 1 to ${DUNNING_REMINDERS_MAX} reminders`);
   days.forEach((day, index) => {
     if (!Number.isInteger(day) || day < 1 || day > DUNNING_DAY_MAX) throw invalidArgument(param, `every reminder day must be a whole number from 1 to ${DUNNING_DAY_MAX}`);
-    if (index > 0 && day <= days[index - 1]) throw invalidArgument(param, 'reminder days must increase');
+    if (index > 0 && day <= days[index - 1]) throw invalidArgument(param, 'reminder days must strictly increase');
   });
   return [...days];
 }

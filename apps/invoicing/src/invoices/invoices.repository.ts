@@ -100,12 +100,6 @@ export class InvoicesRepository {
     return formatInvoiceNumber(last_number);
   }
 
-  /** The account's own dunning schedule (days after a failure), if it set one. */
-  async dunningSchedule(tx: Tx, tenant: TenantRef): Promise<number[] | undefined> {
-    const row = await tx.dunningSchedule.findUnique({ where: { accountId_livemode: { accountId: tenant.accountId, livemode: tenant.livemode } } });
-    return row?.days;
-  }
-
   async insert(tx: Tx, { invoice, events }: InvoiceChange): Promise<void> {
     await tx.invoice.create({ data: toInvoiceColumns(invoice) });
     await tx.invoiceLine.createMany({ data: toInvoiceLineRows(invoice) });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, type Clock, type DomainError, isDomainError, type Page, type TenantRef } from '@recur/kernel';
+import { DunningSchedulesRepository } from '../dunning/dunning-schedules.repository';
 import type { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { INVOICING_CONFIG, type InvoicingConfig } from '../invoicing-config';
@@ -48,6 +49,7 @@ const BATCH_TRANSACTION = { maxWait: 10_000, timeout: 60_000 };
 export class InvoicesService {
   constructor(
     private readonly invoices: InvoicesRepository,
+    private readonly dunningSchedules: DunningSchedulesRepository,
     private readonly prisma: PrismaService,
     @Inject(CLOCK) private readonly now: Clock,
     @Inject(INVOICING_CONFIG) private readonly config: InvoicingConfig,
@@ -152,7 +154,7 @@ export class InvoicesService {
    */
   async failPayment(tx: Tx, tenant: TenantRef, id: string, paymentId: string, failureCode: string): Promise<Invoice> {
     const invoice = await this.invoices.getForUpdate(tx, tenant, id);
-    const schedule = (await this.invoices.dunningSchedule(tx, tenant)) ?? this.config.dunningScheduleDays;
+    const schedule = (await this.dunningSchedules.find(tx, tenant))?.days ?? this.config.dunningScheduleDays;
     const change = failInvoicePayment(invoice, paymentId, failureCode, schedule, this.now());
     await this.invoices.update(tx, change);
     return change.invoice;

@@ -4,7 +4,18 @@ import { currencyExponent, isCurrencyCode, type Money, money, toDecimalString } 
 import type { Outcome, Payment } from '../payments/payment';
 import type { PawapayConfig } from '../payments-config';
 import { verifySignedRequest } from './http-message-signatures';
-import type { PaymentProviderAdapter, ProviderCallback, ProviderStatus, ReceivedCallback, RefundRequest, RefundResult, StartResult } from './payment-provider';
+import type {
+  PaymentProviderAdapter,
+  ProviderCallback,
+  ProviderRefundCallback,
+  ProviderRefundStatus,
+  ProviderStatus,
+  ReceivedCallback,
+  RefundFinal,
+  RefundRequest,
+  RefundResult,
+  StartResult,
+} from './payment-provider';
 
 /** A payment page session lasts 15 minutes at pawaPay; past it (and a margin) a deposit never made is expired. */
 export const PAWAPAY_SESSION_MS = 15 * 60_000 + 60_000;
@@ -21,6 +32,13 @@ interface DepositJson {
   status?: string;
   amount?: string;
   currency?: string;
+  failureReason?: FailureReason;
+}
+
+/** A refund as pawaPay reports it (status check `data`, refund callback body). */
+interface RefundJson {
+  refundId?: string;
+  status?: string;
   failureReason?: FailureReason;
 }
 
@@ -56,6 +74,16 @@ function outcomeOf(deposit: DepositJson): Outcome | null {
     return { status: 'succeeded', collected };
   }
   if (deposit.status === 'FAILED') return failure(deposit.failureReason, 'PAYMENT_FAILED');
+  return null;
+}
+
+/** A final refund status in our terms; null while pawaPay still works on it (ACCEPTED, ENQUEUED, PROCESSING, …). */
+function refundFinalOf(refund: RefundJson): RefundFinal | null {
+  if (refund.status === 'COMPLETED') return { status: 'completed' };
+  if (refund.status === 'FAILED') {
+    const { code, message } = failure(refund.failureReason, 'REFUND_FAILED');
+    return { status: 'failed', code, message };
+  }
   return null;
 }
 
@@ -106,24 +134,47 @@ export class PawapayAdapter implements PaymentProviderAdapter {
       amount: toDecimalString(amount),
       currency: amount.currency.toUpperCase(),
     });
+    // Accepted is not done: pawaPay completes (or fails) the refund later, told by callback or status check.
     if (answer.status === 'ACCEPTED' || answer.status === 'DUPLICATE_IGNORED') return { accepted: true };
     const { code, message } = failure(answer.failureReason, 'REJECTED');
     return { rejected: { code, message } };
   }
 
+  /** pawaPay's Check Refund Status (`GET /v2/refunds/{refundId}`). */
+  async refundStatus({ refundId, payment }: RefundRequest): Promise<ProviderRefundStatus> {
+    const answer = await this.call<{ status?: string; data?: RefundJson }>(payment, 'GET', `/v2/refunds/${refundId}`);
+    if (answer.status === 'NOT_FOUND') return { state: 'not_found' };
+    const final = answer.data ? refundFinalOf(answer.data) : null;
+    return final ? { state: 'final', final } : { state: 'pending' };
+  }
+
   parseCallback(callback: ReceivedCallback): ProviderCallback {
+    const deposit = this.verifiedBody<DepositJson>(callback);
+    if (typeof deposit.depositId !== 'string') throw new DomainError('invalid_argument', 'parameter_invalid', 'the callback names no depositId', 'depositId');
+    return { providerPaymentId: deposit.depositId, outcome: outcomeOf(deposit) };
+  }
+
+  /** pawaPay's refund callback: signed as its deposit callbacks are, naming our refundId and a final status. */
+  parseRefundCallback(callback: ReceivedCallback): ProviderRefundCallback {
+    const refund = this.verifiedBody<RefundJson>(callback);
+    if (typeof refund.refundId !== 'string') throw new DomainError('invalid_argument', 'parameter_invalid', 'the callback names no refundId', 'refundId');
+    return { providerRefundId: refund.refundId, final: refundFinalOf(refund) };
+  }
+
+  /** The callback's JSON body, once its RFC 9421 signature verified with pawaPay's key. */
+  private verifiedBody<T>(callback: ReceivedCallback): T {
     if (!this.callbackKey) {
-      throw new DomainError('unauthenticated', 'signature_invalid', 'pawaPay callbacks are refused: no PAWAPAY_CALLBACK_PUBLIC_KEY is configured (pending payments are resolved by status checks)');
+      throw new DomainError('unauthenticated', 'signature_invalid', 'pawaPay callbacks are refused: no PAWAPAY_CALLBACK_PUBLIC_KEY is configured (pending payments and refunds are resolved by status checks)');
     }
     verifySignedRequest(callback, { publicKey: this.callbackKey, required: SIGNED_COMPONENTS, now: this.now() });
-    let deposit: DepositJson;
+    let body: unknown;
     try {
-      deposit = JSON.parse(Buffer.from(callback.body).toString('utf8')) as DepositJson;
+      body = JSON.parse(Buffer.from(callback.body).toString('utf8'));
     } catch {
       throw new DomainError('invalid_argument', 'parameter_invalid', 'the callback body is not JSON', 'body');
     }
-    if (typeof deposit.depositId !== 'string') throw new DomainError('invalid_argument', 'parameter_invalid', 'the callback names no depositId', 'depositId');
-    return { providerPaymentId: deposit.depositId, outcome: outcomeOf(deposit) };
+    if (typeof body !== 'object' || body === null) throw new DomainError('invalid_argument', 'parameter_invalid', 'the callback body is not a JSON object', 'body');
+    return body as T;
   }
 
   private async call<T>(payment: Payment, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {

@@ -14,7 +14,23 @@ export interface RefundRequest {
   amount: Money;
 }
 
-export type RefundResult = { accepted: true } | { rejected: { code: string; message: string } };
+/**
+ * The answer to asking for a refund: carried out at once (the sandbox), accepted and still to be
+ * completed (pawaPay: its final status comes by callback or status check), or refused.
+ */
+export type RefundResult = { completed: true } | { accepted: true } | { rejected: { code: string; message: string } };
+
+/** A refund's final status at the provider. */
+export type RefundFinal = { status: 'completed' } | { status: 'failed'; code: string; message: string };
+
+/** What the provider says of a refund when asked (the refund worker's status check). */
+export type ProviderRefundStatus = { state: 'pending' } | { state: 'not_found' } | { state: 'final'; final: RefundFinal };
+
+/** A refund callback after authentication: which refund it names and, when final, its status. */
+export interface ProviderRefundCallback {
+  providerRefundId: string;
+  final: RefundFinal | null;
+}
 
 /** A provider callback after authentication: which payment it names and, when final, its outcome. */
 export interface ProviderCallback {
@@ -45,8 +61,12 @@ export interface PaymentProviderAdapter {
   status(payment: Payment): Promise<ProviderStatus>;
   /** Refunds a succeeded payment in full at the provider. */
   refund(request: RefundRequest): Promise<RefundResult>;
+  /** Asks the provider what became of a refund it accepted. */
+  refundStatus(request: RefundRequest): Promise<ProviderRefundStatus>;
   /** Authenticates a callback as the provider documents it; throws `unauthenticated` otherwise. */
   parseCallback(callback: ReceivedCallback): ProviderCallback;
+  /** Authenticates a refund callback as the provider documents it; throws `unauthenticated` otherwise. */
+  parseRefundCallback(callback: ReceivedCallback): ProviderRefundCallback;
 }
 
 export const PAYMENT_PROVIDER_ADAPTERS = Symbol('PAYMENT_PROVIDER_ADAPTERS');

@@ -1,11 +1,12 @@
 import { DomainError } from '@recur/kernel';
 import type { Payment } from '../payments/payment';
-import type { PaymentProviderAdapter, ProviderCallback, ProviderStatus, StartResult } from './payment-provider';
+import type { PaymentProviderAdapter, ProviderCallback, ProviderRefundCallback, ProviderRefundStatus, ProviderStatus, StartResult } from './payment-provider';
 
 /**
  * The sandbox simulator: Recur's own payer page stands in for the provider. Its payments are
  * settled by the payer's choice on that page (PaymentsService.decideSandbox), so a status
- * check learns nothing new and a refund is simulated. It makes no network call at all.
+ * check learns nothing new; a refund is simulated as completed at once (no callback, nothing
+ * to poll). It makes no network call at all.
  */
 export class SandboxAdapter implements PaymentProviderAdapter {
   readonly name = 'sandbox' as const;
@@ -20,11 +21,19 @@ export class SandboxAdapter implements PaymentProviderAdapter {
     return Promise.resolve({ state: 'pending' });
   }
 
-  refund(): Promise<{ accepted: true }> {
-    return Promise.resolve({ accepted: true });
+  refund(): Promise<{ completed: true }> {
+    return Promise.resolve({ completed: true });
+  }
+
+  refundStatus(): Promise<ProviderRefundStatus> {
+    return Promise.resolve({ state: 'final', final: { status: 'completed' } });
   }
 
   parseCallback(): ProviderCallback {
+    throw new DomainError('unauthenticated', 'signature_invalid', 'the sandbox simulator sends no callbacks');
+  }
+
+  parseRefundCallback(): ProviderRefundCallback {
     throw new DomainError('unauthenticated', 'signature_invalid', 'the sandbox simulator sends no callbacks');
   }
 }

@@ -3,7 +3,15 @@ import { failedPrecondition, invalidArgument, newId, type TenantRef } from '@rec
 import type { Money } from '@recur/money';
 import { REFUND_REASONS, type RefundReason } from '@recur/vocabulary';
 import type { Payment } from '../payments/payment';
-import type { RefundResult } from '../providers/payment-provider';
+import type { RefundFinal, RefundResult } from '../providers/payment-provider';
+
+/**
+ * Where a refund is: `pending` (kept; the provider has not accepted it yet), `processing` (the
+ * provider accepted it; its final status comes by callback or status check), `succeeded` (the
+ * provider completed it: the credit note follows), `failed` (refused or failed at the provider:
+ * no credit note, the invoice stays paid). Only pending and processing move, and only once.
+ */
+export type RefundStatus = 'pending' | 'processing' | 'succeeded' | 'failed';
 
 /** A full refund of a paid invoice, at the provider of the payment that settled it. */
 export interface Refund {
@@ -15,7 +23,7 @@ export interface Refund {
   amount: Money;
   reason: RefundReason;
   providerRefundId: string;
-  status: 'pending' | 'succeeded' | 'failed';
+  status: RefundStatus;
   failureCode: string | null;
   failureMessage: string | null;
   requestId: string;
@@ -64,9 +72,25 @@ export function newRefund(tenant: TenantRef, invoiceId: string, payment: Payment
   };
 }
 
-/** What the provider answered: carried out, or refused (the invoice stays paid and may be refunded again). */
+/**
+ * What the provider answered to the request: carried out (the sandbox), accepted (pawaPay: still
+ * to complete), or refused (the invoice stays paid and may be refunded again).
+ */
 export function withProviderResult(refund: Refund, result: RefundResult): Refund {
-  return 'rejected' in result
-    ? { ...refund, status: 'failed', failureCode: result.rejected.code, failureMessage: result.rejected.message }
-    : { ...refund, status: 'succeeded' };
+  if ('rejected' in result) return { ...refund, status: 'failed', failureCode: result.rejected.code, failureMessage: result.rejected.message };
+  return { ...refund, status: 'completed' in result ? 'succeeded' : 'processing' };
+}
+
+/** A refund still moves (its provider has not said the last word). */
+export const isUnsettled = (refund: Refund): boolean => refund.status === 'pending' || refund.status === 'processing';
+
+/**
+ * The provider's final word (callback or status check): completed → succeeded, failed → failed.
+ * A refund already settled is left as it is (null): the first final word wins, once.
+ */
+export function settleRefund(refund: Refund, final: RefundFinal): Refund | null {
+  if (!isUnsettled(refund)) return null;
+  return final.status === 'completed'
+    ? { ...refund, status: 'succeeded' }
+    : { ...refund, status: 'failed', failureCode: final.code, failureMessage: final.message };
 }

@@ -4,6 +4,8 @@ import { GrpcMethod } from '@nestjs/microservices';
 import { paymentsV1, requireTenant } from '@recur/contracts';
 import { failedPrecondition } from '@recur/kernel';
 import { InvoicingClient } from '../invoices/invoicing.client';
+import { toRefundMessage } from './refund.mapper';
+import { RefundsRepository } from './refunds.repository';
 import { RefundsService } from './refunds.service';
 
 /** gRPC edge of refunds: read the invoice, keep the refund, carry it to its credit note. No rules live here. */
@@ -11,6 +13,7 @@ import { RefundsService } from './refunds.service';
 export class RefundsGrpcController {
   constructor(
     private readonly refunds: RefundsService,
+    private readonly repository: RefundsRepository,
     private readonly invoicing: InvoicingClient,
   ) {}
 
@@ -25,6 +28,25 @@ export class RefundsGrpcController {
     const refund = await this.refunds.begin(tenant, invoice, request.reason, request.requestId);
     const outcome = await this.refunds.complete(refund.id);
     if ('refused' in outcome) throw failedPrecondition('refund_failed', `The refund was refused: ${outcome.refused}`);
-    return { creditNote: outcome.creditNote };
+    // Accepted by the provider, not yet completed: no credit note until it is (callback or status check).
+    if ('processing' in outcome) return { refund: toRefundMessage(outcome.refund) };
+    return { creditNote: outcome.creditNote, refund: toRefundMessage(outcome.refund) };
+  }
+
+  @GrpcMethod('PaymentsService', 'HandleProviderRefundCallback')
+  async handleProviderRefundCallback(request: paymentsV1.HandleProviderRefundCallbackRequest): Promise<MessageInitShape<typeof paymentsV1.HandleProviderRefundCallbackResponseSchema>> {
+    const { outcome, refundId } = await this.refunds.handleCallback(request.provider, {
+      method: request.method,
+      authority: request.authority,
+      path: request.path,
+      headers: request.headers,
+      body: request.body,
+    });
+    return { outcome, refundId };
+  }
+
+  @GrpcMethod('PaymentsService', 'GetRefund')
+  async getRefund(request: paymentsV1.GetRefundRequest): Promise<MessageInitShape<typeof paymentsV1.GetRefundResponseSchema>> {
+    return { refund: toRefundMessage(await this.repository.getInTenant(requireTenant(request.tenant), request.id)) };
   }
 }

@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import type { TenantRef } from '@recur/kernel';
+import { notFound, type TenantRef } from '@recur/kernel';
 import { fromInt64, money, toInt64 } from '@recur/money';
 import type { RefundReason } from '@recur/vocabulary';
 import type { Prisma, Refund as RefundRow } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
-import type { Refund } from './refund';
+import type { RefundFinal } from '../providers/payment-provider';
+import { type Refund, settleRefund } from './refund';
 
 type Tx = Prisma.TransactionClient;
 
@@ -39,6 +40,19 @@ export class RefundsRepository {
     return row ? fromRefundRow(row) : undefined;
   }
 
+  /** A refund of the tenant; another tenant's is unknown (NOT_FOUND). */
+  async getInTenant(tenant: TenantRef, id: string): Promise<Refund> {
+    const row = await this.prisma.refund.findFirst({ where: { id, accountId: tenant.accountId, livemode: tenant.livemode } });
+    if (!row) throw notFound('refund', id);
+    return fromRefundRow(row);
+  }
+
+  /** The refund with our id at its provider (pawaPay's refundId), as a refund callback names it. */
+  async findByProviderRefundId(providerRefundId: string): Promise<Refund | undefined> {
+    const row = await this.prisma.refund.findUnique({ where: { providerRefundId } });
+    return row ? fromRefundRow(row) : undefined;
+  }
+
   /** The invoice's refund that is not failed, if any (at most one: a partial unique index). */
   async findActive(tx: Tx, tenant: TenantRef, invoiceId: string): Promise<Refund | undefined> {
     const row = await tx.refund.findFirst({ where: { accountId: tenant.accountId, livemode: tenant.livemode, invoiceId, status: { not: 'failed' } } });
@@ -67,13 +81,43 @@ export class RefundsRepository {
     });
   }
 
-  /** Records the provider's answer once (only over `pending`); a failed refund needs nothing more. */
-  async saveProviderResult(refund: Refund, now: Date, recoverAt: Date): Promise<Refund> {
+  /**
+   * Records the provider's answer to the request once (only over `pending`), due again at
+   * `nextAt` (the credit note's safety net, or the first status check); a failed refund needs nothing more.
+   */
+  async saveProviderResult(refund: Refund, now: Date, nextAt: Date): Promise<Refund> {
     await this.prisma.$executeRaw`
       UPDATE refunds SET status = ${refund.status}, failure_code = ${refund.failureCode}, failure_message = ${refund.failureMessage}, updated_at = ${now},
-             due_at = ${refund.status === 'failed' ? null : recoverAt}, last_error = NULL
+             due_at = ${refund.status === 'failed' ? null : nextAt}, last_error = NULL
       WHERE id = ${refund.id} AND status = 'pending'`;
     return (await this.get(refund.id))!;
+  }
+
+  /**
+   * The provider's final word (a callback or a status check), under the refund's row lock, so of
+   * racing reporters one moves it and the others find it settled (`changed: false`). A succeeded
+   * refund is due at once for its credit note (the NOTIFY at commit wakes the worker).
+   */
+  async settle(id: string, final: RefundFinal, now: Date): Promise<{ refund: Refund; changed: boolean }> {
+    return this.prisma.$transaction(async (tx) => {
+      await tx.$queryRaw`SELECT 1 FROM refunds WHERE id = ${id} FOR UPDATE`;
+      const current = fromRefundRow(await tx.refund.findUniqueOrThrow({ where: { id } }));
+      const settled = settleRefund(current, final);
+      if (!settled) return { refund: current, changed: false };
+      await tx.$executeRaw`
+        UPDATE refunds SET status = ${settled.status}, failure_code = ${settled.failureCode}, failure_message = ${settled.failureMessage}, updated_at = ${now},
+               due_at = ${settled.status === 'succeeded' ? now : null}, last_error = NULL
+        WHERE id = ${id}`;
+      if (settled.status === 'succeeded') await tx.$executeRaw`SELECT pg_notify(${REFUNDS_DUE_CHANNEL}, '')`;
+      return { refund: settled, changed: true };
+    }, { maxWait: 10_000, timeout: 10_000 });
+  }
+
+  /** Asked at the provider again after `delayMs` while it still processes the refund. */
+  async checkLater(id: string, now: Date, delayMs: number): Promise<void> {
+    await this.prisma.$executeRaw`
+      UPDATE refunds SET attempts = attempts + 1, last_error = NULL, lease_until = NULL, due_at = ${new Date(now.getTime() + delayMs)}, updated_at = ${now}
+      WHERE id = ${id} AND status = 'processing'`;
   }
 
   /** Invoicing issued the credit note: nothing is left to do. */
@@ -82,10 +126,13 @@ export class RefundsRepository {
       UPDATE refunds SET recorded_at = ${now}, due_at = NULL, lease_until = NULL, last_error = ${note}, updated_at = ${now} WHERE id = ${id}`;
   }
 
-  /** Tried again after `delayMs` (the provider or invoicing could not be reached). */
-  async later(id: string, now: Date, delayMs: number, error: string): Promise<void> {
+  /**
+   * Tried again after `delayMs` (the provider or invoicing could not be reached) — unless the
+   * refund moved meanwhile (a callback settled it: it is due at once, not later).
+   */
+  async later(id: string, now: Date, delayMs: number, error: string, seenStatus: string): Promise<void> {
     await this.prisma.$executeRaw`
       UPDATE refunds SET attempts = attempts + 1, last_error = ${error}, lease_until = NULL, due_at = ${new Date(now.getTime() + delayMs)}, updated_at = ${now}
-      WHERE id = ${id} AND due_at IS NOT NULL`;
+      WHERE id = ${id} AND due_at IS NOT NULL AND status = ${seenStatus}`;
   }
 }

@@ -3,14 +3,24 @@ import { CLOCK, type Clock, failedPrecondition, type TenantRef } from '@recur/ke
 import type { creditNoteV1 } from '@recur/contracts';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { InvoicingClient } from '../invoices/invoicing.client';
+import { adapterFor } from '../payments/payment';
 import { PaymentsRepository } from '../payments/payments.repository';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../payments-config';
+import type { ReceivedCallback, RefundFinal } from '../providers/payment-provider';
 import { ProviderAdapters } from '../providers/provider-adapters.service';
 import { alreadyRefunded, assertRefundable, checkRefundReason, newRefund, type Refund, type RefundableInvoice, withProviderResult } from './refund';
 import { RefundsRepository } from './refunds.repository';
 
-/** How a refund ended: the credit note invoicing issued, or the provider's refusal. */
-export type RefundOutcome = { refund: Refund; creditNote: creditNoteV1.CreditNote } | { refund: Refund; refused: string };
+/** Where a refund got: the credit note invoicing issued, the provider's refusal, or still at the provider (processing). */
+export type RefundOutcome =
+  | { refund: Refund; creditNote: creditNoteV1.CreditNote }
+  | { refund: Refund; refused: string }
+  | { refund: Refund; processing: true };
+
+export type RefundCallbackOutcome = 'settled' | 'already_settled' | 'pending' | 'unknown_refund';
+
+/** Status checks of a refund the provider is processing: at most this far apart. */
+const REFUND_STATUS_CHECK_MAX_MS = 30 * 60_000;
 
 /**
  * Refunds: payments refunds at the provider, invoicing records the credit note. The refund
@@ -55,17 +65,17 @@ export class RefundsService {
   }
 
   /**
-   * Carries a refund to its end: the provider (while pending), then invoicing's credit note.
-   * Throws `unavailable` while either cannot be reached; the row stays due for the worker.
+   * Carries a refund as far as it goes now: the request to the provider (while pending); with
+   * `checkStatus` (the refund worker), the provider's status of a refund it is processing; then,
+   * once the provider completed it, invoicing's credit note. A refund the provider accepted but
+   * has not completed answers `processing` (its callback or a later status check settles it).
+   * Throws `unavailable` while the provider or invoicing cannot be reached; the row stays due.
    */
-  async complete(refundId: string): Promise<RefundOutcome> {
+  async complete(refundId: string, options: { checkStatus?: boolean } = {}): Promise<RefundOutcome> {
     let refund = (await this.refunds.get(refundId))!;
-    if (refund.status === 'pending') {
-      const payment = await this.payments.get(refund.tenant, refund.paymentId);
-      const result = await this.adapters.forPayment(payment).refund({ refundId: refund.providerRefundId, payment, amount: refund.amount });
-      const now = this.now();
-      refund = await this.refunds.saveProviderResult(withProviderResult(refund, result), now, this.recoverAt(now));
-    }
+    if (refund.status === 'pending') refund = await this.askProvider(refund);
+    if (refund.status === 'processing' && options.checkStatus) refund = await this.checkAtProvider(refund);
+    if (refund.status === 'processing') return { refund, processing: true };
     if (refund.status === 'failed') return { refund, refused: `${refund.failureCode}: ${refund.failureMessage}` };
     const recorded = await this.invoicing.recordRefund(refund);
     if ('refused' in recorded) {
@@ -75,6 +85,54 @@ export class RefundsService {
     }
     if (!refund.recordedAt) await this.refunds.markRecorded(refund.id, this.now(), null);
     return { refund, creditNote: recorded.creditNote };
+  }
+
+  /**
+   * Authenticates a provider's refund callback and settles the refund it names (once). A
+   * callback may only settle a refund of its own adapter's world: never a sandbox refund.
+   */
+  async handleCallback(provider: string, callback: ReceivedCallback): Promise<{ outcome: RefundCallbackOutcome; refundId: string }> {
+    const adapter = this.adapters.byName(provider);
+    const parsed = adapter.parseRefundCallback(callback);
+    const refund = await this.refunds.findByProviderRefundId(parsed.providerRefundId);
+    if (!refund || adapterFor(refund.tenant) !== adapter.name) return { outcome: 'unknown_refund', refundId: '' };
+    if (!parsed.final) return { outcome: 'pending', refundId: refund.id };
+    const { changed } = await this.refunds.settle(refund.id, parsed.final, this.now());
+    return { outcome: changed ? 'settled' : 'already_settled', refundId: refund.id };
+  }
+
+  /** The wait before status check n+1 of a refund the provider processes: REFUND_RECOVERY_AFTER_MS doubling, at most 30 min. */
+  statusCheckDelayMs(attempts: number): number {
+    return Math.min(this.config.refundRecoveryAfterMs * 2 ** Math.max(0, attempts), REFUND_STATUS_CHECK_MAX_MS);
+  }
+
+  /** Asks the provider to refund (idempotent there by our refund id) and records its answer once. */
+  private async askProvider(refund: Refund): Promise<Refund> {
+    const payment = await this.payments.get(refund.tenant, refund.paymentId);
+    const result = await this.adapters.forPayment(payment).refund({ refundId: refund.providerRefundId, payment, amount: refund.amount });
+    const now = this.now();
+    const answered = withProviderResult(refund, result);
+    const nextAt = answered.status === 'processing' ? new Date(now.getTime() + this.statusCheckDelayMs(0)) : this.recoverAt(now);
+    return this.refunds.saveProviderResult(answered, now, nextAt);
+  }
+
+  /**
+   * The refund worker's status check of a refund the provider processes: a final status settles
+   * it exactly as its callback would (under the row lock, once — whichever comes first). A
+   * refund the provider does not know (its acceptance was lost) is asked for again, with the same id.
+   */
+  private async checkAtProvider(refund: Refund): Promise<Refund> {
+    const payment = await this.payments.get(refund.tenant, refund.paymentId);
+    const adapter = this.adapters.forPayment(payment);
+    const request = { refundId: refund.providerRefundId, payment, amount: refund.amount };
+    const status = await adapter.refundStatus(request);
+    let final: RefundFinal | null = status.state === 'final' ? status.final : null;
+    if (status.state === 'not_found') {
+      const result = await adapter.refund(request);
+      if ('rejected' in result) final = { status: 'failed', ...result.rejected };
+      else if ('completed' in result) final = { status: 'completed' };
+    }
+    return final ? (await this.refunds.settle(refund.id, final, this.now())).refund : refund;
   }
 
   /** When the worker takes over a refund this process was carrying, should it not finish. */

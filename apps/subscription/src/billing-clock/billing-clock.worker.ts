@@ -17,7 +17,8 @@ export interface ClaimedStep {
   step_key: string;
   account_id: string;
   livemode: boolean;
-  subscription_id: string;
+  /** Null for a one-off invoice's reminder (its customer's time, no subscription). */
+  subscription_id: string | null;
   run_at: Date;
   attempts: number;
   payload: unknown;
@@ -182,7 +183,8 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
   /** One lifecycle step, already marked done in `tx`: the subscription's move, if it still calls for this step. */
   private async applyLifecycleStep(tx: Prisma.TransactionClient, step: ClaimedStep, usage: StepUsage | undefined): Promise<void> {
     const tenant = { accountId: step.account_id, livemode: step.livemode };
-    const subscription = await this.subscriptions.getForUpdate(tx, tenant, step.subscription_id);
+    // Lifecycle and invoice steps always belong to a subscription; only reminders may not.
+    const subscription = await this.subscriptions.getForUpdate(tx, tenant, step.subscription_id!);
     const expected = nextLifecycleStep(subscription);
     // A step the subscription no longer calls for (a change raced it) is done without effect.
     if (!expected || stepKey(expected.kind, subscription.id, expected.runAt) !== step.step_key) return;
@@ -203,7 +205,7 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
     try {
       outcomes = await this.invoicer.raise(steps.map((step) => ({
         tenant: { accountId: step.account_id, livemode: step.livemode },
-        subscriptionId: step.subscription_id,
+        subscriptionId: step.subscription_id!,
         requestId: step.step_key,
         invoice: step.payload as InvoicePayload,
       })));
@@ -253,7 +255,8 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
       await tx.$executeRaw`
         UPDATE billing_jobs SET status = 'done', result = ${sent ? 'sent' : 'not_sent'}, lease_until = NULL, attempts = attempts + 1, last_error = NULL, updated_at = ${this.now()}
         WHERE id = ${step.id}`;
-      if (!sent || reminder.reminder_number !== reminder.reminder_count) return;
+      // The final reminder of a one-off invoice moves nothing: its invoice.dunning_retry (final: true) is all.
+      if (!sent || reminder.reminder_number !== reminder.reminder_count || !step.subscription_id) return;
       const subscription = await this.subscriptions.getForUpdate(tx, tenant, step.subscription_id);
       const change = fallPastDue(subscription, reminder.invoice_id, subscription.testClockId ? step.run_at : this.now());
       if (change.events.length > 0) await this.subscriptions.update(tx, change);

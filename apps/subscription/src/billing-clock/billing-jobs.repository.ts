@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CLOCK, type Clock, newId, unixSeconds } from '@recur/kernel';
+import { CLOCK, type Clock, newId, type TenantRef, unixSeconds } from '@recur/kernel';
+import type { Customer } from '../customers/customer';
 import type { Prisma } from '../generated/prisma/client';
 import { invoiceLineKind, type LifecycleStep, nextLifecycleStep, type PeriodInvoice, type Subscription } from '../subscriptions/subscription';
 
@@ -22,6 +23,19 @@ export interface DunningPayload {
 }
 
 const DAY_MS = 86_400_000;
+
+/**
+ * Whose time a step runs on: a subscription's (its test clock, if any), or — for the reminders
+ * of a one-off invoice, which has no subscription — its customer's.
+ */
+export interface StepOwner {
+  tenant: TenantRef;
+  subscriptionId: string | null;
+  testClockId: string | null;
+}
+
+export const subscriptionOwner = (subscription: Subscription): StepOwner => ({ tenant: subscription.tenant, subscriptionId: subscription.id, testClockId: subscription.testClockId });
+export const customerOwner = (customer: Customer): StepOwner => ({ tenant: customer.tenant, subscriptionId: null, testClockId: customer.testClockId });
 
 /** A step exists, and runs, once: `<kind>:<subscription>:<time of the step, unix seconds>`. */
 export const stepKey = (kind: BillingJobKind, subscriptionId: string, at: Date): string => `${kind}:${subscriptionId}:${unixSeconds(at)}`;
@@ -82,12 +96,12 @@ export class BillingJobs {
     await tx.$executeRaw`
       UPDATE billing_jobs SET status = 'cancelled', lease_until = NULL, updated_at = ${now}
       WHERE subscription_id = ${subscription.id} AND kind NOT IN ('invoice', 'dunning') AND status = 'pending' AND step_key <> ${key}`;
-    if (step) await this.insert(tx, subscription, step.kind, key, step.runAt, {});
+    if (step) await this.insert(tx, subscriptionOwner(subscription), step.kind, key, step.runAt, {});
   }
 
   /** Queues the period's invoice request; a period is requested once (its step key). */
   async queueInvoice(tx: Tx, subscription: Subscription, invoice: PeriodInvoice): Promise<void> {
-    await this.insert(tx, subscription, 'invoice', stepKey('invoice', subscription.id, invoice.periodStart), invoice.periodStart, toInvoicePayload(subscription, invoice));
+    await this.insert(tx, subscriptionOwner(subscription), 'invoice', stepKey('invoice', subscription.id, invoice.periodStart), invoice.periodStart, toInvoicePayload(subscription, invoice));
   }
 
   /**
@@ -101,15 +115,15 @@ export class BillingJobs {
   }
 
   /**
-   * Queues the reminders of a failed invoice of `subscription`: reminder n at `failedAt` +
-   * `scheduleDays[n-1]` days, in the subscription's own time (`failedAt` is its test clock's
-   * frozen time when it has one), so advancing a test clock walks them. Queued once per
-   * reminder (its step key), however often the failure is delivered.
+   * Queues the reminders of a failed invoice of `owner` (its subscription, or the customer of a
+   * one-off invoice): reminder n at `failedAt` + `scheduleDays[n-1]` days, in the owner's own
+   * time (`failedAt` is its test clock's frozen time when it has one), so advancing a test
+   * clock walks them. Queued once per reminder (its step key), however often the failure is delivered.
    */
-  async queueDunning(tx: Tx, subscription: Subscription, invoiceId: string, scheduleDays: readonly number[], failedAt: Date): Promise<void> {
+  async queueDunning(tx: Tx, owner: StepOwner, invoiceId: string, scheduleDays: readonly number[], failedAt: Date): Promise<void> {
     for (const [index, days] of scheduleDays.entries()) {
       const payload: DunningPayload = { invoice_id: invoiceId, reminder_number: index + 1, reminder_count: scheduleDays.length };
-      await this.insert(tx, subscription, 'dunning', dunningStepKey(invoiceId, index + 1), new Date(failedAt.getTime() + days * DAY_MS), payload);
+      await this.insert(tx, owner, 'dunning', dunningStepKey(invoiceId, index + 1), new Date(failedAt.getTime() + days * DAY_MS), payload);
     }
   }
 
@@ -120,27 +134,27 @@ export class BillingJobs {
       WHERE kind = 'dunning' AND status = 'pending' AND payload->>'invoice_id' = ${invoiceId}`;
   }
 
-  /** A subscription's own time now: its test clock's frozen time, or the service clock. */
-  async timeOf(tx: Tx, subscription: Subscription): Promise<Date> {
-    if (!subscription.testClockId) return this.now();
-    const [clock] = await tx.$queryRaw<{ frozen_time: Date }[]>`SELECT frozen_time FROM test_clocks WHERE id = ${subscription.testClockId}`;
+  /** A subscription's (or a customer's) own time now: its test clock's frozen time, or the service clock. */
+  async timeOf(tx: Tx, owner: { testClockId: string | null }): Promise<Date> {
+    if (!owner.testClockId) return this.now();
+    const [clock] = await tx.$queryRaw<{ frozen_time: Date }[]>`SELECT frozen_time FROM test_clocks WHERE id = ${owner.testClockId}`;
     return clock?.frozen_time ?? this.now();
   }
 
-  private async insert(tx: Tx, subscription: Subscription, kind: BillingJobKind, key: string, runAt: Date, payload: object): Promise<void> {
+  private async insert(tx: Tx, owner: StepOwner, kind: BillingJobKind, key: string, runAt: Date, payload: object): Promise<void> {
     const now = this.now();
     let dueAt: Date | null = runAt;
-    if (subscription.testClockId) {
+    if (owner.testClockId) {
       const clocks = await tx.$queryRaw<{ frozen_time: Date; deleted_at: Date | null }[]>`
-        SELECT frozen_time, deleted_at FROM test_clocks WHERE id = ${subscription.testClockId} FOR SHARE`;
+        SELECT frozen_time, deleted_at FROM test_clocks WHERE id = ${owner.testClockId} FOR SHARE`;
       const clock = clocks[0];
       dueAt = clock && !clock.deleted_at && clock.frozen_time.getTime() >= runAt.getTime() ? now : null;
     }
     // A cancelled step of the same key comes back (a pause undone before its time); a done one never runs again.
     await tx.$executeRaw`
       INSERT INTO billing_jobs (id, account_id, livemode, subscription_id, kind, step_key, status, run_at, due_at, test_clock_id, payload, created_at, updated_at)
-      VALUES (${newId('bjob')}, ${subscription.tenant.accountId}, ${subscription.tenant.livemode}, ${subscription.id}, ${kind}, ${key}, 'pending',
-              ${runAt}, ${dueAt}, ${subscription.testClockId}, ${JSON.stringify(payload)}::jsonb, ${now}, ${now})
+      VALUES (${newId('bjob')}, ${owner.tenant.accountId}, ${owner.tenant.livemode}, ${owner.subscriptionId}, ${kind}, ${key}, 'pending',
+              ${runAt}, ${dueAt}, ${owner.testClockId}, ${JSON.stringify(payload)}::jsonb, ${now}, ${now})
       ON CONFLICT (step_key) DO UPDATE SET status = 'pending', due_at = EXCLUDED.due_at, lease_until = NULL, updated_at = EXCLUDED.updated_at
       WHERE billing_jobs.status = 'cancelled'`;
     // Wake the workers for a step due now; one due later is found by their next look (nextDueAt, the poll).

@@ -44,7 +44,12 @@ export class InvoicePaidConsumer implements OnApplicationBootstrap {
     const tenant = { accountId: event.tenant.accountId, livemode: event.tenant.livemode };
     return this.prisma.$transaction(async (tx) => {
       if (!(await claimInboxEvent(tx, CONSUMER, event.id))) return 'duplicate';
-      if (!invoice?.subscriptionId) return 'processed';
+      if (!invoice) return 'processed';
+      // A one-off invoice has reminders too (its customer's), and no subscription to bring back.
+      if (!invoice.subscriptionId) {
+        await this.jobs.cancelDunning(tx, invoice.id);
+        return 'processed';
+      }
       const subscription = await this.subscriptions.getForUpdate(tx, tenant, invoice.subscriptionId);
       await this.jobs.cancelDunning(tx, invoice.id);
       const change = activateAfterPayment(subscription, this.now());

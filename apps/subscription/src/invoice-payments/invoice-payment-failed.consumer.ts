@@ -4,7 +4,8 @@ import { anyUnpack } from '@bufbuild/protobuf/wkt';
 import { invoicingEventsV1 } from '@recur/contracts';
 import { claimInboxEvent, consumerGroup, type EventOutcome, type InternalEvent, internalEventHandler, internalEventsTopic } from '@recur/messaging';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
-import { BillingJobs } from '../billing-clock/billing-jobs.repository';
+import { BillingJobs, customerOwner, subscriptionOwner } from '../billing-clock/billing-jobs.repository';
+import { CustomersRepository } from '../customers/customers.repository';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
 
@@ -13,18 +14,19 @@ export const CONSUMER = 'subscription.invoice-payment-failed';
 const HANDLES = createRegistry(invoicingEventsV1.InvoicePaymentFailedSchema);
 
 /**
- * Reads invoicing's InvoicePaymentFailed: a failed renewal invoice's reminders become steps of
- * the billing clock (kind `dunning`), one per day of the schedule the event carries (the
- * account's, decided by invoicing), counted from the subscription's own time — so a test
- * clock walks them. The inbox claim and the steps commit together; each step's key is unique
- * besides, so a redelivered failure queues nothing twice. One-off invoices (no subscription)
- * have no billing clock to run them and are not chased (README, Dunning).
+ * Reads invoicing's InvoicePaymentFailed: a failed invoice's reminders become steps of the
+ * billing clock (kind `dunning`), one per day of the schedule the event carries (the
+ * account's, decided by invoicing), counted from the subscription's own time — or, for a
+ * one-off invoice (no subscription), its customer's — so a test clock walks them. The inbox
+ * claim and the steps commit together; each step's key is unique besides, so a redelivered
+ * failure queues nothing twice.
  */
 @Injectable()
 export class InvoicePaymentFailedConsumer implements OnApplicationBootstrap {
   constructor(
     private readonly prisma: PrismaService,
     private readonly subscriptions: SubscriptionsRepository,
+    private readonly customers: CustomersRepository,
     private readonly jobs: BillingJobs,
     @Inject(SERVICE_RUNTIME) private readonly runtime: ServiceRuntime,
   ) {}
@@ -41,9 +43,11 @@ export class InvoicePaymentFailedConsumer implements OnApplicationBootstrap {
     const tenant = { accountId: event.tenant.accountId, livemode: event.tenant.livemode };
     return this.prisma.$transaction(async (tx) => {
       if (!(await claimInboxEvent(tx, CONSUMER, event.id))) return 'duplicate';
-      if (!invoice?.subscriptionId || dunningScheduleDays.length === 0) return 'processed';
-      const subscription = await this.subscriptions.getForUpdate(tx, tenant, invoice.subscriptionId);
-      await this.jobs.queueDunning(tx, subscription, invoice.id, dunningScheduleDays, await this.jobs.timeOf(tx, subscription));
+      if (!invoice || dunningScheduleDays.length === 0) return 'processed';
+      const owner = invoice.subscriptionId
+        ? subscriptionOwner(await this.subscriptions.getForUpdate(tx, tenant, invoice.subscriptionId))
+        : customerOwner(await this.customers.get(tenant, invoice.customerId, tx));
+      await this.jobs.queueDunning(tx, owner, invoice.id, dunningScheduleDays, await this.jobs.timeOf(tx, owner));
       return 'processed';
     });
   }
