@@ -82,7 +82,7 @@ describe('initiation', () => {
     expect(payment!.redirectUrl).toMatch(new RegExp(`^${PAGES}/sandbox/pay/[A-Za-z0-9_-]{43}$`));
     expect(pawapay.requests.length).toBe(before);
     const page = await client.getPayerPage({ token: token(payment!.redirectUrl) });
-    expect(page).toMatchObject({ sandbox: true, expectedOutcome: 'succeed', payment: { id: payment!.id } });
+    expect(page).toMatchObject({ sandbox: true, expectedOutcome: 'succeed', payment: { id: payment!.id }, tenant: { accountId: tenant.accountId, livemode: false } });
     expect((await grpcFailure(client.getPayerPage({ token: 'A'.repeat(43) }))).code).toBe(grpc.status.NOT_FOUND);
   });
 
