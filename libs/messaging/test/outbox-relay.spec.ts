@@ -101,6 +101,8 @@ describe('outbox', () => {
         await tx.execute('INSERT INTO widgets (id) VALUES ($1)', ['w_after_commit']);
         await appendToOutbox(tx, PRODUCER, [newPublicEvent(tenant, 'customer.created', 'w_after_commit', { object: { id: 'w_after_commit' } }, new Date())]);
       });
+      // The command answers without waiting for its wake-up, which follows on the pool.
+      await eventually(async () => (statements.includes('SELECT pg_notify($1, $2)') ? true : undefined), 5_000, 'the wake-up');
     } finally {
       await ownPool.end();
     }
