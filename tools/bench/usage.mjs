@@ -210,7 +210,7 @@ await raw.end();
 await stack.stop();
 if (PROFILE_DIR) {
   for (const [name, label] of [['v1Single', '/v1 single records (closed loop)'], ['v1Batch', '/v1 batches']].filter(([name]) => windows[name])) {
-    console.log(`\nCPU profile in ${PROFILE_DIR}, ${label} alone:`);
+    console.log(`\nCPU profile in ${PROFILE_DIR}, ${label} alone (monotonic µs ${windows[name].join('-')}):`);
     summariseProfiles(PROFILE_DIR, windows[name]);
   }
 }

@@ -69,7 +69,7 @@ describe('usage bodies: the hand-written check and class-validator', () => {
     const next = random(7);
     const batches: unknown[] = [
       { records: [VALID] }, { records: [] }, { records: Array(USAGE_BATCH_MAX).fill(VALID) }, { records: Array(USAGE_BATCH_MAX + 1).fill(VALID) },
-      { records: VALID }, { records: null }, {}, { records: [VALID], extra: true }, { records: [VALID, null] }, { records: [VALID, 'x'] }, [VALID], null,
+      { records: VALID }, { records: null }, {}, { records: [VALID], extra: true }, { records: [VALID, null] }, { records: [VALID, 'x'] }, { records: [VALID, { ...VALID, quantity: USAGE_QUANTITY_MAX + 1 }] }, [VALID], null,
     ];
     for (let i = 0; i < 400; i++) batches.push({ records: Array.from({ length: 1 + Math.floor(next() * 4) }, () => (next() < 0.8 ? VALID : pick(next, records))) });
     for (const body of batches) {
