@@ -85,6 +85,17 @@ describe('concurrent single records', () => {
     expect(batches).toBeLessThan(bodies.length);
   });
 
+  it('a record the service finds malformed though the door let it through fails only its own caller, with its own param', async () => {
+    const subscription = await newSubscription();
+    // Past the door (ids up to 100 characters), malformed to the service (64): its batch is refused whole, then resent one by one.
+    const overlong = { subscription: `sub_${'x'.repeat(76)}`, metric_name: 'api_calls', quantity: 1, idempotency_key: 'overlong' };
+    const good = Array.from({ length: 8 }, (_, index) => ({ subscription, metric_name: 'api_calls', quantity: 1, idempotency_key: `n-${index}` }));
+    const [refused, ...stored] = await Promise.all([overlong, ...good].map((body) => call('POST', '/v1/usage', body)));
+    expect([refused.status, refused.body.error.code, refused.body.error.param]).toEqual([400, 'parameter_invalid', 'subscription']);
+    expect(stored.map((answer) => [answer.status, answer.body.idempotency_key])).toEqual(good.map((body) => [201, body.idempotency_key]));
+    expect((await call('GET', `/v1/usage/summary?subscription=${subscription}`)).body.metrics[0].total).toBe(8);
+  });
+
   it('a replay after the fact answers the original record, and another body 409, as RecordUsage does', async () => {
     const subscription = await newSubscription();
     const body = { subscription, metric_name: 'api_calls', quantity: 3, idempotency_key: 'later' };

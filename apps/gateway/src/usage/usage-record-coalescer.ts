@@ -40,9 +40,9 @@ const KINDS = new Set<ErrorKind>(['invalid_argument', 'not_found', 'already_exis
  * once the batch has committed, exactly as `RecordUsage` would answer it: its record (the
  * original on a replay, also when a concurrent caller of the same group sent it first), or its
  * own error, of the kind `RecordUsage` fails with and with `param` without the batch's
- * `records[i].` prefix. A group refused whole (a malformed record the door let through: it
- * checks the same bounds, so this is a safety net) is sent again one record at a time, so one
- * caller's bad record never fails another's.
+ * `records[i].` prefix. A group refused whole (a record the service finds malformed though the
+ * door let it through: the door allows subscription ids of up to 100 characters, the service 64)
+ * is sent again one record at a time, so one caller's bad record never fails another's.
  *
  * A lane holds at most `maxInFlight` batches in flight: a record arriving meanwhile waits
  * for one to finish and goes with every record that arrived in that time. At low load a
@@ -89,7 +89,8 @@ export class UsageRecordCoalescer {
     try {
       ({ results } = await this.recorder.recordUsageBatch({ tenant, records: group.map((waiting) => waiting.record) }));
     } catch (error) {
-      const refusedWhole = group.length > 1 && fromGrpcError(error).kind === 'invalid_argument';
+      // Also a group of one: resent alone, its error names `subscription`, not `records[0].subscription`.
+      const refusedWhole = fromGrpcError(error).kind === 'invalid_argument';
       if (!refusedWhole) {
         for (const waiting of group) waiting.reject(error);
         return;
