@@ -188,11 +188,14 @@ export function cpuBetween(before, after) {
 /** Node.js options writing a CPU profile named `name` into `dir`; none without a `dir`. */
 export const profileArgs = (dir, name) => (dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}.cpuprofile`] : []);
 
-/** Summarises the CPU profiles in `dir` by package (profile-summary.mjs). */
-export function summariseProfiles(dir) {
+/** Summarises the CPU profiles in `dir` by package (profile-summary.mjs); `window` (monotonic µs, `monotonicMicros()`) keeps one phase. */
+export function summariseProfiles(dir, window = undefined) {
   const profiles = readdirSync(dir).filter((file) => file.endsWith('.cpuprofile')).map((file) => join(dir, file));
-  execFileSync(process.execPath, [join(ROOT, 'tools', 'bench', 'profile-summary.mjs'), ...profiles], { stdio: 'inherit' });
+  execFileSync(process.execPath, [join(ROOT, 'tools', 'bench', 'profile-summary.mjs'), ...profiles, ...(window ? ['--window', window.join('-')] : [])], { stdio: 'inherit' });
 }
+
+/** The monotonic clock in microseconds, as V8 stamps profile samples. */
+export const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n);
 
 /** A fresh temporary directory others may read (the embedded PostgreSQL runs as another user). */
 export function benchDir(name) {

@@ -6,7 +6,7 @@
 //
 // Options (environment): BENCH_SECONDS (10 per phase), BENCH_CONCURRENCY (16 clients),
 // BENCH_SUBSCRIPTIONS (64), BENCH_BATCH (records per batch, 1000), BENCH_BATCH_CONCURRENCY (4),
-// BENCH_PROFILE=<dir> (a `--cpu-prof` profile of the stack, summarised at the end).
+// BENCH_PROFILE=<dir> (a `--cpu-prof` profile of the stack; the /v1 phases' samples summarised at the end).
 //
 // The stack is `npm start` (all apps in one Node.js process, a durable embedded PostgreSQL).
 // Raw: a plain `pg` pool (as many connections as clients) on a database of the same cluster
@@ -23,7 +23,7 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { ROOT } from '../bootstrap.mjs';
-import { closedLoop, loadAverage, ms, openLoop, phases, profileArgs, startSingleProcess, summariseProfiles, v1Client } from './harness.mjs';
+import { closedLoop, loadAverage, monotonicMicros, ms, openLoop, phases, profileArgs, startSingleProcess, summariseProfiles, v1Client } from './harness.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -41,11 +41,12 @@ execFileSync('node', ['tools/bootstrap.mjs'], { cwd: ROOT, stdio: 'inherit' });
 const require = createRequire(import.meta.url);
 const { Pool } = require('pg');
 const { applyMigrations } = require('@recur/persistence');
-const { INGEST_SQL } = require(join(ROOT, 'apps', 'usage-metering', 'dist', 'usage', 'usage.repository.js'));
+const { INGEST_SQL, ingestParameters } = require(join(ROOT, 'apps', 'usage-metering', 'dist', 'usage', 'usage.repository.js'));
 
 if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
 const startedAt = Date.now();
-const stack = await startSingleProcess({ profileArgs: profileArgs(PROFILE_DIR, 'single-process') });
+// Invoices raised for the set-up's subscriptions send no e-mail: rendering their PDFs is not usage work.
+const stack = await startSingleProcess({ profileArgs: profileArgs(PROFILE_DIR, 'single-process'), env: { INVOICE_MAIL_ON_FINALIZE: 'false' } });
 const api = v1Client(stack, CONCURRENCY * 4);
 const post = async (path, body) => {
   const { status, body: bytes } = await api.call('POST', path, body);
@@ -131,7 +132,8 @@ const rawIngest = async (worker, i) => {
   const client = await raw.connect();
   try {
     await client.query('BEGIN');
-    await client.query(INGEST_SQL, [accountId, livemode, [id], [subscription], [metric], [quantity], [key], [at], [given], [start], [end], created]);
+    const record = { subscriptionId: subscription, metricName: metric, quantity, idempotencyKey: key, timestampAt: at, timestampGiven: given, period: { start, end } };
+    await client.query(INGEST_SQL, ingestParameters({ accountId, livemode }, [{ id, record }], created));
     await client.query('COMMIT');
     return true;
   } finally {
@@ -149,7 +151,18 @@ const rawBatch = async (worker, i) => {
   return rowCount;
 };
 
-const { results, run, cpuCost, printCpuTable } = phases(stack, { per: 'units' });
+// Warm-up of the raw side too (connections opened, statements planned), as /v1's warm-up above.
+await closedLoop({ seconds: 1, concurrency: CONCURRENCY }, (worker, i) => rawInsert(worker, i + 1_000_000));
+
+const phased = phases(stack, { per: 'units' });
+const { results, cpuCost, printCpuTable } = phased;
+/** Each phase's span on the monotonic clock: BENCH_PROFILE summarises the /v1 phases' samples alone. */
+const windows = {};
+const run = async (name, label, work) => {
+  const from = monotonicMicros();
+  await phased.run(name, label, work);
+  windows[name] = [from, monotonicMicros()];
+};
 const batchLoop = { seconds: SECONDS, concurrency: BATCH_CONCURRENCY };
 if (WORK.has('raw')) await run('rawInsert', 'raw SQL: INSERT one usage row', () => closedLoop(loop, rawInsert));
 if (WORK.has('raw')) await run('rawIngest', 'raw SQL: ingest statement (tx)', () => closedLoop(loop, rawIngest));
@@ -196,7 +209,9 @@ api.close();
 await raw.end();
 await stack.stop();
 if (PROFILE_DIR) {
-  console.log(`\nCPU profile in ${PROFILE_DIR}:`);
-  summariseProfiles(PROFILE_DIR);
+  for (const [name, label] of [['v1Single', '/v1 single records (closed loop)'], ['v1Batch', '/v1 batches']].filter(([name]) => windows[name])) {
+    console.log(`\nCPU profile in ${PROFILE_DIR}, ${label} alone (monotonic µs ${windows[name].join('-')}):`);
+    summariseProfiles(PROFILE_DIR, windows[name]);
+  }
 }
 if (stored !== accepted || lost !== 0 || !alertsOk) process.exit(1);

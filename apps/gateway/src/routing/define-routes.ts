@@ -70,6 +70,8 @@ export interface RouteDefinition {
   /** Reads never change state; a read_only key may call only these. */
   read: boolean;
   body?: ClassConstructor<object>;
+  /** A hot route's hand-written check of `body`: the body when valid, else undefined and `body`'s class-validator refuses it. */
+  validBody?: (body: unknown) => object | undefined;
   query?: ClassConstructor<object>;
   response?: { name: string; schema: JsonSchema };
   /** The answer is a list envelope of `response`. */
@@ -89,6 +91,7 @@ interface RouteSpec<P extends string, B, Q> {
   summary: string;
   publishable?: boolean;
   body?: ClassConstructor<B>;
+  validBody?: (body: unknown) => B | undefined;
   query?: ClassConstructor<Q>;
   /** Default 200; 201 for creation. */
   status?: number;
@@ -110,6 +113,7 @@ function declare<P extends string, B, Q>(
     publishable: spec.publishable ?? false,
     read: spec.method === 'GET',
     body: spec.body as ClassConstructor<object> | undefined,
+    ...(spec.validBody ? { validBody: spec.validBody as RouteDefinition['validBody'] } : {}),
     query: spec.query as ClassConstructor<object> | undefined,
     response,
     list,

@@ -43,7 +43,7 @@ export class RouteRunner {
 
   async run(route: RouteDefinition, call: RouteCall): Promise<unknown> {
     if (!route.handler) throw new ApiError(501, 'not_implemented', `${route.method} ${route.path} is part of the API but not available yet.`);
-    const body = route.body ? await this.validation.transform(call.body ?? {}, { type: 'body', metatype: route.body }) : undefined;
+    const body = route.body ? (route.validBody?.(call.body) ?? (await this.validation.transform(call.body ?? {}, { type: 'body', metatype: route.body }))) : undefined;
     const query = route.query ? await this.validation.transform({ ...call.query }, { type: 'query', metatype: route.query }) : undefined;
     return route.handler({
       services: this.services,

@@ -2,7 +2,10 @@ import { presentUsageAlert, presentUsageLimit, presentUsageRecord, presentUsageS
 import { toInt64 } from '@recur/money';
 import { listEnvelope } from '../http/list';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
+import type { ServiceClients } from '../infrastructure/service-clients';
 import { ListUsageAlertsQueryDto, ListUsageQueryDto, RecordUsageBatchDto, RecordUsageDto, SetUsageLimitDto, UsageSummaryQueryDto } from './usage.dto';
+import { UsageRecordCoalescer } from './usage-record-coalescer';
+import { validRecordUsageBatchBody, validRecordUsageBody } from './usage.validation';
 
 const period = { type: 'object', required: ['start', 'end'], properties: { start: { type: 'integer' }, end: { type: 'integer' } }, description: 'The subscription period, unix seconds [start, end).' };
 
@@ -122,14 +125,25 @@ const toInput = (body: RecordUsageDto, prefix: string) => ({
   ...(body.timestamp === undefined ? {} : { timestamp: BigInt(body.timestamp) }),
 });
 
+/** The gateway's one coalescer of single records (routes are plain functions: it hangs off the gateway's gRPC clients). */
+const coalescers = new WeakMap<ServiceClients, UsageRecordCoalescer>();
+function coalescerOf(services: ServiceClients): UsageRecordCoalescer {
+  let coalescer = coalescers.get(services);
+  if (!coalescer) {
+    coalescer = new UsageRecordCoalescer(services.usageMetering);
+    coalescers.set(services, coalescer);
+  }
+  return coalescer;
+}
+
 /** `/v1/usage` → UsageMeteringService. Validation happened before; rules live in the service. */
 export const USAGE_ROUTES = defineRoutes('Usage', [
   route({
-    method: 'POST', path: '/v1/usage', summary: 'Record usage', body: RecordUsageDto, response: USAGE_RECORD_SCHEMA, status: 201,
-    handler: async ({ services, tenant, body }) => presentUsageRecord((await services.usageMetering.recordUsage({ tenant, record: toInput(body, '') })).record!),
+    method: 'POST', path: '/v1/usage', summary: 'Record usage', body: RecordUsageDto, validBody: validRecordUsageBody, response: USAGE_RECORD_SCHEMA, status: 201,
+    handler: async ({ services, tenant, body }) => presentUsageRecord((await coalescerOf(services).record(tenant, toInput(body, ''))).record),
   }),
   route({
-    method: 'POST', path: '/v1/usage/batch', summary: 'Record up to 1000 usage records', body: RecordUsageBatchDto, response: USAGE_BATCH_SCHEMA,
+    method: 'POST', path: '/v1/usage/batch', summary: 'Record up to 1000 usage records', body: RecordUsageBatchDto, validBody: validRecordUsageBatchBody, response: USAGE_BATCH_SCHEMA,
     handler: async ({ services, tenant, body }) => {
       const { results } = await services.usageMetering.recordUsageBatch({ tenant, records: body.records.map((record, index) => toInput(record, `records[${index}].`)) });
       return {

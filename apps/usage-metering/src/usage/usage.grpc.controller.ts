@@ -18,7 +18,7 @@ const toInput = (record: usageMeteringV1.UsageRecordInput | undefined, prefix: s
 
 const toResult = (outcome: RecordOutcome): MessageInitShape<typeof usageMeteringV1.UsageRecordResultSchema> =>
   outcome.error
-    ? { replayed: false, error: { code: outcome.error.code, message: outcome.error.message, param: outcome.error.param ?? '' } }
+    ? { replayed: false, error: { code: outcome.error.code, message: outcome.error.message, param: outcome.error.param ?? '', kind: outcome.error.kind } }
     : { replayed: outcome.replayed, record: toRecordMessage(outcome.record!) };
 
 /** gRPC edge of the usage use cases: decode, call, encode. No rules live here. */

@@ -49,6 +49,7 @@ interface Placed {
   record: PlacedRecord;
 }
 
+const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 const totalKey = (subscriptionId: string, metricName: string, periodStart: Date) => `${subscriptionId} ${metricName} ${periodStart.getTime()}`;
 const unknownSubscription = (id: string, param: string) => new DomainError('invalid_argument', 'resource_missing', `No such subscription: '${id}'`, param);
 
@@ -93,7 +94,8 @@ export class UsageService {
     });
     if (placed.length === 0) return outcomes;
     // One order for every writer: concurrent batches take the unique index's and the totals' locks alike.
-    placed.sort((a, b) => a.record.subscriptionId.localeCompare(b.record.subscriptionId) || a.record.idempotencyKey.localeCompare(b.record.idempotencyKey));
+    // Code-unit order: any total order will do, and localeCompare cost 3 % of a batch.
+    placed.sort((a, b) => compare(a.record.subscriptionId, b.record.subscriptionId) || compare(a.record.idempotencyKey, b.record.idempotencyKey));
 
     // Only a record under a limit can raise an alert, which must commit with its total: those
     // need a transaction; others are one statement.
