@@ -18,7 +18,8 @@ interface Step {
   step_key: string;
   account_id: string;
   livemode: boolean;
-  subscription_id: string;
+  /** Null only for a one-off invoice's reminder, never for a lifecycle step. */
+  subscription_id: string | null;
 }
 
 /**
@@ -28,11 +29,12 @@ interface Step {
  * runs again (its batch failed, its worker died) is answered the same usage.
  */
 export async function usageOfSteps(prisma: PrismaService, usage: BillingUsage, steps: Step[]): Promise<Map<string, StepUsage>> {
-  const rows = await prisma.subscription.findMany({ where: { id: { in: steps.map((step) => step.subscription_id) } } });
+  const subscriptionIds = steps.flatMap((step) => (step.subscription_id ? [step.subscription_id] : []));
+  const rows = await prisma.subscription.findMany({ where: { id: { in: subscriptionIds } } });
   const byId = new Map(rows.map((row) => [row.id, fromSubscriptionRow(row)]));
   const wanted: { stepId: string; query: UsageQuery }[] = [];
   for (const step of steps) {
-    const subscription = byId.get(step.subscription_id);
+    const subscription = step.subscription_id ? byId.get(step.subscription_id) : undefined;
     if (!subscription || subscription.tenant.accountId !== step.account_id || subscription.tenant.livemode !== step.livemode) continue;
     const expected = nextLifecycleStep(subscription);
     if (!expected || stepKey(expected.kind, subscription.id, expected.runAt) !== step.step_key) continue;
