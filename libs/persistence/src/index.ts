@@ -3,3 +3,4 @@ export * from './command-results';
 export * from './unique-violation';
 export * from './command-results-purge';
 export * from './transactions';
+export * from './sql-rows';
