@@ -52,7 +52,7 @@ export interface BillingClockOptions {
 
 export const DEFAULT_BILLING_CLOCK_OPTIONS: BillingClockOptions = {
   leaseMs: 30_000,
-  batchSize: 25,
+  batchSize: 100,
   concurrency: 4,
   pollMs: 1_000,
   retryDelayMs: (attempts) => Math.min(1_000 * 2 ** Math.max(0, attempts - 1), 300_000),
