@@ -11,6 +11,7 @@
 // Options: --count N (100000), --accounts A (100: the subscriptions are spread over A apps; an
 // app's invoice numbers are gapless, so its invoices are numbered one at a time),
 // --concurrency C (the clock's BILLING_CLOCK_CONCURRENCY; the service's default otherwise),
+// --batch-size B (the clock's BILLING_CLOCK_BATCH_SIZE; the service's default otherwise),
 // --profile DIR (`--cpu-prof` of both services; summarised at the end by profile-summary.mjs).
 // KAFKA_BROKERS: an existing broker; otherwise one is started.
 //
@@ -35,6 +36,7 @@ const { values: args } = parseArgs({
     count: { type: 'string', default: '100000' },
     accounts: { type: 'string', default: '100' },
     concurrency: { type: 'string' },
+    'batch-size': { type: 'string' },
     profile: { type: 'string' },
   },
 });
@@ -160,7 +162,7 @@ async function progress() {
 
 await apps.subscription.kill('SIGTERM');
 const bootStarted = performance.now();
-await apps.subscription.restart({ BILLING_CLOCK_CONCURRENCY: args.concurrency ?? '' });
+await apps.subscription.restart({ BILLING_CLOCK_CONCURRENCY: args.concurrency ?? '', BILLING_CLOCK_BATCH_SIZE: args['batch-size'] ?? '' });
 const started = performance.now();
 const cpuAtStart = { subscription: cpuMs(apps.subscription.pid), invoicing: cpuMs(apps.invoicing.pid) };
 log(`clock started (subscription service boot ${((started - bootStarted) / 1000).toFixed(1)} s)`);
@@ -224,6 +226,7 @@ const rawRate = await rawRenewals(rawCount).catch((error) => {
 });
 
 console.log(`\nRecur renewal benchmark: ${COUNT} subscriptions over ${ACCOUNTS} apps, due at one moment; catalog, subscription and invoicing each its own process, events through Kafka`);
+console.log(`  billing clock: BILLING_CLOCK_BATCH_SIZE ${args['batch-size'] ?? 'default'}, BILLING_CLOCK_CONCURRENCY ${args.concurrency ?? 'default'}`);
 console.log(`renewed end to end in ${seconds.toFixed(1)} s: ${(COUNT / seconds).toFixed(0)} renewals/s (periods advanced after ${firstRenewalsAt?.toFixed(1)} s)`);
 console.log(`  ${state.invoices} invoices raised in invoicing, every event published (subscription.activated and invoice.created: ${2 * COUNT})`);
 console.log(`  Node CPU per renewal: subscription ${(cpu.subscription / COUNT).toFixed(1)} ms, invoicing ${(cpu.invoicing / COUNT).toFixed(1)} ms (load average at the end ${loadavg()[0].toFixed(1)} on ${cpus().length} cores)`);

@@ -5,7 +5,7 @@ import { CreditNotesGrpcController } from './credit-notes/credit-notes.grpc.cont
 import { CreditNotesRepository } from './credit-notes/credit-notes.repository';
 import { CreditNotesService } from './credit-notes/credit-notes.service';
 import { CustomerDirectory } from './customers/customer-directory.client';
-import { Commands } from './infrastructure/commands';
+import { Commands, PlainTransactions } from './infrastructure/commands';
 import { PrismaService } from './infrastructure/prisma.service';
 import { InvoicesGrpcController } from './invoices/invoices.grpc.controller';
 import { InvoicesRepository } from './invoices/invoices.repository';
@@ -30,6 +30,7 @@ export class InvoicingModule {
         { provide: INVOICING_CONFIG, useFactory: () => invoicingConfigFromEnv() },
         { provide: CLOCK, useValue: systemClock },
         Commands,
+        PlainTransactions,
         CustomerDirectory,
         InvoicesRepository,
         InvoicesService,

@@ -363,6 +363,34 @@ describe('InvoicingService.CreateSubscriptionInvoices', () => {
   });
 });
 
+describe('InvoicingService.CreateSubscriptionInvoices numbering', () => {
+  it('numbers each app\'s invoices of a batch as one gapless range, a subscription\'s periods in period order whatever the request order', async () => {
+    const [tenant, other] = [newTenant(), newTenant()];
+    const [ada, bob, gone] = await Promise.all([newCustomer(tenant), newCustomer(other, 'Bob', 'bob@example.com'), newCustomer(tenant, 'Gone', 'gone@example.com')]);
+    await customers.deleteCustomer({ tenant, id: gone.id });
+    const month = 2_592_000;
+    const batch = [
+      renewalRequest(tenant, ada.id, 'sub_order_x', 1_800_000_000 + 2 * month),
+      renewalRequest(other, bob.id, 'sub_order_z', 1_800_000_000),
+      renewalRequest(tenant, ada.id, 'sub_order_x', 1_800_000_000),
+      renewalRequest(tenant, gone.id, 'sub_order_gone', 1_800_000_000),
+      renewalRequest(tenant, ada.id, 'sub_order_x', 1_800_000_000 + month),
+    ];
+    const { results } = await client.createSubscriptionInvoices({ invoices: batch });
+    expect(results.map((result) => [result.invoice?.subscriptionId, result.invoice?.periodStart, result.invoice?.number, result.errorCode || undefined])).toEqual([
+      ['sub_order_x', 1_800_000_000n + 2n * BigInt(month), 'INV-000003', undefined],
+      ['sub_order_z', 1_800_000_000n, 'INV-000001', undefined],
+      ['sub_order_x', 1_800_000_000n, 'INV-000001', undefined],
+      [undefined, undefined, undefined, 'customer_deleted'],
+      ['sub_order_x', 1_800_000_000n + BigInt(month), 'INV-000002', undefined],
+    ]);
+    // Every line as sent, each invoice e-mailed once; the refused period took no number.
+    expect(results[0].invoice!.lines.map((line) => [line.kind, line.quantity, line.amount!.amountMinor])).toEqual([['plan', 3n, 8_700n], ['usage', 250n, 250n]]);
+    expect([await countRows('invoices', tenant.accountId), await countRows('invoice_lines', tenant.accountId), await countRows('invoice_mails', tenant.accountId)]).toEqual([3, 6, 3]);
+    expect((await client.createSubscriptionInvoice(renewalRequest(tenant, ada.id, 'sub_order_y', 1_800_000_000))).invoice!.number).toBe('INV-000004');
+  });
+});
+
 describe('InvoicingService numbering', () => {
   it('gives 30 concurrent finalizations consecutive numbers, none shared or skipped, even when some roll back', async () => {
     const tenant = newTenant();

@@ -15,14 +15,14 @@ export interface SubscriptionConfig {
    * process serves the API only and runs no clock worker (another replica does; or a test drives the clock itself).
    */
   billingClockConcurrency: number;
-  /** Steps per batch (BILLING_CLOCK_BATCH_SIZE, 1 to 500, default 25): one transaction, or one call to invoicing. */
+  /** Steps per batch (BILLING_CLOCK_BATCH_SIZE, 1 to 500, default 100): one transaction, or one call to invoicing. */
   billingClockBatchSize: number;
 }
 
 export function subscriptionConfigFromEnv(env: NodeJS.ProcessEnv = process.env): SubscriptionConfig {
   const billingClockConcurrency = intEnv('BILLING_CLOCK_CONCURRENCY', 4, env);
   if (billingClockConcurrency < 0) throw new ConfigError('BILLING_CLOCK_CONCURRENCY must be 0 or more');
-  const billingClockBatchSize = intEnv('BILLING_CLOCK_BATCH_SIZE', 25, env);
+  const billingClockBatchSize = intEnv('BILLING_CLOCK_BATCH_SIZE', 100, env);
   // invoicing takes at most 500 periods a call (CreateSubscriptionInvoices).
   if (billingClockBatchSize < 1 || billingClockBatchSize > 500) throw new ConfigError('BILLING_CLOCK_BATCH_SIZE must be between 1 and 500');
   return { catalogAddress: requireEnv('CATALOG_GRPC_ADDR', env), invoicingAddress: requireEnv('INVOICING_GRPC_ADDR', env),

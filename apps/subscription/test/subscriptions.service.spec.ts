@@ -282,6 +282,33 @@ describe('the billing clock', () => {
     expect(await query("SELECT 1 FROM billing_jobs WHERE subscription_id = $1 AND kind = 'invoice'", [subscription.id])).toHaveLength(2);
   });
 
+  it('bills a subscription\'s periods in order: a later period\'s invoice waits while an earlier one is refused', async () => {
+    const subscription = await newSubscription();
+    const firstStart = Number(subscription.currentPeriodStart);
+    const secondStart = Number(subscription.currentPeriodEnd);
+    const fake = new Date(secondStart * 1000 + DAY);
+    const mine = (steps: ClaimedStep[]) => steps.filter((step) => step.subscription_id === subscription.id);
+    const refuse = async () => Promise.reject(new DomainError('unavailable', 'service_unavailable', 'invoicing is down'));
+    const down = billingClock(() => fake, { raise: refuse, remind: refuse });
+    // The first period's invoice is refused (due again later); the renewal queues the second period's.
+    const first = mine(await down.claim(100, fake));
+    expect(first.map((step) => step.kind).sort()).toEqual(['invoice', 'renew']);
+    for (const step of first) await down.run(step);
+    const queued = await query<{ run_at: Date; status: string }>("SELECT run_at, status FROM billing_jobs WHERE subscription_id = $1 AND kind = 'invoice' ORDER BY run_at", [subscription.id]);
+    expect(queued.map((step) => [Math.floor(step.run_at.getTime() / 1000), step.status])).toEqual([[firstStart, 'pending'], [secondStart, 'pending']]);
+    // The second period's invoice is due, but an earlier one of its subscription is pending: not claimed.
+    expect(mine(await down.claim(100, fake))).toEqual([]);
+    // Invoicing answers again: the first period is billed, and only then the second.
+    const [retry] = await query<{ due_at: Date }>("SELECT due_at FROM billing_jobs WHERE subscription_id = $1 AND kind = 'invoice' ORDER BY run_at LIMIT 1", [subscription.id]);
+    const later = new Date(retry.due_at.getTime() + 1);
+    const up = billingClock(() => later);
+    for (let steps = mine(await up.claim(100, later)); steps.length > 0; steps = mine(await up.claim(100, later))) {
+      expect(steps).toHaveLength(1);
+      await up.run(steps[0]);
+    }
+    expect(requests.filter((request) => request.subscriptionId === subscription.id).map((request) => request.periodStart)).toEqual([firstStart, secondStart]);
+  });
+
   it('keeps an invoice request pending while invoicing cannot answer, and sends the same request when it can', async () => {
     const subscription = await newSubscription({ trialDays: 1 });
     const fake = new Date(Number(subscription.trialEnd) * 1000 + 1000);

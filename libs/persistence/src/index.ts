@@ -4,3 +4,4 @@ export * from './unique-violation';
 export * from './command-results-purge';
 export * from './transactions';
 export * from './notifier';
+export * from './sql-rows';

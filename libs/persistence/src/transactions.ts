@@ -41,12 +41,17 @@ const PRISMA_TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 10_000 };
 export function prismaTransactions<Tx extends PrismaRawSql>(prisma: PrismaTransactions<Tx>): TransactionRunner<Tx> {
   return {
     transaction: (work) => prisma.$transaction(work, PRISMA_TRANSACTION_OPTIONS),
-    statements: (tx) => ({
-      query: async <Row>(sql: string, values: unknown[]) => (await tx.$queryRawUnsafe<Row[]>(sql, ...values)),
-      execute: async (sql: string, values: unknown[]) => {
-        await tx.$executeRawUnsafe(sql, ...values);
-      },
-    }),
+    statements: prismaStatements,
+  };
+}
+
+/** Raw SQL in a Prisma interactive transaction. */
+function prismaStatements(tx: PrismaRawSql): SqlStatements {
+  return {
+    query: async <Row>(sql: string, values: unknown[]) => (await tx.$queryRawUnsafe<Row[]>(sql, ...values)),
+    execute: async (sql: string, values: unknown[]) => {
+      await tx.$executeRawUnsafe(sql, ...values);
+    },
   };
 }
 
@@ -125,4 +130,21 @@ export class PgTransactions implements TransactionRunner<PgTransaction> {
   statements(tx: PgTransaction): SqlStatements {
     return tx;
   }
+}
+
+/** An open transaction of either kind, for repositories that write the same SQL in both (a batch on `pg`, a command on Prisma). */
+export type OpenTransaction = PgTransaction | PrismaRawSql;
+
+/** The raw SQL of an open transaction of either kind. */
+export function statementsOf(tx: OpenTransaction): SqlStatements {
+  return tx instanceof PgTransaction ? tx : prismaStatements(tx);
+}
+
+/**
+ * Wakes `channel`'s listeners once `tx` commits: after the COMMIT on a PgTransaction, inside the
+ * transaction on Prisma's (which can run nothing after its commit; delivered only if it commits).
+ */
+export async function notifyOnCommit(tx: OpenTransaction, channel: string): Promise<void> {
+  if (tx instanceof PgTransaction) tx.notifyAfterCommit(channel);
+  else await tx.$executeRawUnsafe('SELECT pg_notify($1, $2)', channel, '');
 }

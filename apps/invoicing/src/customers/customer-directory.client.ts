@@ -34,6 +34,30 @@ export class CustomerDirectory implements OnModuleDestroy {
     }
   }
 
+  /**
+   * Many customers, each of its own tenant, in one call (BatchGetCustomers): one lookup per
+   * reference, in order. A subscription service that does not know the call yet (UNIMPLEMENTED,
+   * an older release) is asked one customer at a time.
+   */
+  async lookupAll(refs: readonly { tenant: TenantRef; id: string }[]): Promise<CustomerLookup[]> {
+    const asked = refs.filter((ref) => ref.id.startsWith('cus_'));
+    let results: subscriptionV1.BatchGetCustomerResult[];
+    try {
+      results = asked.length === 0 ? [] : (await this.subscription.batchGetCustomers({ customers: asked.map(({ tenant, id }) => ({ tenant: toTenantMessage(tenant), id })) })).results;
+    } catch (error) {
+      if ((error as grpc.ServiceError).code === grpc.status.UNIMPLEMENTED) return Promise.all(refs.map(({ tenant, id }) => this.lookup(tenant, id)));
+      throw fromGrpcError(error);
+    }
+    let next = 0;
+    return refs.map(({ id }) => {
+      if (!id.startsWith('cus_')) return { missing: id };
+      const customer = results[next++]?.customer;
+      if (!customer) return { missing: id };
+      if (customer.deletedAt !== undefined) return { deleted: id };
+      return { found: { id: customer.id, name: customer.name, email: customer.email } };
+    });
+  }
+
   onModuleDestroy(): void {
     this.subscription.close();
   }

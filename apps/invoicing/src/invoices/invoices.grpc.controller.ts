@@ -7,7 +7,7 @@ import { fromInt64 } from '@recur/money';
 import { CustomerDirectory } from '../customers/customer-directory.client';
 import { checkReminder } from '../dunning/dunning-schedule';
 import { Commands } from '../infrastructure/commands';
-import type { CustomerLookup, SubscriptionInvoiceFields } from './invoice';
+import type { SubscriptionInvoiceFields } from './invoice';
 import { toInvoiceMessage } from './invoice.mapper';
 import { renderInvoicePdf } from './invoice-pdf';
 import { InvoicesService } from './invoices.service';
@@ -89,7 +89,7 @@ export class InvoicesGrpcController {
     }));
   }
 
-  /** The billing clock's batches: each customer asked once, every period raised in one transaction. */
+  /** The billing clock's batches: the customers asked in one call, every period raised in one transaction. */
   @GrpcMethod('InvoicingService', 'CreateSubscriptionInvoices')
   async createSubscriptionInvoices(request: invoicingV1.CreateSubscriptionInvoicesRequest): Promise<MessageInitShape<typeof invoicingV1.CreateSubscriptionInvoicesResponseSchema>> {
     if (request.invoices.length > MAX_BATCH_INVOICES) throw invalidArgument('invoices', `A batch carries at most ${MAX_BATCH_INVOICES} invoices`);
@@ -101,14 +101,9 @@ export class InvoicesGrpcController {
         throw error;
       }
     });
-    const lookups = new Map<string, Promise<CustomerLookup>>();
-    const lookup = (tenant: TenantRef, customerId: string) => {
-      const key = JSON.stringify([tenant.accountId, tenant.livemode, customerId]);
-      if (!lookups.has(key)) lookups.set(key, this.customers.lookup(tenant, customerId));
-      return lookups.get(key)!;
-    };
-    const valid = await Promise.all(parsed.flatMap((item) => ('error' in item ? [] : [lookup(item.tenant, item.customerId).then((customer) => ({ ...item, customer }))])));
-    const outcomes = valid.length > 0 ? await this.invoices.createForSubscriptionPeriods(valid) : [];
+    const valid = parsed.flatMap((item) => ('error' in item ? [] : [item]));
+    const customers = await this.customers.lookupAll(valid.map((item) => ({ tenant: item.tenant, id: item.customerId })));
+    const outcomes = valid.length > 0 ? await this.invoices.createForSubscriptionPeriods(valid.map((item, index) => ({ ...item, customer: customers[index] }))) : [];
     let next = 0;
     return {
       results: parsed.map((item) => {

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DomainError, notFound, type Page, type TenantRef } from '@recur/kernel';
 import { appendToOutbox } from '@recur/messaging';
+import { insertRowsStatement, type OpenTransaction, statementsOf } from '@recur/persistence';
 import type { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { formatInvoiceNumber, type Invoice, type InvoiceChange } from './invoice';
@@ -67,9 +68,9 @@ export class InvoicesRepository {
    * sorted): a batch takes all its period locks before anything else, so two batches, or a
    * batch and a single raising, never wait on each other in a cycle.
    */
-  async lockSubscriptionPeriods(tx: Tx, periods: { tenant: TenantRef; subscriptionId: string; periodStart: Date }[]): Promise<void> {
+  async lockSubscriptionPeriods(tx: OpenTransaction, periods: readonly { tenant: TenantRef; subscriptionId: string; periodStart: Date }[]): Promise<void> {
     const keys = [...new Set(periods.map((period) => periodLockKey(period.tenant, period.subscriptionId, period.periodStart)))].sort();
-    await tx.$queryRaw`SELECT count(pg_advisory_xact_lock(hashtextextended(key, 0)))::int AS locked FROM unnest(${keys}::text[]) AS key`;
+    await statementsOf(tx).query('SELECT count(pg_advisory_xact_lock(hashtextextended(key, 0)))::int AS locked FROM unnest($1::text[]) AS key', [keys]);
   }
 
   async list(tenant: TenantRef, page: Page, filter: InvoiceFilter): Promise<{ invoices: Invoice[]; total: number }> {
@@ -92,18 +93,67 @@ export class InvoicesRepository {
    * transaction ends, so finalizations of one app take numbers one at a time, and a
    * transaction that rolls back gives its number back: numbers are consecutive and gapless.
    */
-  async nextNumber(tx: Tx, tenant: TenantRef): Promise<string> {
-    const [{ last_number }] = await tx.$queryRaw<{ last_number: number }[]>`
-      INSERT INTO invoice_number_counters (account_id, livemode, last_number) VALUES (${tenant.accountId}, ${tenant.livemode}, 1)
-      ON CONFLICT (account_id, livemode) DO UPDATE SET last_number = invoice_number_counters.last_number + 1
-      RETURNING last_number`;
-    return formatInvoiceNumber(last_number);
+  async nextNumber(tx: OpenTransaction, tenant: TenantRef): Promise<string> {
+    const [first] = (await this.takeNumbers(tx, [{ tenant, count: 1 }])).values();
+    return formatInvoiceNumber(first);
   }
 
-  async insert(tx: Tx, { invoice, events }: InvoiceChange): Promise<void> {
-    await tx.invoice.create({ data: toInvoiceColumns(invoice) });
-    await tx.invoiceLine.createMany({ data: toInvoiceLineRows(invoice) });
-    await appendToOutbox(tx, PRODUCER, events.flatMap(translateInvoiceEvent));
+  /**
+   * `count` consecutive numbers of each tenant at once, in one statement (gapless as nextNumber:
+   * each counter row stays locked until the transaction ends, and a rollback gives the range
+   * back): the first number of each tenant's range, by tenantKey. Counters are taken in one
+   * order (sorted), so two batches never wait on each other in a cycle.
+   */
+  async takeNumbers(tx: OpenTransaction, ranges: readonly { tenant: TenantRef; count: number }[]): Promise<Map<string, number>> {
+    const wanted = ranges.map(({ tenant, count }) => ({ account_id: tenant.accountId, livemode: tenant.livemode, count }));
+    const rows = await statementsOf(tx).query<{ account_id: string; livemode: boolean; last_number: number; count: number }>(
+      `INSERT INTO invoice_number_counters AS counter (account_id, livemode, last_number)
+       SELECT account_id, livemode, count FROM jsonb_to_recordset($1::jsonb) AS wanted(account_id text, livemode boolean, count int)
+       ORDER BY account_id, livemode
+       ON CONFLICT (account_id, livemode) DO UPDATE SET last_number = counter.last_number + EXCLUDED.last_number
+       RETURNING account_id, livemode, last_number`,
+      [JSON.stringify(wanted)],
+    );
+    const counts = new Map(ranges.map(({ tenant, count }) => [tenantKey(tenant), count]));
+    return new Map(rows.map((row) => {
+      const key = tenantKey({ accountId: row.account_id, livemode: row.livemode });
+      return [key, Number(row.last_number) - counts.get(key)! + 1];
+    }));
+  }
+
+  /**
+   * Which of these subscription periods already have their invoice: its id, by the period's
+   * index in `periods`, in one statement. The caller holds their period locks (lockSubscriptionPeriods).
+   */
+  async raisedPeriods(tx: OpenTransaction, periods: readonly { tenant: TenantRef; subscriptionId: string; periodStart: Date }[]): Promise<Map<number, string>> {
+    const rows = await statementsOf(tx).query<{ id: string; position: number }>(
+      `SELECT invoice.id, period.position FROM invoices invoice
+       JOIN jsonb_to_recordset($1::jsonb) AS period(position int, account_id text, livemode boolean, subscription_id text, period_start timestamptz)
+         ON invoice.account_id = period.account_id AND invoice.livemode = period.livemode
+        AND invoice.subscription_id = period.subscription_id AND invoice.period_start = period.period_start`,
+      [JSON.stringify(periods.map((period, position) => ({
+        position, account_id: period.tenant.accountId, livemode: period.tenant.livemode, subscription_id: period.subscriptionId, period_start: period.periodStart,
+      })))],
+    );
+    return new Map(rows.map((row) => [row.position, row.id]));
+  }
+
+  async insert(tx: OpenTransaction, change: InvoiceChange): Promise<void> {
+    await this.insertAll(tx, [change]);
+  }
+
+  /** New invoices with their lines and events, in three statements whatever their count; every field a line carries is stored. */
+  async insertAll(tx: OpenTransaction, changes: readonly InvoiceChange[]): Promise<void> {
+    if (changes.length === 0) return;
+    const sql = statementsOf(tx);
+    const invoices = insertRowsStatement('invoices', changes.map(({ invoice }) => toInvoiceColumns(invoice)));
+    await sql.execute(invoices.sql, invoices.values);
+    const lines = changes.flatMap(({ invoice }) => toInvoiceLineRows(invoice));
+    if (lines.length > 0) {
+      const statement = insertRowsStatement('invoice_lines', lines);
+      await sql.execute(statement.sql, statement.values);
+    }
+    await appendToOutbox(tx, PRODUCER, changes.flatMap(({ events }) => events.flatMap(translateInvoiceEvent)));
   }
 
   /** Writes the events of a change that left the invoice's columns as they were (a dunning reminder). */
@@ -117,6 +167,9 @@ export class InvoicesRepository {
     await appendToOutbox(tx, PRODUCER, events.flatMap(translateInvoiceEvent));
   }
 }
+
+/** A tenant as a map key. */
+export const tenantKey = (tenant: TenantRef): string => `${tenant.accountId}:${tenant.livemode}`;
 
 const periodLockKey = (tenant: TenantRef, subscriptionId: string, periodStart: Date): string =>
   JSON.stringify(['invoice-period', tenant.accountId, tenant.livemode, subscriptionId, periodStart.getTime()]);

@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, type Clock, type DomainError, isDomainError, type Page, type TenantRef } from '@recur/kernel';
 import { DunningSchedulesRepository } from '../dunning/dunning-schedules.repository';
+import type { OpenTransaction } from '@recur/persistence';
 import type { Prisma } from '../generated/prisma/client';
-import { PrismaService } from '../infrastructure/prisma.service';
+import { PlainTransactions } from '../infrastructure/commands';
 import { INVOICING_CONFIG, type InvoicingConfig } from '../invoicing-config';
 import { FINALIZED_SEND_KEY, InvoiceMailer } from '../mail/invoice-mail';
 import {
@@ -13,8 +14,10 @@ import {
   createdAndFinalized,
   createOneOffInvoice,
   createSubscriptionInvoice,
+  type BilledCustomer,
   type CustomerLookup,
   finalizeInvoice,
+  formatInvoiceNumber,
   type Invoice,
   type InvoiceChange,
   type OneOffInvoiceFields,
@@ -25,7 +28,7 @@ import {
   type SubscriptionInvoiceFields,
   voidInvoice,
 } from './invoice';
-import { type InvoiceFilter, InvoicesRepository } from './invoices.repository';
+import { type InvoiceFilter, InvoicesRepository, tenantKey } from './invoices.repository';
 
 type Tx = Prisma.TransactionClient;
 
@@ -37,9 +40,6 @@ export interface SubscriptionPeriodItem {
 }
 export type SubscriptionPeriodOutcome = { invoice: Invoice } | { error: DomainError };
 
-/** A batch holds its tenants' invoice counters until it commits: room for a few hundred invoices. */
-const BATCH_TRANSACTION = { maxWait: 10_000, timeout: 60_000 };
-
 /**
  * Invoice use cases. Each runs in the command's transaction (`tx`); the invoice records its
  * own events, and saving it writes them to the outbox too. A customer lookup (`CustomerLookup`)
@@ -50,10 +50,10 @@ export class InvoicesService {
   constructor(
     private readonly invoices: InvoicesRepository,
     private readonly dunningSchedules: DunningSchedulesRepository,
-    private readonly prisma: PrismaService,
     @Inject(CLOCK) private readonly now: Clock,
     @Inject(INVOICING_CONFIG) private readonly config: InvoicingConfig,
-    private readonly mailer: InvoiceMailer<Tx>,
+    private readonly mailer: InvoiceMailer<OpenTransaction>,
+    private readonly plain: PlainTransactions,
   ) {}
 
   /** `sellerName` is the account's name, printed on the PDF of the e-mail sent when created open. */
@@ -82,30 +82,65 @@ export class InvoicesService {
   }
 
   /**
-   * Several periods' invoices in one transaction, each raised by createForSubscriptionPeriod as
-   * a single call raises it; a DomainError (bad input, a deleted customer) refuses its own item
-   * only. Any other failure rolls the whole batch back, and the caller repeats it: each item
-   * is idempotent by its period.
+   * Several periods' invoices in one transaction of a fixed number of statements whatever
+   * their count (the billing clock's batches): the periods locked, those already raised found,
+   * each tenant's numbers taken as one range, then every invoice, line, event and e-mail written
+   * at once. Each period is raised once: a period raised before (a repeat after a lost answer)
+   * answers its invoice as it stands. A DomainError (bad input, a deleted customer) refuses its
+   * own item only; any other failure rolls the whole batch back, and the caller repeats it.
    */
   async createForSubscriptionPeriods(items: SubscriptionPeriodItem[]): Promise<SubscriptionPeriodOutcome[]> {
-    // Tenants in one order too: each tenant's invoice counter stays locked until the commit, so
-    // two batches taking two counters in opposite orders would deadlock.
-    const tenantKey = ({ tenant }: SubscriptionPeriodItem) => `${tenant.accountId}:${tenant.livemode}`;
-    const order = items.map((_, index) => index).sort((a, b) => tenantKey(items[a]).localeCompare(tenantKey(items[b])) || a - b);
-    return this.prisma.$transaction(async (tx) => {
-      await this.invoices.lockSubscriptionPeriods(tx, items.map((item) => ({ tenant: item.tenant, subscriptionId: item.fields.subscriptionId, periodStart: item.fields.periodStart })));
-      const outcomes: SubscriptionPeriodOutcome[] = new Array(items.length);
-      for (const index of order) {
-        const item = items[index];
+    const outcomes: SubscriptionPeriodOutcome[] = new Array(items.length);
+    const raisedBefore = new Map<number, string>();
+    await this.plain.transaction(async (tx) => {
+      const periods = items.map(({ tenant, fields }) => ({ tenant, subscriptionId: fields.subscriptionId, periodStart: fields.periodStart }));
+      await this.invoices.lockSubscriptionPeriods(tx, periods);
+      for (const [index, id] of await this.invoices.raisedPeriods(tx, periods)) raisedBefore.set(index, id);
+      const now = this.now();
+      const drafts: { index: number; invoice: Invoice; customer: BilledCustomer }[] = [];
+      const firstOfPeriod = new Map<string, number>();
+      for (const [index, item] of items.entries()) {
+        if (raisedBefore.has(index)) continue;
+        // The same period twice in one batch: the second answers the first's invoice.
+        const period = JSON.stringify([tenantKey(item.tenant), item.fields.subscriptionId, item.fields.periodStart.getTime()]);
+        if (firstOfPeriod.has(period)) continue;
+        firstOfPeriod.set(period, index);
         try {
-          outcomes[index] = { invoice: await this.createForSubscriptionPeriod(tx, item.tenant, item.customer, item.fields) };
+          const customer = billableCustomer(item.customer);
+          const { invoice } = createSubscriptionInvoice(item.tenant, customer, item.fields, now);
+          assertMove(invoice, 'finalize');
+          drafts.push({ index, invoice, customer });
         } catch (error) {
           if (!isDomainError(error)) throw error;
           outcomes[index] = { error };
         }
       }
-      return outcomes;
-    }, BATCH_TRANSACTION);
+      // Each tenant's numbers in period order: a subscription's earlier period takes the lower number.
+      drafts.sort((a, b) => tenantKey(a.invoice.tenant).localeCompare(tenantKey(b.invoice.tenant))
+        || a.invoice.periodStart!.getTime() - b.invoice.periodStart!.getTime() || a.index - b.index);
+      const counts = new Map<string, { tenant: TenantRef; count: number }>();
+      for (const { invoice } of drafts) {
+        const range = counts.get(tenantKey(invoice.tenant)) ?? { tenant: invoice.tenant, count: 0 };
+        counts.set(tenantKey(invoice.tenant), { ...range, count: range.count + 1 });
+      }
+      const nextNumbers = drafts.length === 0 ? new Map<string, number>() : await this.invoices.takeNumbers(tx, [...counts.values()]);
+      const changes = drafts.map(({ invoice, customer }) => {
+        const key = tenantKey(invoice.tenant);
+        const number = nextNumbers.get(key)!;
+        nextNumbers.set(key, number + 1);
+        return createdAndFinalized(finalizeInvoice(invoice, { number: formatInvoiceNumber(number), customer, ...this.paymentPage() }, now));
+      });
+      await this.invoices.insertAll(tx, changes);
+      // The subscription service does not know the account's name: the PDF's seller line stays generic.
+      if (this.config.mailOnFinalize) await this.mailer.queueAll(tx, changes.map(({ invoice }) => invoice), { kind: 'invoice', sendKey: FINALIZED_SEND_KEY, sellerName: '' });
+      drafts.forEach(({ index }, position) => (outcomes[index] = { invoice: changes[position].invoice }));
+      for (const [index, item] of items.entries()) {
+        const first = firstOfPeriod.get(JSON.stringify([tenantKey(item.tenant), item.fields.subscriptionId, item.fields.periodStart.getTime()]));
+        if (first !== undefined && first !== index) outcomes[index] = outcomes[first];
+      }
+    });
+    for (const [index, id] of raisedBefore) outcomes[index] = { invoice: await this.invoices.get(items[index].tenant, id) };
+    return outcomes;
   }
 
   get(tenant: TenantRef, id: string): Promise<Invoice> {

@@ -23,6 +23,8 @@ export type InvoiceMailRequest =
 export abstract class InvoiceMailer<Tx> {
   /** Queues the mail and answers its id (the earlier one's when this send was queued before). */
   abstract queue(tx: Tx, invoice: Invoice, request: InvoiceMailRequest): Promise<string>;
+  /** The same send of many invoices at once (a batch of renewal invoices), in one statement. */
+  abstract queueAll(tx: Tx, invoices: readonly Invoice[], request: InvoiceMailRequest): Promise<void>;
 }
 
 /** The send key of the mail every finalization queues. */

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { claimDueRowsSql, claimParams, type DueRowsTable, nextDueAtSql } from '@recur/jobs';
 import { CLOCK, type Clock, newId, type TenantRef } from '@recur/kernel';
-import type { Prisma } from '../generated/prisma/client';
+import { insertRowsStatement, notifyOnCommit, type OpenTransaction, statementsOf } from '@recur/persistence';
 import { PrismaService } from '../infrastructure/prisma.service';
 import type { Invoice } from '../invoices/invoice';
 import { assertSendable, type InvoiceMailKind, InvoiceMailer, type InvoiceMailRequest, sendKeyOf } from './invoice-mail';
@@ -47,7 +47,7 @@ export type MailOutcome = { status: 'sent' } | { status: 'pending'; nextAttemptA
  * records each attempt's outcome here.
  */
 @Injectable()
-export class InvoiceMailsRepository extends InvoiceMailer<Prisma.TransactionClient> {
+export class InvoiceMailsRepository extends InvoiceMailer<OpenTransaction> {
   constructor(
     private readonly prisma: PrismaService,
     @Inject(CLOCK) private readonly now: Clock,
@@ -55,22 +55,44 @@ export class InvoiceMailsRepository extends InvoiceMailer<Prisma.TransactionClie
     super();
   }
 
-  async queue(tx: Prisma.TransactionClient, invoice: Invoice, request: InvoiceMailRequest): Promise<string> {
-    assertSendable(invoice);
+  async queue(tx: OpenTransaction, invoice: Invoice, request: InvoiceMailRequest): Promise<string> {
+    return (await this.insert(tx, [invoice], request))[0];
+  }
+
+  async queueAll(tx: OpenTransaction, invoices: readonly Invoice[], request: InvoiceMailRequest): Promise<void> {
+    await this.insert(tx, invoices, request);
+  }
+
+  /** One row per invoice and send, in one statement: a repeated queueing (a retried command) finds the first and answers its id. */
+  private async insert(tx: OpenTransaction, invoices: readonly Invoice[], request: InvoiceMailRequest): Promise<string[]> {
+    if (invoices.length === 0) return [];
+    invoices.forEach(assertSendable);
     const now = this.now();
-    const id = newId('mail');
     const sendKey = sendKeyOf(request);
-    // One row per invoice and send: a repeated queueing (a retried command) finds the first.
-    const [row] = await tx.$queryRaw<{ id: string }[]>`
-      INSERT INTO invoice_mails (id, account_id, livemode, invoice_id, kind, reminder_number, send_key, recipient, seller_name, message_id,
-                                 status, attempt_count, next_attempt_at, created_at, updated_at)
-      VALUES (${id}, ${invoice.tenant.accountId}, ${invoice.tenant.livemode}, ${invoice.id}, ${request.kind},
-              ${request.kind === 'reminder' ? request.reminderNumber : null}, ${sendKey}, ${invoice.customer.email}, ${request.sellerName},
-              ${`<${id}@recur.invoicing>`}, 'pending', 0, ${now}, ${now}, ${now})
-      ON CONFLICT (invoice_id, send_key) DO UPDATE SET send_key = EXCLUDED.send_key
-      RETURNING id`;
-    await tx.$executeRawUnsafe(`SELECT pg_notify('${INVOICE_MAILS_CHANNEL}', '')`);
-    return row.id;
+    const rows = invoices.map((invoice) => {
+      const id = newId('mail');
+      return {
+        id,
+        accountId: invoice.tenant.accountId,
+        livemode: invoice.tenant.livemode,
+        invoiceId: invoice.id,
+        kind: request.kind,
+        reminderNumber: request.kind === 'reminder' ? request.reminderNumber : null,
+        sendKey,
+        recipient: invoice.customer.email,
+        sellerName: request.sellerName,
+        messageId: `<${id}@recur.invoicing>`,
+        status: 'pending',
+        attemptCount: 0,
+        nextAttemptAt: now,
+        createdAt: now,
+        updatedAt: now,
+      };
+    });
+    const { sql, values } = insertRowsStatement('invoice_mails', rows, 'ON CONFLICT (invoice_id, send_key) DO UPDATE SET send_key = EXCLUDED.send_key RETURNING id');
+    const inserted = await statementsOf(tx).query<{ id: string }>(sql, values);
+    await notifyOnCommit(tx, INVOICE_MAILS_CHANNEL);
+    return inserted.map((row) => row.id);
   }
 
   /** Leases up to `limit` due mails until `now + leaseMs`. */

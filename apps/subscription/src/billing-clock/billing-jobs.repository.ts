@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, type Clock, newId, type TenantRef, unixSeconds } from '@recur/kernel';
+import { insertRowsStatement, notifyOnCommit, type OpenTransaction, statementsOf } from '@recur/persistence';
 import type { Customer } from '../customers/customer';
 import type { Prisma } from '../generated/prisma/client';
 import { invoiceLineKind, type LifecycleStep, nextLifecycleStep, type PeriodInvoice, type Subscription } from '../subscriptions/subscription';
@@ -36,6 +37,15 @@ export interface StepOwner {
 
 export const subscriptionOwner = (subscription: Subscription): StepOwner => ({ tenant: subscription.tenant, subscriptionId: subscription.id, testClockId: subscription.testClockId });
 export const customerOwner = (customer: Customer): StepOwner => ({ tenant: customer.tenant, subscriptionId: null, testClockId: customer.testClockId });
+
+/** A step to write: its owner, kind, key, time (the owner's own) and payload. */
+interface NewStep {
+  owner: StepOwner;
+  kind: BillingJobKind;
+  key: string;
+  runAt: Date;
+  payload: object;
+}
 
 /** A step exists, and runs, once: `<kind>:<subscription>:<time of the step, unix seconds>`. */
 export const stepKey = (kind: BillingJobKind, subscriptionId: string, at: Date): string => `${kind}:${subscriptionId}:${unixSeconds(at)}`;
@@ -88,20 +98,32 @@ export function toInvoicePayload(subscription: Subscription, invoice: PeriodInvo
 export class BillingJobs {
   constructor(@Inject(CLOCK) private readonly now: Clock) {}
 
-  /** Makes the subscription's pending lifecycle step the one its state calls for (or none). */
-  async syncLifecycleStep(tx: Tx, subscription: Subscription): Promise<void> {
-    const step = nextLifecycleStep(subscription);
-    const key = step ? stepKey(step.kind, subscription.id, step.runAt) : '';
+  /**
+   * For each saved subscription, in a fixed number of statements whatever their count: its
+   * period's invoice request when a period began (a period is requested once: its step key),
+   * and the lifecycle step its state calls for as its one pending step (any other cancelled).
+   * A batch of the billing clock and a single command save through here alike.
+   */
+  async syncSteps(tx: OpenTransaction, saved: readonly { subscription: Subscription; invoice?: PeriodInvoice }[]): Promise<void> {
+    if (saved.length === 0) return;
     const now = this.now();
-    await tx.$executeRaw`
-      UPDATE billing_jobs SET status = 'cancelled', lease_until = NULL, updated_at = ${now}
-      WHERE subscription_id = ${subscription.id} AND kind NOT IN ('invoice', 'dunning') AND status = 'pending' AND step_key <> ${key}`;
-    if (step) await this.insert(tx, subscriptionOwner(subscription), step.kind, key, step.runAt, {});
-  }
-
-  /** Queues the period's invoice request; a period is requested once (its step key). */
-  async queueInvoice(tx: Tx, subscription: Subscription, invoice: PeriodInvoice): Promise<void> {
-    await this.insert(tx, subscriptionOwner(subscription), 'invoice', stepKey('invoice', subscription.id, invoice.periodStart), invoice.periodStart, toInvoicePayload(subscription, invoice));
+    const steps: NewStep[] = [];
+    const lifecycle = saved.map(({ subscription, invoice }) => {
+      if (invoice) {
+        steps.push({ owner: subscriptionOwner(subscription), kind: 'invoice', key: stepKey('invoice', subscription.id, invoice.periodStart), runAt: invoice.periodStart, payload: toInvoicePayload(subscription, invoice) });
+      }
+      const step = nextLifecycleStep(subscription);
+      const key = step ? stepKey(step.kind, subscription.id, step.runAt) : '';
+      if (step) steps.push({ owner: subscriptionOwner(subscription), kind: step.kind, key, runAt: step.runAt, payload: {} });
+      return { subscription_id: subscription.id, step_key: key };
+    });
+    await statementsOf(tx).execute(
+      `UPDATE billing_jobs AS job SET status = 'cancelled', lease_until = NULL, updated_at = $2::timestamptz
+       FROM jsonb_to_recordset($1::jsonb) AS next(subscription_id text, step_key text)
+       WHERE job.subscription_id = next.subscription_id AND job.kind NOT IN ('invoice', 'dunning') AND job.status = 'pending' AND job.step_key <> next.step_key`,
+      [JSON.stringify(lifecycle), now.toISOString()],
+    );
+    await this.insert(tx, steps);
   }
 
   /**
@@ -121,10 +143,10 @@ export class BillingJobs {
    * clock walks them. Queued once per reminder (its step key), however often the failure is delivered.
    */
   async queueDunning(tx: Tx, owner: StepOwner, invoiceId: string, scheduleDays: readonly number[], failedAt: Date): Promise<void> {
-    for (const [index, days] of scheduleDays.entries()) {
+    await this.insert(tx, scheduleDays.map((days, index): NewStep => {
       const payload: DunningPayload = { invoice_id: invoiceId, reminder_number: index + 1, reminder_count: scheduleDays.length };
-      await this.insert(tx, owner, 'dunning', dunningStepKey(invoiceId, index + 1), new Date(failedAt.getTime() + days * DAY_MS), payload);
-    }
+      return { owner, kind: 'dunning', key: dunningStepKey(invoiceId, index + 1), runAt: new Date(failedAt.getTime() + days * DAY_MS), payload };
+    }));
   }
 
   /** Stops the reminders of an invoice still pending (it was paid). */
@@ -141,23 +163,48 @@ export class BillingJobs {
     return clock?.frozen_time ?? this.now();
   }
 
-  private async insert(tx: Tx, owner: StepOwner, kind: BillingJobKind, key: string, runAt: Date, payload: object): Promise<void> {
+  /**
+   * Writes the steps in one statement. A cancelled step of the same key comes back (a pause
+   * undone before its time); a done one never runs again. On a test clock a step is due once the
+   * clock has reached its time: the clocks are read FOR SHARE (one statement for the batch).
+   */
+  private async insert(tx: OpenTransaction, steps: readonly NewStep[]): Promise<void> {
+    if (steps.length === 0) return;
     const now = this.now();
-    let dueAt: Date | null = runAt;
-    if (owner.testClockId) {
-      const clocks = await tx.$queryRaw<{ frozen_time: Date; deleted_at: Date | null }[]>`
-        SELECT frozen_time, deleted_at FROM test_clocks WHERE id = ${owner.testClockId} FOR SHARE`;
-      const clock = clocks[0];
-      dueAt = clock && !clock.deleted_at && clock.frozen_time.getTime() >= runAt.getTime() ? now : null;
-    }
-    // A cancelled step of the same key comes back (a pause undone before its time); a done one never runs again.
-    await tx.$executeRaw`
-      INSERT INTO billing_jobs (id, account_id, livemode, subscription_id, kind, step_key, status, run_at, due_at, test_clock_id, payload, created_at, updated_at)
-      VALUES (${newId('bjob')}, ${owner.tenant.accountId}, ${owner.tenant.livemode}, ${owner.subscriptionId}, ${kind}, ${key}, 'pending',
-              ${runAt}, ${dueAt}, ${owner.testClockId}, ${JSON.stringify(payload)}::jsonb, ${now}, ${now})
+    const clockIds = [...new Set(steps.flatMap(({ owner }) => (owner.testClockId ? [owner.testClockId] : [])))].sort();
+    const clocks = new Map(
+      clockIds.length === 0
+        ? []
+        : (await statementsOf(tx).query<{ id: string; frozen_time: Date; deleted_at: Date | null }>(
+            'SELECT id, frozen_time, deleted_at FROM test_clocks WHERE id = ANY($1::text[]) ORDER BY id FOR SHARE',
+            [clockIds],
+          )).map((clock) => [clock.id, clock]),
+    );
+    const dueAtOf = ({ owner, runAt }: NewStep): Date | null => {
+      if (!owner.testClockId) return runAt;
+      const clock = clocks.get(owner.testClockId);
+      return clock && !clock.deleted_at && new Date(clock.frozen_time).getTime() >= runAt.getTime() ? now : null;
+    };
+    const rows = steps.map((step) => ({
+      id: newId('bjob'),
+      accountId: step.owner.tenant.accountId,
+      livemode: step.owner.tenant.livemode,
+      subscriptionId: step.owner.subscriptionId,
+      kind: step.kind,
+      stepKey: step.key,
+      status: 'pending',
+      runAt: step.runAt,
+      dueAt: dueAtOf(step),
+      testClockId: step.owner.testClockId,
+      payload: step.payload,
+      createdAt: now,
+      updatedAt: now,
+    }));
+    const { sql, values } = insertRowsStatement('billing_jobs', rows, `
       ON CONFLICT (step_key) DO UPDATE SET status = 'pending', due_at = EXCLUDED.due_at, lease_until = NULL, updated_at = EXCLUDED.updated_at
-      WHERE billing_jobs.status = 'cancelled'`;
+      WHERE billing_jobs.status = 'cancelled'`);
+    await statementsOf(tx).execute(sql, values);
     // Wake the workers for a step due now; one due later is found by their next look (nextDueAt, the poll).
-    if (dueAt && dueAt.getTime() <= now.getTime()) await tx.$executeRaw`SELECT pg_notify(${BILLING_JOBS_CHANNEL}, '')`;
+    if (rows.some((row) => row.dueAt && row.dueAt.getTime() <= now.getTime())) await notifyOnCommit(tx, BILLING_JOBS_CHANNEL);
   }
 }

@@ -2,11 +2,14 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { requireTenant, subscriptionV1 } from '@recur/contracts';
-import { checkPage, pageInfo } from '@recur/kernel';
+import { checkPage, invalidArgument, pageInfo } from '@recur/kernel';
 import { checkChangeSource } from './customer';
 import { toCustomerMessage } from './customer.mapper';
 import { CustomersService } from './customers.service';
 import { Commands, PgCommands } from '../infrastructure/commands';
+
+/** The most customers one BatchGetCustomers call names (invoicing's batches carry at most 500 invoices). */
+const BATCH_GET_CUSTOMERS_MAX = 500;
 
 /** gRPC edge of the customer use cases: decode, call, encode. No rules live here. */
 @Controller()
@@ -57,5 +60,19 @@ export class CustomersGrpcController {
     return this.commands.run(tenant, request, subscriptionV1.DeleteCustomerResponseSchema, async (tx) => ({
       customer: toCustomerMessage(await this.customers.delete(tx, tenant, request.id)),
     }));
+  }
+
+  @GrpcMethod('SubscriptionService', 'BatchGetCustomers')
+  async batchGetCustomers(request: subscriptionV1.BatchGetCustomersRequest): Promise<MessageInitShape<typeof subscriptionV1.BatchGetCustomersResponseSchema>> {
+    if (request.customers.length > BATCH_GET_CUSTOMERS_MAX) throw invalidArgument('customers', `A batch names at most ${BATCH_GET_CUSTOMERS_MAX} customers`);
+    const refs = request.customers.map((ref) => ({ tenant: requireTenant(ref.tenant), id: ref.id }));
+    const found = await this.customers.getAll(refs);
+    return {
+      results: refs.map(({ tenant, id }) => {
+        const customer = found.get(id);
+        // Ids are unique across tenants; the tenant check keeps another app's customer out all the same.
+        return customer && customer.tenant.accountId === tenant.accountId && customer.tenant.livemode === tenant.livemode ? { customer: toCustomerMessage(customer) } : {};
+      }),
+    };
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { notFound, type Page, type TenantRef } from '@recur/kernel';
 import { appendToOutbox } from '@recur/messaging';
-import type { PgTransaction } from '@recur/persistence';
+import { fromSqlRow, type PgTransaction } from '@recur/persistence';
 import type { Customer as CustomerRow, Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 import type { Customer, CustomerChange } from './customer';
@@ -15,11 +15,6 @@ type Tx = Prisma.TransactionClient;
 
 const INSERT_CUSTOMER = `INSERT INTO customers (id, account_id, livemode, name, email, metadata, created_at, updated_at, deleted_at, test_clock_id)
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`;
-
-/** A `SELECT *` row of `customers` in the shape Prisma reads it: its snake_case columns in camelCase. */
-function customerRowFromSql(row: Record<string, unknown>): CustomerRow {
-  return Object.fromEntries(Object.entries(row).map(([column, value]) => [column.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase()), value])) as CustomerRow;
-}
 
 /**
  * Customers in the service's database; every query is scoped to one tenant. Saving a
@@ -36,9 +31,19 @@ export class CustomersRepository {
   async get(tenant: TenantRef, id: string, tx?: Tx): Promise<Customer> {
     const row = tx
       ? await tx.customer.findFirst({ where: { id, accountId: tenant.accountId, livemode: tenant.livemode } })
-      : (await this.prisma.pool.query('SELECT * FROM customers WHERE id = $1 AND account_id = $2 AND livemode = $3', [id, tenant.accountId, tenant.livemode])).rows.map(customerRowFromSql)[0];
+      : (await this.prisma.pool.query('SELECT * FROM customers WHERE id = $1 AND account_id = $2 AND livemode = $3', [id, tenant.accountId, tenant.livemode])).rows.map(fromSqlRow<CustomerRow>)[0];
     if (!row) throw notFound('customer', id);
     return fromCustomerRow(row);
+  }
+
+  /** Many customers, each of its own tenant, in one statement: those found (deleted ones too), by id. */
+  async getAll(refs: readonly { tenant: TenantRef; id: string }[]): Promise<Map<string, Customer>> {
+    const { rows } = await this.prisma.pool.query(
+      `SELECT c.* FROM customers c JOIN jsonb_to_recordset($1::jsonb) AS ref(id text, account_id text, livemode boolean)
+         ON c.id = ref.id AND c.account_id = ref.account_id AND c.livemode = ref.livemode`,
+      [JSON.stringify(refs.map(({ tenant, id }) => ({ id, account_id: tenant.accountId, livemode: tenant.livemode })))],
+    );
+    return new Map(rows.map((row) => fromCustomerRow(fromSqlRow<CustomerRow>(row))).map((customer) => [customer.id, customer]));
   }
 
   /** Locks the row for the rest of the transaction, so concurrent changes serialise. */

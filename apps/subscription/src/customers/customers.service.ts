@@ -33,6 +33,11 @@ export class CustomersService {
     return this.customers.get(tenant, id);
   }
 
+  /** Customers of many tenants at once (BatchGetCustomers): those found, by id. */
+  getAll(refs: readonly { tenant: TenantRef; id: string }[]): Promise<Map<string, Customer>> {
+    return this.customers.getAll(refs);
+  }
+
   list(tenant: TenantRef, page: Page, email?: string): Promise<{ customers: Customer[]; total: number }> {
     return this.customers.list(tenant, page, email);
   }
