@@ -197,7 +197,7 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** One lifecycle step, already marked done: the subscription's move, if it still calls for this step. */
   private lifecycleMove(step: ClaimedStep, subscription: Subscription | undefined, usage: StepUsage | undefined): SubscriptionChange | undefined {
-    if (!subscription) throw notFound('subscription', step.subscription_id);
+    if (!subscription) throw notFound('subscription', step.subscription_id ?? '');
     const expected = nextLifecycleStep(subscription);
     // A step the subscription no longer calls for (a change raced it) is done without effect.
     if (!expected || stepKey(expected.kind, subscription.id, expected.runAt) !== step.step_key) return undefined;
