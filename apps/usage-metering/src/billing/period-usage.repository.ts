@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { TenantRef } from '@recur/kernel';
-import type { PoolClient } from 'pg';
+import { PgTransactions, type SqlStatements } from '@recur/persistence';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { type BilledUsage, type PeriodUsageLine, totalsKey } from './period-usage';
 
-type Db = Pick<PoolClient, 'query'>;
+type Db = SqlStatements;
 
 interface LineRow {
   metric_name: string;
@@ -26,26 +26,24 @@ const fromLineRow = (row: LineRow): PeriodUsageLine => ({
 /** usage_billings (what invoices billed of each period's usage) and the totals they are measured against. */
 @Injectable()
 export class PeriodUsageRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  private readonly transactions: PgTransactions;
 
-  /** Runs `work` in one transaction on one connection. */
-  async transaction<T>(work: (db: Db) => Promise<T>): Promise<T> {
-    const client = await this.prisma.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+  constructor(private readonly prisma: PrismaService) {
+    this.transactions = new PgTransactions(prisma.pool);
   }
 
+  /** Runs `work` in one transaction on plain `pg` (Prisma's own pool). */
+  transaction<T>(work: (db: Db) => Promise<T>): Promise<T> {
+    return this.transactions.transaction(work);
+  }
+
+  /** Statements outside a transaction (a preview's measure), on the same pool. */
   get pool(): Db {
-    return this.prisma.pool;
+    const pool = this.prisma.pool;
+    return {
+      query: async <Row>(sql: string, values: unknown[]) => (await pool.query(sql, values)).rows as Row[],
+      execute: async (sql: string, values: unknown[]) => void (await pool.query(sql, values)),
+    };
   }
 
   /**
@@ -54,12 +52,12 @@ export class PeriodUsageRepository {
    * committing meanwhile is simply not in this billing's totals, and the next one bills it.
    */
   async lockSubscription(db: Db, tenant: TenantRef, subscriptionId: string): Promise<void> {
-    await db.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`usage-billing ${tenant.accountId} ${tenant.livemode} ${subscriptionId}`]);
+    await db.execute(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`usage-billing ${tenant.accountId} ${tenant.livemode} ${subscriptionId}`]);
   }
 
   /** The lines a billing recorded, or none if the key has not billed. */
   async billedUnder(db: Db, tenant: TenantRef, subscriptionId: string, billingKey: string): Promise<PeriodUsageLine[]> {
-    const { rows } = await db.query<LineRow>(
+    const rows = await db.query<LineRow>(
       `SELECT metric_name, period_start, period_end, quantity::text, billed_before::text, late FROM usage_billings
         WHERE account_id = $1 AND livemode = $2 AND subscription_id = $3 AND billing_key = $4
         ORDER BY late, period_start, metric_name`,
@@ -70,7 +68,7 @@ export class PeriodUsageRepository {
 
   /** What all billings so far took of each metric and period of the subscription. */
   async billed(db: Db, tenant: TenantRef, subscriptionId: string): Promise<BilledUsage[]> {
-    const { rows } = await db.query<{ metric_name: string; period_start: Date; period_end: Date; billed: string }>(
+    const rows = await db.query<{ metric_name: string; period_start: Date; period_end: Date; billed: string }>(
       `SELECT metric_name, period_start, max(period_end) AS period_end, sum(quantity)::text AS billed FROM usage_billings
         WHERE account_id = $1 AND livemode = $2 AND subscription_id = $3
         GROUP BY metric_name, period_start`,
@@ -81,7 +79,7 @@ export class PeriodUsageRepository {
 
   /** The subscription's totals of the given period starts, keyed by totalsKey. */
   async totals(db: Db, tenant: TenantRef, subscriptionId: string, periodStarts: Date[]): Promise<Map<string, bigint>> {
-    const { rows } = await db.query<{ metric_name: string; period_start: Date; total: string }>(
+    const rows = await db.query<{ metric_name: string; period_start: Date; total: string }>(
       `SELECT metric_name, period_start, sum(total)::text AS total FROM usage_totals
         WHERE account_id = $1 AND livemode = $2 AND subscription_id = $3 AND period_start = ANY($4::timestamptz[])
         GROUP BY metric_name, period_start`,
@@ -93,7 +91,7 @@ export class PeriodUsageRepository {
   /** Records a billing's lines under its key. */
   async record(db: Db, tenant: TenantRef, subscriptionId: string, billingKey: string, lines: PeriodUsageLine[], now: Date): Promise<void> {
     if (lines.length === 0) return;
-    await db.query(
+    await db.execute(
       `INSERT INTO usage_billings (account_id, livemode, subscription_id, billing_key, metric_name, period_start, period_end, quantity, billed_before, late, created_at)
        SELECT $1, $2, $3, $4, l.metric_name, l.period_start, l.period_end, l.quantity, l.billed_before, l.late, $10
          FROM unnest($5::text[], $6::timestamptz[], $7::timestamptz[], $8::bigint[], $9::bigint[], $11::boolean[])
