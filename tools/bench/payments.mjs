@@ -50,7 +50,7 @@ async function start(app, port, env) {
 const peers = { SUBSCRIPTION_GRPC_ADDR: `127.0.0.1:${subscriptionPort}`, INVOICING_GRPC_ADDR: `127.0.0.1:${invoicingPort}`, PAYMENTS_GRPC_ADDR: `127.0.0.1:${paymentsPort}` };
 // Started side by side: subscription and invoicing wait for each other's gRPC.
 await Promise.all([
-  start('subscription', subscriptionPort, { ...peers, CATALOG_GRPC_ADDR: '127.0.0.1:9' }),
+  start('subscription', subscriptionPort, { ...peers, CATALOG_GRPC_ADDR: '127.0.0.1:9', USAGE_METERING_GRPC_ADDR: '127.0.0.1:9' }),
   // The bench measures payments: invoices are not e-mailed.
   start('invoicing', invoicingPort, { ...peers, ...NO_INVOICE_MAIL, PAYMENT_PAGE_URL: `${baseUrl}/pay` }),
   start('payments', paymentsPort, { ...peers, PAYMENT_PAGES_URL: baseUrl }),
