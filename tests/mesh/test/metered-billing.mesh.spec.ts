@@ -1,4 +1,4 @@
-import { startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
+import { queryDatabase, startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
 import { constructEvent } from '@recur/webhooks';
 import { api, eventually, type Mesh, startMesh } from './mesh';
 
@@ -196,4 +196,30 @@ it('cancelled now, bills the pending proration and the usage so far on one final
   expect((await call('GET', `/v1/subscriptions/${subscription}/upcoming-invoice`)).status).toBe(404);
   await advanceTo(clock, FEB + DAY);
   expect(await invoicesOf(subscription, 2)).toHaveLength(2);
+}, 180_000);
+
+it('raises the final invoice once when the clock\'s process is killed (-9) after invoicing raised it, before its step was marked done', async () => {
+  const { subscription } = await subscribeOnClock(await meteredPlan('Crash'), 'crash-final');
+  expect((await call('POST', '/v1/usage', { subscription, metric_name: 'api_calls', quantity: 250, idempotency_key: 'crash-1' })).status).toBe(201);
+  // The next invoice request invoicing answers kills the process (SIGKILL) before its step is done.
+  await mesh.apps.subscription.kill('SIGTERM');
+  await mesh.apps.subscription.restart({ RECUR_FAULT_CLOCK_KILL_AFTER_INVOICE: '1' });
+  // The cancel commits, then its final invoice step runs and kills the process: the answer may be lost.
+  await call('POST', `/v1/subscriptions/${subscription}/cancel`, {});
+  expect(await mesh.apps.subscription.exited()).toBeNull();
+  // At the kill: invoicing holds the final invoice, its step is still pending.
+  const finalStep = async () => (await queryDatabase<{ status: string }>(
+    mesh.databaseUrls.subscription, "SELECT status FROM billing_jobs WHERE subscription_id = $1 AND step_key LIKE 'final_invoice:%'", [subscription],
+  )).map((row) => row.status);
+  expect(await finalStep()).toEqual(['pending']);
+  const atKill = await invoicesOf(subscription, 2);
+  expect(atKill.map((invoice) => invoice.billing_reason)).toEqual(['subscription_create', 'subscription_final']);
+  await mesh.apps.subscription.restart({ RECUR_FAULT_CLOCK_KILL_AFTER_INVOICE: '0' });
+  expect((await call('GET', `/v1/subscriptions/${subscription}`)).body.status).toBe('cancelled');
+  // The dead worker's lease lapses (30 s); the step runs again and invoicing answers the same invoice.
+  await eventually(async () => ((await finalStep())[0] === 'done') || undefined, 90_000, 'the final invoice step to be done');
+  const [first, final, ...others] = await invoicesOf(subscription, 2);
+  expect(others).toEqual([]);
+  expect(first.billing_reason).toBe('subscription_create');
+  expect(final).toMatchObject({ id: atKill[1].id, number: atKill[1].number, billing_reason: 'subscription_final', total: 300 });
 }, 180_000);
