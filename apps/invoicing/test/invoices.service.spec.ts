@@ -391,6 +391,37 @@ describe('InvoicingService.CreateSubscriptionInvoices numbering', () => {
   });
 });
 
+describe('InvoicingService: a subscription\'s final invoice (subscription_final)', () => {
+  it('is keyed apart from its period\'s invoice: raised once (single calls, batches, concurrent repeats), numbered after it from the same sequence', async () => {
+    const tenant = newTenant();
+    const customer = await newCustomer(tenant);
+    const start = 1_800_000_000;
+    const period = renewalRequest(tenant, customer.id, 'sub_final', start);
+    const final = {
+      ...renewalRequest(tenant, customer.id, 'sub_final', start, { requestId: 'final_invoice:sub_final:1800000000' }),
+      periodEnd: BigInt(start + 86_400 * 10),
+      billingReason: 'subscription_final',
+      lines: period.lines.slice(1),
+      discount: usd(0),
+    };
+    // The period invoice and the final invoice of the same period in one batch, twice at once, then single repeats.
+    const [first, second] = await Promise.all([client.createSubscriptionInvoices({ invoices: [final, period] }), client.createSubscriptionInvoices({ invoices: [final, period] })]);
+    expect(second.results).toEqual(first.results);
+    const [finalInvoice, periodInvoice] = first.results.map((result) => result.invoice!);
+    expect(periodInvoice).toMatchObject({ number: 'INV-000001', billingReason: 'subscription_cycle', periodStart: BigInt(start) });
+    expect(finalInvoice).toMatchObject({
+      number: 'INV-000002', billingReason: 'subscription_final', periodStart: BigInt(start), periodEnd: BigInt(start + 86_400 * 10),
+      total: usd(250), dueDate: new Date((start + 86_400 * 10 + 7 * 86_400) * 1000).toISOString().slice(0, 10),
+    });
+    const repeats = await Promise.all([client.createSubscriptionInvoice(final), client.createSubscriptionInvoice({ ...final, requestId: 'another' }), client.createSubscriptionInvoice(period)]);
+    expect(repeats.map(({ invoice }) => invoice!.id)).toEqual([finalInvoice.id, finalInvoice.id, periodInvoice.id]);
+    expect(await countRows('invoices', tenant.accountId)).toBe(2);
+    expect((await outbox(finalInvoice.id)).filter((row) => row.type === 'invoice.created')).toHaveLength(1);
+    // The sequence goes on gapless after both.
+    expect((await client.createSubscriptionInvoice(renewalRequest(tenant, customer.id, 'sub_other', start))).invoice!.number).toBe('INV-000003');
+  });
+});
+
 describe('InvoicingService numbering', () => {
   it('gives 30 concurrent finalizations consecutive numbers, none shared or skipped, even when some roll back', async () => {
     const tenant = newTenant();

@@ -99,9 +99,13 @@ describe('usage on period invoices (README, Usage: billing)', () => {
       expect(usagePeriodToBill(subscribed())).toEqual({ period: { start: T0, end: MAY }, metricNames: ['api_calls'], billingKey: expect.stringMatching(new RegExp(`^usage:sub_.+:${seconds(T0)}$`)) });
     });
 
-    it('a trial\'s usage is free, a subscription ending at its period end raises no invoice, a plan without metered components has nothing to measure', () => {
+    it('a subscription ending at its period end bills that period (on its final invoice), under the same period key', () => {
+      const ending = cancelAtPeriodEnd(subscribed(), new Date('2026-04-10T00:00:00Z')).subscription;
+      expect(usagePeriodToBill(ending)).toEqual({ period: { start: T0, end: MAY }, metricNames: ['api_calls'], billingKey: `usage:${ending.id}:${seconds(T0)}` });
+    });
+
+    it('a trial\'s usage is free, a plan without metered components has nothing to measure', () => {
       expect(usagePeriodToBill(subscribed(METERED, 14))).toBeNull();
-      expect(usagePeriodToBill(cancelAtPeriodEnd(subscribed(), new Date('2026-04-10T00:00:00Z')).subscription)).toBeNull();
       expect(usagePeriodToBill(subscribed(plan([])))).toBeNull();
     });
   });

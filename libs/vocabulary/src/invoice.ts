@@ -7,7 +7,7 @@ export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
 /** What `status` may say when an invoice is created: a draft, or finalized at once. */
 export const INVOICE_CREATE_STATUSES = ['draft', 'open'] as const;
 /** Why an invoice was raised; `data.source` of invoice.created says the same. */
-export const INVOICE_BILLING_REASONS = ['manual', 'subscription_create', 'subscription_cycle', 'subscription_update', 'top_up', 'sales_link'] as const;
+export const INVOICE_BILLING_REASONS = ['manual', 'subscription_create', 'subscription_cycle', 'subscription_update', 'top_up', 'sales_link', 'subscription_final'] as const;
 export const INVOICE_DESCRIPTION_MAX = 500;
 export const INVOICE_LINES_MAX = 100;
 /** A one-off invoice is due this many days after its creation unless `due_date` says otherwise. */

@@ -1,4 +1,4 @@
-import { startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
+import { queryDatabase, startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
 import { constructEvent } from '@recur/webhooks';
 import { api, eventually, type Mesh, startMesh } from './mesh';
 
@@ -128,3 +128,98 @@ it('bills the plan-limited metered usage of each closed period on the renewal in
   const events = deliveries.map((delivery) => constructEvent(delivery.body, delivery.headers, endpoint.body.secret) as any);
   expect(events.map((event) => [event.type, event.data.object.threshold, event.data.object.limit]).sort()).toEqual([['usage.threshold_reached', 100, 500], ['usage.threshold_reached', 80, 500]]);
 }, 300_000);
+
+/** A plan billing 1 000 a month per unit, with API calls metered beyond 100 included at 2 each. */
+async function meteredPlan(name: string): Promise<string> {
+  const plan = await call('POST', '/v1/plans', { name, pricing_model: 'per_unit', amount_monthly: 1_000 });
+  expect((await call('POST', `/v1/plans/${plan.body.id}/price-components`, { type: 'metered', name: 'API calls', metric_name: 'api_calls', unit_amount: 2, included_quantity: 100 })).status).toBe(201);
+  return plan.body.id;
+}
+
+async function subscribeOnClock(planId: string, clockName: string, quantity = 1): Promise<{ clock: string; subscription: string }> {
+  const clock = (await call('POST', '/v1/test-clocks', { name: clockName, frozen_time: START })).body.id;
+  const customer = await call('POST', '/v1/customers', { name: `${clockName} Ltd`, email: `${clockName}@example.com`, test_clock: clock });
+  const created = await call('POST', '/v1/subscriptions', { customer: customer.body.id, plan: planId, billing_interval: 'monthly', quantity });
+  expect(created.body).toMatchObject({ status: 'active', current_period_start: START, current_period_end: FEB });
+  await eventually(async () => (await call('GET', `/v1/usage/summary?subscription=${created.body.id}`)).status === 200 || undefined, 30_000, 'usage-metering to learn of the subscription');
+  return { clock, subscription: created.body.id };
+}
+
+/** The subscription's invoices (oldest first), once `count` of them exist and a moment more has raised no other. */
+async function invoicesOf(subscription: string, count: number): Promise<any[]> {
+  const list = async () => (await call('GET', `/v1/invoices?subscription=${subscription}&limit=100`)).body.data.reverse();
+  await eventually(async () => ((await list()).length >= count) || undefined, 60_000, `${count} invoices of ${subscription}`);
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  return list();
+}
+
+const linesOf = (invoice: { lines: Line[] }) => invoice.lines.map(({ kind, description, quantity, amount, period }) => ({ kind, description, quantity, amount, period }));
+
+it('bills the usage of the last period on one final invoice when the subscription ends at its period end', async () => {
+  const { clock, subscription } = await subscribeOnClock(await meteredPlan('Ending'), 'ending');
+  expect((await call('POST', '/v1/usage', { subscription, metric_name: 'api_calls', quantity: 300, idempotency_key: 'last-1' })).status).toBe(201);
+  expect((await call('POST', `/v1/subscriptions/${subscription}/cancel`, { at_period_end: true })).body).toMatchObject({ status: 'active', cancel_at_period_end: true });
+
+  await advanceTo(clock, FEB + DAY);
+  expect((await call('GET', `/v1/subscriptions/${subscription}`)).body).toMatchObject({ status: 'cancelled', ended_at: FEB });
+  const [first, final, ...others] = await invoicesOf(subscription, 2);
+  expect(others).toEqual([]);
+  expect(first).toMatchObject({ billing_reason: 'subscription_create', total: 1_000 });
+  expect(final).toMatchObject({ billing_reason: 'subscription_final', status: 'open', period: { start: START, end: FEB }, subtotal: 400, total: 400 });
+  expect(Number(final.number.slice(4))).toBe(Number(first.number.slice(4)) + 1);
+  expect(linesOf(final)).toEqual([{ kind: 'usage', description: 'API calls (api_calls): 300 used, 100 included', quantity: 200, amount: 400, period: { start: START, end: FEB } }]);
+}, 180_000);
+
+it('cancelled now, bills the pending proration and the usage so far on one final invoice, however many cancels race', async () => {
+  const { clock, subscription } = await subscribeOnClock(await meteredPlan('Cancelled now'), 'cancelled-now');
+  const MID = START + 15 * DAY;
+  await advanceTo(clock, MID);
+  expect((await call('POST', `/v1/subscriptions/${subscription}/change-plan`, { quantity: 3 })).body).toMatchObject({ quantity: 3 });
+  // What the change left pending for the next invoice, as the preview shows it.
+  const prorations = linesOf((await call('GET', `/v1/subscriptions/${subscription}/upcoming-invoice`)).body).filter((line) => line.kind === 'proration');
+  expect(prorations.map((line) => Math.sign(line.amount))).toEqual([-1, 1]);
+  expect((await call('POST', '/v1/usage', { subscription, metric_name: 'api_calls', quantity: 150, idempotency_key: 'so-far-1' })).status).toBe(201);
+
+  const answers = await Promise.all(Array.from({ length: 4 }, () => call('POST', `/v1/subscriptions/${subscription}/cancel`, {})));
+  expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409, 409, 409]);
+  expect(answers.find((answer) => answer.status === 409)!.body.error).toMatchObject({ code: 'subscription_cancelled' });
+  expect(answers.find((answer) => answer.status === 200)!.body).toMatchObject({ status: 'cancelled', ended_at: MID });
+
+  const [first, final, ...others] = await invoicesOf(subscription, 2);
+  expect(others).toEqual([]);
+  expect(first.billing_reason).toBe('subscription_create');
+  const usage = { kind: 'usage', description: 'API calls (api_calls): 150 used, 100 included', quantity: 50, amount: 100, period: { start: START, end: MID } };
+  expect(final).toMatchObject({ billing_reason: 'subscription_final', period: { start: START, end: MID } });
+  expect(linesOf(final)).toEqual([usage, ...prorations]);
+  expect(final.total).toBe(100 + prorations[0].amount + prorations[1].amount);
+  // Ended: nothing further is previewed, and the clock raises nothing more.
+  expect((await call('GET', `/v1/subscriptions/${subscription}/upcoming-invoice`)).status).toBe(404);
+  await advanceTo(clock, FEB + DAY);
+  expect(await invoicesOf(subscription, 2)).toHaveLength(2);
+}, 180_000);
+
+it('raises the final invoice once when the clock\'s process is killed (-9) after invoicing raised it, before its step was marked done', async () => {
+  const { subscription } = await subscribeOnClock(await meteredPlan('Crash'), 'crash-final');
+  expect((await call('POST', '/v1/usage', { subscription, metric_name: 'api_calls', quantity: 250, idempotency_key: 'crash-1' })).status).toBe(201);
+  // The next invoice request invoicing answers kills the process (SIGKILL) before its step is done.
+  await mesh.apps.subscription.kill('SIGTERM');
+  await mesh.apps.subscription.restart({ RECUR_FAULT_CLOCK_KILL_AFTER_INVOICE: '1' });
+  // The cancel commits, then its final invoice step runs and kills the process: the answer may be lost.
+  await call('POST', `/v1/subscriptions/${subscription}/cancel`, {});
+  expect(await mesh.apps.subscription.exited()).toBeNull();
+  // At the kill: invoicing holds the final invoice, its step is still pending.
+  const finalStep = async () => (await queryDatabase<{ status: string }>(
+    mesh.databaseUrls.subscription, "SELECT status FROM billing_jobs WHERE subscription_id = $1 AND step_key LIKE 'final_invoice:%'", [subscription],
+  )).map((row) => row.status);
+  expect(await finalStep()).toEqual(['pending']);
+  const atKill = await invoicesOf(subscription, 2);
+  expect(atKill.map((invoice) => invoice.billing_reason)).toEqual(['subscription_create', 'subscription_final']);
+  await mesh.apps.subscription.restart({ RECUR_FAULT_CLOCK_KILL_AFTER_INVOICE: '0' });
+  expect((await call('GET', `/v1/subscriptions/${subscription}`)).body.status).toBe('cancelled');
+  // The dead worker's lease lapses (30 s); the step runs again and invoicing answers the same invoice.
+  await eventually(async () => ((await finalStep())[0] === 'done') || undefined, 90_000, 'the final invoice step to be done');
+  const [first, final, ...others] = await invoicesOf(subscription, 2);
+  expect(others).toEqual([]);
+  expect(first.billing_reason).toBe('subscription_create');
+  expect(final).toMatchObject({ id: atKill[1].id, number: atKill[1].number, billing_reason: 'subscription_final', total: 300 });
+}, 180_000);

@@ -1,5 +1,5 @@
 import { type InvoiceJson, presentInvoice } from '@recur/contracts';
-import { INVOICE_STATUSES } from '@recur/vocabulary';
+import { INVOICE_BILLING_REASONS, INVOICE_STATUSES } from '@recur/vocabulary';
 import { toInt64 } from '@recur/money';
 import { listEnvelope } from '../http/list';
 import { defineRoutes, fileRoute, listRoute, responseSchema, route } from '../routing/define-routes';
@@ -25,7 +25,7 @@ export const INVOICE_SCHEMA = responseSchema<InvoiceJson>('Invoice', {
     customer_name: { type: 'string', description: "The customer's name, taken at creation and again at finalization." },
     customer_email: { type: 'string', description: "The customer's e-mail, taken at creation and again at finalization." },
     subscription: { type: ['string', 'null'], description: 'The billed subscription (renewals); null for one-off invoices.' },
-    billing_reason: { type: 'string', enum: ['manual', 'subscription_create', 'subscription_cycle', 'subscription_update', 'top_up', 'sales_link'] },
+    billing_reason: { type: 'string', enum: [...INVOICE_BILLING_REASONS], description: "`subscription_final`: what a subscription's last period left unbilled (usage, prorations), raised when it ends." },
     currency: { type: 'string', example: 'usd' },
     description: { type: ['string', 'null'] },
     lines: {

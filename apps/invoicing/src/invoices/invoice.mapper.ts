@@ -4,7 +4,7 @@ import { type InvoiceStatus } from '@recur/vocabulary';
 import { type Metadata, unixSeconds } from '@recur/kernel';
 import { fromInt64, money, toInt64 } from '@recur/money';
 import type { Invoice as InvoiceRow, InvoiceLine as InvoiceLineRow, Prisma } from '../generated/prisma/client';
-import type { Invoice, InvoiceLine } from './invoice';
+import { type Invoice, type InvoiceLine, isFinalInvoice } from './invoice';
 
 export type InvoiceRowWithLines = InvoiceRow & { lines: InvoiceLineRow[] };
 
@@ -39,7 +39,7 @@ export function fromInvoiceRow(row: InvoiceRowWithLines): Invoice {
     amountDue: amount(row.amountDue),
     amountPaid: amount(row.amountPaid),
     dueDate: row.dueDate.toISOString().slice(0, 10),
-    periodStart: row.periodStart,
+    periodStart: row.periodStart ?? row.finalPeriodStart,
     periodEnd: row.periodEnd,
     paymentUrl: row.paymentUrl,
     paymentToken: row.paymentToken,
@@ -73,7 +73,8 @@ export function toInvoiceColumns(invoice: Invoice): Omit<Prisma.InvoiceUnchecked
     amountDue: toInt64(invoice.amountDue.amountMinor),
     amountPaid: toInt64(invoice.amountPaid.amountMinor),
     dueDate: new Date(`${invoice.dueDate}T00:00:00Z`),
-    periodStart: invoice.periodStart,
+    // A final invoice's period start is its key column (final_period_start), not the period invoice's.
+    ...(isFinalInvoice(invoice) ? { periodStart: null, finalPeriodStart: invoice.periodStart } : { periodStart: invoice.periodStart, finalPeriodStart: null }),
     periodEnd: invoice.periodEnd,
     paymentUrl: invoice.paymentUrl,
     paymentToken: invoice.paymentToken,

@@ -246,7 +246,15 @@ export function createOneOffInvoice(tenant: TenantRef, customer: BilledCustomer,
   return { invoice, events: [{ kind: 'created', invoice }] };
 }
 
-export const SUBSCRIPTION_BILLING_REASONS = ['subscription_create', 'subscription_cycle', 'subscription_update', 'sales_link'] as const;
+export const SUBSCRIPTION_BILLING_REASONS = ['subscription_create', 'subscription_cycle', 'subscription_update', 'sales_link', 'subscription_final'] as const;
+
+/**
+ * A subscription's final invoice (README, Subscriptions: the final invoice): what its last
+ * period left unbilled — metered usage in arrears and pending prorations — raised when it ends.
+ * Its key is (subscription, `final`, period start), beside the period's own (subscription, period start).
+ */
+export const FINAL_BILLING_REASON = 'subscription_final';
+export const isFinalInvoice = (invoice: { billingReason: string }): boolean => invoice.billingReason === FINAL_BILLING_REASON;
 export const LINE_KINDS = ['plan', 'addon', 'usage', 'proration', 'manual'] as const;
 
 export interface SubscriptionLineFields {
@@ -311,7 +319,8 @@ export function createSubscriptionInvoice(tenant: TenantRef, customer: BilledCus
     description: null,
     lines,
     ...totals(currency, lines, discount),
-    dueDate: utcDay(addDays(fields.periodStart, fields.dueInDays)),
+    // A final invoice is raised when the subscription ends (period_end), not when its period began.
+    dueDate: utcDay(addDays(fields.billingReason === FINAL_BILLING_REASON ? fields.periodEnd : fields.periodStart, fields.dueInDays)),
     periodStart: fields.periodStart,
     periodEnd: fields.periodEnd,
     paymentUrl: null,

@@ -47,20 +47,21 @@ export class InvoicesRepository {
   }
 
   /**
-   * The renewal invoice of one subscription period, if raised. The caller holds
-   * `lockSubscriptionPeriod`, so two raisings of one period cannot both miss it.
+   * The invoice of one subscription period (its period invoice, or with `final` its final
+   * invoice), if raised. The caller holds `lockSubscriptionPeriod`, so two raisings of one
+   * period cannot both miss it.
    */
-  async findByPeriod(tx: Tx, tenant: TenantRef, subscriptionId: string, periodStart: Date): Promise<Invoice | undefined> {
+  async findByPeriod(tx: Tx, key: SubscriptionInvoiceKey): Promise<Invoice | undefined> {
     const row = await tx.invoice.findFirst({
-      where: { accountId: tenant.accountId, livemode: tenant.livemode, subscriptionId, periodStart },
+      where: { accountId: key.tenant.accountId, livemode: key.tenant.livemode, subscriptionId: key.subscriptionId, ...(key.final ? { finalPeriodStart: key.periodStart } : { periodStart: key.periodStart }) },
       include: { lines: true },
     });
     return row ? fromInvoiceRow(row) : undefined;
   }
 
-  /** Serialises the raisings of one subscription period until the transaction ends. */
-  async lockSubscriptionPeriod(tx: Tx, tenant: TenantRef, subscriptionId: string, periodStart: Date): Promise<void> {
-    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${periodLockKey(tenant, subscriptionId, periodStart)}, 0))`;
+  /** Serialises the raisings of one subscription period's invoice (or final invoice) until the transaction ends. */
+  async lockSubscriptionPeriod(tx: Tx, key: SubscriptionInvoiceKey): Promise<void> {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${periodLockKey(key)}, 0))`;
   }
 
   /**
@@ -68,9 +69,9 @@ export class InvoicesRepository {
    * sorted): a batch takes all its period locks before anything else, so two batches, or a
    * batch and a single raising, never wait on each other in a cycle.
    */
-  async lockSubscriptionPeriods(tx: OpenTransaction, periods: readonly { tenant: TenantRef; subscriptionId: string; periodStart: Date }[]): Promise<void> {
-    const keys = [...new Set(periods.map((period) => periodLockKey(period.tenant, period.subscriptionId, period.periodStart)))].sort();
-    await statementsOf(tx).query('SELECT count(pg_advisory_xact_lock(hashtextextended(key, 0)))::int AS locked FROM unnest($1::text[]) AS key', [keys]);
+  async lockSubscriptionPeriods(tx: OpenTransaction, keys: readonly SubscriptionInvoiceKey[]): Promise<void> {
+    const locks = [...new Set(keys.map(periodLockKey))].sort();
+    await statementsOf(tx).query('SELECT count(pg_advisory_xact_lock(hashtextextended(key, 0)))::int AS locked FROM unnest($1::text[]) AS key', [locks]);
   }
 
   async list(tenant: TenantRef, page: Page, filter: InvoiceFilter): Promise<{ invoices: Invoice[]; total: number }> {
@@ -125,18 +126,19 @@ export class InvoicesRepository {
    * Which of these subscription periods already have their invoice: its id, by the period's
    * index in `periods`, in one statement. The caller holds their period locks (lockSubscriptionPeriods).
    */
-  async raisedPeriods(tx: OpenTransaction, periods: readonly { tenant: TenantRef; subscriptionId: string; periodStart: Date }[]): Promise<Map<number, string>> {
+  async raisedPeriods(tx: OpenTransaction, keys: readonly SubscriptionInvoiceKey[]): Promise<Map<number, string>> {
     const rows = await statementsOf(tx).query<{ id: string; position: number }>(
       `SELECT invoice.id, period.position FROM invoices invoice
-       JOIN jsonb_to_recordset($1::jsonb) AS period(position int, account_id text, livemode boolean, subscription_id text, period_start timestamptz)
-         ON invoice.account_id = period.account_id AND invoice.livemode = period.livemode
-        AND invoice.subscription_id = period.subscription_id AND invoice.period_start = period.period_start`,
-      [JSON.stringify(periods.map((period, position) => ({
-        position, account_id: period.tenant.accountId, livemode: period.tenant.livemode, subscription_id: period.subscriptionId, period_start: period.periodStart,
+       JOIN jsonb_to_recordset($1::jsonb) AS period(position int, account_id text, livemode boolean, subscription_id text, period_start timestamptz, final boolean)
+         ON invoice.account_id = period.account_id AND invoice.livemode = period.livemode AND invoice.subscription_id = period.subscription_id
+        AND (CASE WHEN period.final THEN invoice.final_period_start ELSE invoice.period_start END) = period.period_start`,
+      [JSON.stringify(keys.map((key, position) => ({
+        position, account_id: key.tenant.accountId, livemode: key.tenant.livemode, subscription_id: key.subscriptionId, period_start: key.periodStart, final: key.final,
       })))],
     );
     return new Map(rows.map((row) => [row.position, row.id]));
   }
+
 
   async insert(tx: OpenTransaction, change: InvoiceChange): Promise<void> {
     await this.insertAll(tx, [change]);
@@ -171,5 +173,13 @@ export class InvoicesRepository {
 /** A tenant as a map key. */
 export const tenantKey = (tenant: TenantRef): string => `${tenant.accountId}:${tenant.livemode}`;
 
-const periodLockKey = (tenant: TenantRef, subscriptionId: string, periodStart: Date): string =>
-  JSON.stringify(['invoice-period', tenant.accountId, tenant.livemode, subscriptionId, periodStart.getTime()]);
+const periodLockKey = ({ tenant, subscriptionId, periodStart, final }: SubscriptionInvoiceKey): string =>
+  JSON.stringify([final ? 'invoice-final' : 'invoice-period', tenant.accountId, tenant.livemode, subscriptionId, periodStart.getTime()]);
+
+/** What raises a subscription invoice once: its subscription and period start, and whether it is the final invoice. */
+export interface SubscriptionInvoiceKey {
+  tenant: TenantRef;
+  subscriptionId: string;
+  periodStart: Date;
+  final: boolean;
+}

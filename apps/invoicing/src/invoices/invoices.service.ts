@@ -22,15 +22,20 @@ import {
   type InvoiceChange,
   type OneOffInvoiceFields,
   failInvoicePayment,
+  isFinalInvoice,
   payInvoice,
   remindOfInvoice,
   type Settlement,
   type SubscriptionInvoiceFields,
   voidInvoice,
 } from './invoice';
-import { type InvoiceFilter, InvoicesRepository, tenantKey } from './invoices.repository';
+import { type InvoiceFilter, InvoicesRepository, type SubscriptionInvoiceKey, tenantKey } from './invoices.repository';
 
 type Tx = Prisma.TransactionClient;
+
+/** A subscription invoice is raised once per key: its period's, or its final invoice's. */
+const subscriptionInvoiceKey = (tenant: TenantRef, fields: SubscriptionInvoiceFields): SubscriptionInvoiceKey =>
+  ({ tenant, subscriptionId: fields.subscriptionId, periodStart: fields.periodStart, final: isFinalInvoice(fields) });
 
 /** One period of a batch: its tenant, its customer as looked up, its fields. */
 export interface SubscriptionPeriodItem {
@@ -69,8 +74,9 @@ export class InvoicesService {
 
   /** The invoice of one subscription period: raised once, finalized at once; a repeat answers it again. */
   async createForSubscriptionPeriod(tx: Tx, tenant: TenantRef, customer: CustomerLookup, fields: SubscriptionInvoiceFields): Promise<Invoice> {
-    await this.invoices.lockSubscriptionPeriod(tx, tenant, fields.subscriptionId, fields.periodStart);
-    const earlier = await this.invoices.findByPeriod(tx, tenant, fields.subscriptionId, fields.periodStart);
+    const key = subscriptionInvoiceKey(tenant, fields);
+    await this.invoices.lockSubscriptionPeriod(tx, key);
+    const earlier = await this.invoices.findByPeriod(tx, key);
     if (earlier) return earlier;
     const now = this.now();
     const draft = createSubscriptionInvoice(tenant, billableCustomer(customer), fields, now);
@@ -93,16 +99,16 @@ export class InvoicesService {
     const outcomes: SubscriptionPeriodOutcome[] = new Array(items.length);
     const raisedBefore = new Map<number, string>();
     await this.plain.transaction(async (tx) => {
-      const periods = items.map(({ tenant, fields }) => ({ tenant, subscriptionId: fields.subscriptionId, periodStart: fields.periodStart }));
-      await this.invoices.lockSubscriptionPeriods(tx, periods);
-      for (const [index, id] of await this.invoices.raisedPeriods(tx, periods)) raisedBefore.set(index, id);
+      const keys = items.map(({ tenant, fields }) => subscriptionInvoiceKey(tenant, fields));
+      await this.invoices.lockSubscriptionPeriods(tx, keys);
+      for (const [index, id] of await this.invoices.raisedPeriods(tx, keys)) raisedBefore.set(index, id);
       const now = this.now();
       const drafts: { index: number; invoice: Invoice; customer: BilledCustomer }[] = [];
       const firstOfPeriod = new Map<string, number>();
       for (const [index, item] of items.entries()) {
         if (raisedBefore.has(index)) continue;
         // The same period twice in one batch: the second answers the first's invoice.
-        const period = JSON.stringify([tenantKey(item.tenant), item.fields.subscriptionId, item.fields.periodStart.getTime()]);
+        const period = JSON.stringify([tenantKey(item.tenant), keys[index]]);
         if (firstOfPeriod.has(period)) continue;
         firstOfPeriod.set(period, index);
         try {
@@ -115,9 +121,10 @@ export class InvoicesService {
           outcomes[index] = { error };
         }
       }
-      // Each tenant's numbers in period order: a subscription's earlier period takes the lower number.
+      // Each tenant's numbers in period order: a subscription's earlier period takes the lower
+      // number, and a period's final invoice one after its period invoice.
       drafts.sort((a, b) => tenantKey(a.invoice.tenant).localeCompare(tenantKey(b.invoice.tenant))
-        || a.invoice.periodStart!.getTime() - b.invoice.periodStart!.getTime() || a.index - b.index);
+        || a.invoice.periodStart!.getTime() - b.invoice.periodStart!.getTime() || Number(isFinalInvoice(a.invoice)) - Number(isFinalInvoice(b.invoice)) || a.index - b.index);
       const counts = new Map<string, { tenant: TenantRef; count: number }>();
       for (const { invoice } of drafts) {
         const range = counts.get(tenantKey(invoice.tenant)) ?? { tenant: invoice.tenant, count: 0 };
@@ -135,7 +142,7 @@ export class InvoicesService {
       if (this.config.mailOnFinalize) await this.mailer.queueAll(tx, changes.map(({ invoice }) => invoice), { kind: 'invoice', sendKey: FINALIZED_SEND_KEY, sellerName: '' });
       drafts.forEach(({ index }, position) => (outcomes[index] = { invoice: changes[position].invoice }));
       for (const [index, item] of items.entries()) {
-        const first = firstOfPeriod.get(JSON.stringify([tenantKey(item.tenant), item.fields.subscriptionId, item.fields.periodStart.getTime()]));
+        const first = firstOfPeriod.get(JSON.stringify([tenantKey(item.tenant), keys[index]]));
         if (first !== undefined && first !== index) outcomes[index] = outcomes[first];
       }
     });

@@ -50,6 +50,12 @@ interface NewStep {
 /** A step exists, and runs, once: `<kind>:<subscription>:<time of the step, unix seconds>`. */
 export const stepKey = (kind: BillingJobKind, subscriptionId: string, at: Date): string => `${kind}:${subscriptionId}:${unixSeconds(at)}`;
 
+/**
+ * A subscription's final invoice is requested once: `final_invoice:<subscription>:<its period start>`
+ * (an `invoice` step whose key is not the period invoice's, as invoicing keys the two apart).
+ */
+export const finalInvoiceStepKey = (subscriptionId: string, periodStart: Date): string => `final_invoice:${subscriptionId}:${unixSeconds(periodStart)}`;
+
 /** The invoice request a job of kind `invoice` sends to invoicing (JSON in its payload). */
 export interface InvoicePayload {
   customer_id: string;
@@ -104,13 +110,17 @@ export class BillingJobs {
    * and the lifecycle step its state calls for as its one pending step (any other cancelled).
    * A batch of the billing clock and a single command save through here alike.
    */
-  async syncSteps(tx: OpenTransaction, saved: readonly { subscription: Subscription; invoice?: PeriodInvoice }[]): Promise<void> {
+  async syncSteps(tx: OpenTransaction, saved: readonly { subscription: Subscription; invoice?: PeriodInvoice; finalInvoice?: PeriodInvoice }[]): Promise<void> {
     if (saved.length === 0) return;
     const now = this.now();
     const steps: NewStep[] = [];
-    const lifecycle = saved.map(({ subscription, invoice }) => {
+    const lifecycle = saved.map(({ subscription, invoice, finalInvoice }) => {
       if (invoice) {
         steps.push({ owner: subscriptionOwner(subscription), kind: 'invoice', key: stepKey('invoice', subscription.id, invoice.periodStart), runAt: invoice.periodStart, payload: toInvoicePayload(subscription, invoice) });
+      }
+      if (finalInvoice) {
+        // Run at the end (after the period's own invoice, which the claim makes it wait for).
+        steps.push({ owner: subscriptionOwner(subscription), kind: 'invoice', key: finalInvoiceStepKey(subscription.id, finalInvoice.periodStart), runAt: subscription.endedAt ?? finalInvoice.periodEnd, payload: toInvoicePayload(subscription, finalInvoice) });
       }
       const step = nextLifecycleStep(subscription);
       const key = step ? stepKey(step.kind, subscription.id, step.runAt) : '';

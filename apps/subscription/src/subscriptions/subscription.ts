@@ -1,5 +1,5 @@
 import { checkMetadata, DomainError, failedPrecondition, invalidArgument, type Metadata, newId, type TenantRef, unixSeconds } from '@recur/kernel';
-import { BILLING_INTERVALS, type BillingInterval, pricePeriod, type PeriodPrice, type PricedAddOn, type PricedPlan, type UsageCharge } from '@recur/pricing';
+import { BILLING_INTERVALS, type BillingInterval, CREDIT_CARRIED_DESCRIPTION as CREDIT_CARRIED_DESCRIPTION_OF_ENGINE, pricePeriod, type PeriodPrice, type PricedAddOn, type PricedPlan, type UsageCharge } from '@recur/pricing';
 import { DAY_MS, periodOf } from './billing-period';
 import { afterBilledPeriod, couponOfNextInvoice, type Discount } from './discount';
 
@@ -102,7 +102,7 @@ export type SubscriptionEvent =
   | { kind: 'reactivated'; subscription: Subscription };
 
 /** Why a period invoice is raised; a subscription sold through a sales link raises its first one as `sales_link`. */
-export type BillingReason = 'subscription_create' | 'subscription_cycle' | 'subscription_update' | 'sales_link';
+export type BillingReason = 'subscription_create' | 'subscription_cycle' | 'subscription_update' | 'sales_link' | 'subscription_final';
 
 /** One billed period: what the invoicing service is asked to raise, priced by @recur/pricing. */
 export interface PeriodInvoice {
@@ -129,11 +129,12 @@ export function invoiceLinePeriod(kind: string, own: { start: number; end: numbe
   return kind === 'proration' ? null : invoicePeriod;
 }
 
-/** A subscription after a change: its events, and the invoice of a period that began. */
+/** A subscription after a change: its events, the invoice of a period that began, and the final invoice of one that ended it. */
 export interface SubscriptionChange {
   subscription: Subscription;
   events: SubscriptionEvent[];
   invoice?: PeriodInvoice;
+  finalInvoice?: PeriodInvoice;
 }
 
 /** The time-driven step the billing clock holds for a subscription, if any. */
@@ -237,22 +238,52 @@ export type PeriodUsage = UsageLine[];
 export const meteredMetrics = (price: PricedPlan): string[] =>
   price.components.flatMap((component) => (component.type === 'metered' && component.metricName ? [component.metricName] : []));
 
+/** The usage of one period an invoice bills: the period, the metrics the price meters, and the billing key recorded in usage-metering. */
+export interface UsageToBill {
+  period: { start: Date; end: Date };
+  metricNames: string[];
+  billingKey: string;
+}
+
 /**
- * The period whose usage the subscription's next period invoice bills, with the metrics its price
- * meters: a renewal bills the period that ends, a resume the period the pause interrupted. A
- * trial's usage is free (a trial is not invoiced), and a move that ends the subscription (set to
- * end, last billing cycle) raises no invoice: null then, and null when the plan meters nothing.
+ * A period is billed once, by whichever move ends it (a renewal, the clock's or the API's
+ * resume, the end of the subscription): keyed by the period, a repeat or a racing move is
+ * answered the same usage. One key per period (not a second `final` key) also means a move that
+ * measured the usage and then rolled back leaves nothing unbilled: the move that does end the
+ * period is answered that measure, and what came after it is billed late (README, Usage).
  */
-export function usagePeriodToBill(subscription: Subscription): { period: { start: Date; end: Date }; metricNames: string[]; billingKey: string } | null {
+const periodBillingKey = (subscription: Subscription): string => `usage:${subscription.id}:${unixSeconds(subscription.currentPeriodStart)}`;
+
+/**
+ * The period whose usage the subscription's next move bills, with the metrics its price
+ * meters: a renewal bills the period that ends, a resume the period the pause interrupted, and
+ * a move that ends the subscription at its period's end (set to end, last billing cycle) the
+ * ended period, on its final invoice. A trial's usage is free (a trial is not invoiced): null
+ * then, and null when the plan meters nothing.
+ */
+export function usagePeriodToBill(subscription: Subscription): UsageToBill | null {
   const metricNames = meteredMetrics(subscription.price);
   if (metricNames.length === 0) return null;
-  const renews = (subscription.status === 'active' || subscription.status === 'past_due') && !subscription.cancelAtPeriodEnd &&
-    !(subscription.billingCycles !== null && subscription.periodsBilled >= subscription.billingCycles);
-  if (!renews && subscription.status !== 'paused') return null;
-  // A period is billed once, by whichever move ends it (renewal, the clock's or the API's resume):
-  // keyed by the period, a repeat or a racing move is answered the same usage.
-  const billingKey = `usage:${subscription.id}:${unixSeconds(subscription.currentPeriodStart)}`;
-  return { period: { start: subscription.currentPeriodStart, end: subscription.currentPeriodEnd }, metricNames, billingKey };
+  if (subscription.status !== 'active' && subscription.status !== 'past_due' && subscription.status !== 'paused') return null;
+  return { period: { start: subscription.currentPeriodStart, end: subscription.currentPeriodEnd }, metricNames, billingKey: periodBillingKey(subscription) };
+}
+
+/**
+ * The usage the final invoice of a subscription cancelled now (at `endAt`) bills: a running
+ * period's up to `endAt`, a paused one's (the period the pause interrupted); none while
+ * trialing, once ended, or when the plan meters nothing.
+ */
+export function finalUsageToBill(subscription: Subscription, endAt: Date): UsageToBill | null {
+  const toBill = usagePeriodToBill(subscription);
+  if (!toBill || subscription.status === 'paused') return toBill;
+  return { ...toBill, period: finalPeriod(subscription, endAt) };
+}
+
+/** The span a final invoice covers: the current period up to the end (at least a second: invoicing wants end > start). */
+function finalPeriod(subscription: Subscription, endAt: Date): { start: Date; end: Date } {
+  const start = subscription.currentPeriodStart;
+  const end = subscription.status === 'paused' ? subscription.currentPeriodEnd : endAt;
+  return { start, end: new Date(Math.max(end.getTime(), start.getTime() + 1000)) };
 }
 
 /**
@@ -290,6 +321,49 @@ export function priceNextInvoice(subscription: Subscription, usage: PeriodUsage 
     coupon: couponOfNextInvoice(subscription.discount),
     usage: usageCharges(usage, usagePrice, subscription.price),
   });
+}
+
+export const FINAL_CREDIT_DESCRIPTION = 'Unused credit (the subscription ended; not refunded)';
+
+/**
+ * THE price of a subscription's final invoice (README, Subscriptions: the final invoice): what
+ * its last period left unbilled — the pending prorations and carried credit, and the metered
+ * usage of the period (in arrears) — by @recur/pricing, with the coupon the next invoice would
+ * take. No plan, add-on or fixed line: those were billed in advance with the period, and unused
+ * time is not credited (Stripe's `prorate: false` on cancel). Credit beyond the charges brings
+ * the total to 0 and is not refunded: Recur keeps no customer balance to carry it to.
+ */
+export function priceFinalInvoice(subscription: Subscription, usage: PeriodUsage): PeriodPrice {
+  const usageOnly: PricedPlan = {
+    ...subscription.price,
+    pricingModel: 'flat_rate',
+    amountMonthly: 0,
+    tiers: [],
+    components: subscription.price.components.filter((component) => component.type === 'metered'),
+  };
+  const price = pricePeriod({
+    plan: usageOnly,
+    quantity: subscription.quantity,
+    interval: subscription.billingInterval,
+    adjustments: subscription.pendingItems,
+    coupon: couponOfNextInvoice(subscription.discount),
+    usage: usageCharges(usage, subscription.price, subscription.price),
+  });
+  // The zero plan line stands for nothing billed; the credit carried goes nowhere.
+  const lines = price.lines.filter((line) => line.kind !== 'plan').map((line) =>
+    (line.kind === 'adjustment' && line.description === CREDIT_CARRIED_DESCRIPTION_OF_ENGINE ? { ...line, description: FINAL_CREDIT_DESCRIPTION } : line));
+  return { ...price, lines, creditCarried: 0 };
+}
+
+/**
+ * The final invoice of a subscription ending at `endAt`, or none when nothing is left to bill
+ * (no line charges anything: no usage beyond what is included, no pending charge).
+ */
+export function finalInvoiceOf(subscription: Subscription, endAt: Date, usage: PeriodUsage): PeriodInvoice | undefined {
+  const price = priceFinalInvoice(subscription, usage);
+  if (!price.lines.some((line) => line.amount > 0)) return undefined;
+  const { start, end } = finalPeriod(subscription, endAt);
+  return { periodStart: start, periodEnd: end, billingReason: 'subscription_final', price };
 }
 
 /** The recurring lines of one period at the subscription's current terms (no prorations, no discount): what proration scales. */
@@ -409,11 +483,15 @@ function assertNotEnded(subscription: Subscription): void {
   if (subscription.status === 'completed') throw wrongState('subscription_completed', `Subscription '${subscription.id}' is completed.`);
 }
 
-/** Ends it now (any running state). */
-export function cancelNow(subscription: Subscription, now: Date): SubscriptionChange {
+/**
+ * Ends it now (any running state). What its period left unbilled — pending prorations, and
+ * `usage` (finalUsageToBill, measured by the caller) — goes on a final invoice raised now.
+ */
+export function cancelNow(subscription: Subscription, now: Date, usage: PeriodUsage = []): SubscriptionChange {
   assertNotEnded(subscription);
-  const cancelled: Subscription = { ...subscription, status: 'cancelled', cancelledAt: now, endedAt: now, resumeAt: null, pendingChange: null, updatedAt: now };
-  return { subscription: cancelled, events: [{ kind: 'cancelled', subscription: cancelled }] };
+  const finalInvoice = finalInvoiceOf(subscription, now, usage);
+  const cancelled: Subscription = { ...subscription, status: 'cancelled', cancelledAt: now, endedAt: now, resumeAt: null, pendingChange: null, pendingItems: [], updatedAt: now };
+  return { subscription: cancelled, events: [{ kind: 'cancelled', subscription: cancelled }], finalInvoice };
 }
 
 /** Sets the end at the current period's end (the trial's end while trialing). */
@@ -508,14 +586,15 @@ export function renew(subscription: Subscription, at: Date, now: Date, usage: Pe
   if (subscription.status !== 'active' && subscription.status !== 'past_due') {
     throw new DomainError('internal', 'step_stale', `Subscription '${subscription.id}' is ${subscription.status}.`);
   }
+  // Ending here: the ended period's usage and any pending prorations go on a final invoice.
   if (subscription.cancelAtPeriodEnd) {
     // A change pending at the end never applies: the subscription ends there.
-    const cancelled: Subscription = { ...subscription, status: 'cancelled', endedAt: at, cancelAtPeriodEnd: false, pendingChange: null, updatedAt: now };
-    return { subscription: cancelled, events: [{ kind: 'cancelled', subscription: cancelled }] };
+    const cancelled: Subscription = { ...subscription, status: 'cancelled', endedAt: at, cancelAtPeriodEnd: false, pendingChange: null, pendingItems: [], updatedAt: now };
+    return { subscription: cancelled, events: [{ kind: 'cancelled', subscription: cancelled }], finalInvoice: finalInvoiceOf(subscription, at, usage) };
   }
   if (subscription.billingCycles !== null && subscription.periodsBilled >= subscription.billingCycles) {
-    const completed: Subscription = { ...subscription, status: 'completed', endedAt: at, pendingChange: null, updatedAt: now };
-    return { subscription: completed, events: [{ kind: 'completed', subscription: completed }] };
+    const completed: Subscription = { ...subscription, status: 'completed', endedAt: at, pendingChange: null, pendingItems: [], updatedAt: now };
+    return { subscription: completed, events: [{ kind: 'completed', subscription: completed }], finalInvoice: finalInvoiceOf(subscription, at, usage) };
   }
   const nextPeriod = (s: Subscription): Subscription => {
     const cycleIndex = s.cycleIndex + 1;

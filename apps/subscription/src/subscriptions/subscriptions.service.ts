@@ -10,6 +10,7 @@ import {
   cancelNow,
   createSubscription,
   extendTrial,
+  finalUsageToBill,
   keep,
   pause,
   reactivate,
@@ -110,7 +111,14 @@ export class SubscriptionsService {
   }
 
   async cancel(tx: Tx, tenant: TenantRef, id: string, atPeriodEnd: boolean): Promise<Subscription> {
-    return this.change(tx, tenant, id, (subscription, now) => (atPeriodEnd ? cancelAtPeriodEnd(subscription, now) : cancelNow(subscription, now)));
+    if (atPeriodEnd) return this.change(tx, tenant, id, cancelAtPeriodEnd);
+    // The final invoice bills the usage of the period so far: measured (and recorded as billed)
+    // under the row lock, so no clock step bills that period meanwhile.
+    const subscription = await this.subscriptions.getForUpdate(tx, tenant, id);
+    const now = await this.clocks.timeOf(tx, subscription.testClockId);
+    const toBill = finalUsageToBill(subscription, now);
+    const [usage] = toBill ? await this.usage.periodUsage([{ tenant, subscriptionId: id, ...toBill }]) : [[]];
+    return this.save(tx, cancelNow(subscription, now, usage));
   }
 
   async pause(tx: Tx, tenant: TenantRef, id: string, resumeAt: Date | null): Promise<Subscription> {
