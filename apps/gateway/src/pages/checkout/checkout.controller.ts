@@ -161,6 +161,7 @@ export class CheckoutController {
       amountMinor: amount.amountMinor,
       currency: amount.currency,
       interval: link.billingInterval,
+      oneTime: link.kind === 'one_time',
       trialDays: link.trialDays,
       allowPromotionCodes: link.allowPromotionCodes,
       livemode: link.livemode,
