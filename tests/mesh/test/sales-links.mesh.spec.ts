@@ -281,6 +281,7 @@ describe('sales links', () => {
     const listed = (await call('GET', `/v1/sales-links/${link.id}/checkouts`)).body;
     expect(listed).toMatchObject({ total: 1, data: [{ status: 'open', subscription: null, customer: expect.stringMatching(/^cus_/), invoice: expect.stringMatching(/^in_/) }] });
     const [sale] = listed.data;
+    expect((await call('GET', `/v1/invoices?customer=${sale.customer}`)).body.total).toBe(1);
     expect((await call('GET', `/v1/invoices/${sale.invoice}`)).body).toMatchObject({
       status: 'open', billing_reason: 'sales_link', subscription: null, customer: sale.customer, total: 45_000, currency: 'zmw', payment_url: expect.any(String),
     });
