@@ -140,6 +140,15 @@ describe('InvoicingService one-off invoices', () => {
     expect(await grpcFailure(client.payInvoice({ tenant, id: invoice!.id, paymentId: 'cus_notapayment', amount: usd(2_500), paidAt }))).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, param: 'payment_id' });
   });
 
+  it('raises a one_time sales link sale as an open one-off invoice (billing_reason sales_link, said by invoice.created)', async () => {
+    const tenant = newTenant();
+    const customer = await newCustomer(tenant);
+    const { invoice } = await client.createInvoice({ tenant, customerId: customer.id, amount: 45_000n, currency: 'usd', description: 'One month of Fibre 50', status: 'open', billingReason: 'sales_link' });
+    expect(invoice).toMatchObject({ status: 'open', billingReason: 'sales_link', subscriptionId: '', paymentUrl: expect.stringMatching(/^https:\/\/pay\.example\.test\/i\//) });
+    const [created] = await queryDatabase<{ payload: { data: { source: string } } }>(invoicing.databaseUrl, "SELECT payload FROM outbox_events WHERE key = $1 AND type = 'invoice.created'", [invoice!.id]);
+    expect(created.payload.data.source).toBe('sales_link');
+  });
+
   it('refuses invalid input with the offending param and stores nothing', async () => {
     const tenant = newTenant();
     const customer = await newCustomer(tenant);

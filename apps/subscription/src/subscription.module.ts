@@ -12,6 +12,7 @@ import { Commands, PgCommands } from './infrastructure/commands';
 import { InvoicePaidConsumer } from './invoice-payments/invoice-paid.consumer';
 import { InvoicePaymentFailedConsumer } from './invoice-payments/invoice-payment-failed.consumer';
 import { PrismaService } from './infrastructure/prisma.service';
+import { SalesLinkInvoicing } from './sales-links/sales-link-invoicing.client';
 import { SalesLinksGrpcController } from './sales-links/sales-links.grpc.controller';
 import { SalesLinksRepository } from './sales-links/sales-links.repository';
 import { SalesLinksService } from './sales-links/sales-links.service';
@@ -47,6 +48,7 @@ export class SubscriptionModule {
         SubscriptionsService,
         SalesLinksRepository,
         SalesLinksService,
+        SalesLinkInvoicing,
         InvoicingClient,
         UsageMeteringClient,
         InvoicePaidConsumer,

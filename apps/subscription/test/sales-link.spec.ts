@@ -29,8 +29,14 @@ describe('sales link', () => {
     [{ trialDays: 1.5 }, 'trial_days'],
     [{ successUrl: 'javascript:alert(1)' }, 'success_url'],
     [{ successUrl: 'not a url' }, 'success_url'],
+    [{ kind: 'one_time', trialDays: 7 }, 'trial_days'],
+    [{ kind: 'one_time', allowPromotionCodes: true }, 'allow_promotion_codes'],
   ])('refuses %j (param %s)', (change, param) => {
     expect(refusal(() => createSalesLink(tenant, { ...fields, ...change }, now))).toEqual({ kind: 'invalid_argument', code: 'parameter_invalid', param });
+  });
+
+  it('sells one_time without a trial or promotion codes', () => {
+    expect(createSalesLink(tenant, { ...fields, kind: 'one_time' }, now)).toMatchObject({ kind: 'one_time', trialDays: 0, allowPromotionCodes: false });
   });
 
   it('moves between active and inactive, and refuses a move to the state it is in', () => {

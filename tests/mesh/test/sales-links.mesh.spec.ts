@@ -11,7 +11,8 @@ import { api, eventually, type Keys, type Mesh, startMesh } from './mesh';
  * the form, the sandbox payer page, Approve, the return page; then the invoice paid (raised with
  * billing_reason sales_link), the subscription active, the buyer on the link's success URL (a
  * real local server) and the sale listed as completed under the link; a trial sale, which pays
- * nothing and goes to the success URL at once. Also: one sale for a double submit, the CSRF walls, 410 for an inactive link, 409 for a
+ * nothing and goes to the success URL at once; a one_time sale, paid on a one-off invoice with no
+ * subscription. Also: one sale for a double submit, the CSRF walls, 410 for an inactive link, 409 for a
  * no-op activate or deactivate and 404 for another app's link.
  */
 let mesh: Mesh;
@@ -257,6 +258,59 @@ describe('sales links', () => {
     expect((await call('GET', `/v1/sales-links/${link.id}/checkouts`)).body.total).toBe(0);
     expect((await call('POST', `/v1/sales-links/${link.id}/activate`)).body).toMatchObject({ active: true });
     expect((await fetch(link.url)).status).toBe(200);
+  });
+
+  it('sells one_time: a one-off invoice (billing_reason sales_link) paid on the sandbox payer page completes the sale; no subscription', async () => {
+    const endpoint = await call('POST', '/v1/webhooks', { url: `${receiver.url}/once-created`, events: ['invoice.created'] });
+    const successUrl = `${receiver.url}/shop/once/{CHECKOUT_ID}`;
+    const link = await createLink({ kind: 'one_time', title: 'One month of Fibre 50', success_url: successUrl });
+    expect(link).toMatchObject({ kind: 'one_time', trial_days: 0, allow_promotion_codes: false });
+    const shown = await (await fetch(link.url)).text();
+    expect(shown).toContain('<span data-testid="interval">one-time payment</span>');
+    expect(shown).toContain('ZMW\u00a0450.00');
+
+    const form = await openForm(link.url);
+    const fields = { csrf: form.csrf, checkout_token: form.checkoutToken, ...buyer('once@example.com') };
+    const headers = { cookie: form.cookie, origin: mesh.baseUrl };
+    // A double submit of the form is one sale, one invoice, one payment page.
+    const [sold, again] = await Promise.all([post(link.url, fields, headers), post(link.url, fields, headers)]);
+    expect([sold.status, again.status]).toEqual([303, 303]);
+    const payerPage = sold.headers.get('location')!;
+    expect(payerPage).toMatch(/\/sandbox\/pay\//);
+    expect(again.headers.get('location')).toBe(payerPage);
+    const listed = (await call('GET', `/v1/sales-links/${link.id}/checkouts`)).body;
+    expect(listed).toMatchObject({ total: 1, data: [{ status: 'open', subscription: null, customer: expect.stringMatching(/^cus_/), invoice: expect.stringMatching(/^in_/) }] });
+    const [sale] = listed.data;
+    expect((await call('GET', `/v1/invoices?customer=${sale.customer}`)).body.total).toBe(1);
+    expect((await call('GET', `/v1/invoices/${sale.invoice}`)).body).toMatchObject({
+      status: 'open', billing_reason: 'sales_link', subscription: null, customer: sale.customer, total: 45_000, currency: 'zmw', payment_url: expect.any(String),
+    });
+
+    // The buyer approves on the sandbox payer page; the return page sends them to the link's success URL once paid.
+    const payer = await fetch(payerPage);
+    const approve = await post(payerPage, { csrf: /name="csrf" value="([^"]+)"/.exec(await payer.text())![1], decision: 'approve' }, { cookie: payer.headers.get('set-cookie')!.split(';')[0], origin: mesh.baseUrl });
+    expect(approve.status).toBe(303);
+    const landed = await eventually(async () => {
+      const returned = await fetch(new URL(approve.headers.get('location')!, mesh.baseUrl), { redirect: 'manual' });
+      return returned.status === 303 ? returned.headers.get('location') : undefined;
+    }, 20_000, 'the return page sending the buyer on');
+    expect(landed).toBe(`${receiver.url}/shop/once/${sale.id}`);
+
+    // The payment settles the invoice through payments' event: paid shortly after.
+    await eventually(async () => ((await call('GET', `/v1/invoices/${sale.invoice}`)).body.status === 'paid' ? true : undefined), 20_000, 'the one-off invoice paid');
+    const completed = await eventually(async () => {
+      const current = (await call('GET', `/v1/sales-links/${link.id}/checkouts`)).body.data[0];
+      return current.status === 'completed' ? current : undefined;
+    }, 30_000, 'the one_time checkout completed');
+    expect(completed).toMatchObject({ id: sale.id, subscription: null, invoice: sale.invoice, completed_at: expect.any(Number) });
+    expect((await call('GET', `/v1/subscriptions?customer=${sale.customer}`)).body.total).toBe(0);
+    const delivery = await eventually(async () => (await receiver.received('/once-created')).find((item) => JSON.parse(item.body).data.object.id === sale.invoice), 60_000, 'the invoice.created webhook');
+    expect(constructEvent(delivery.body, delivery.headers, endpoint.body.secret)).toMatchObject({ type: 'invoice.created', data: { source: 'sales_link', object: { billing_reason: 'sales_link', subscription: null } } });
+
+    const error = (response: { status: number; body: { error: { code: string; param?: string } } }) => [response.status, response.body.error.code, response.body.error.param];
+    const oneTime = { kind: 'one_time', title: 'x', plan_id: planId, billing_interval: 'monthly' };
+    expect(error(await call('POST', '/v1/sales-links', { ...oneTime, trial_days: 7 }))).toEqual([400, 'parameter_invalid', 'trial_days']);
+    expect(error(await call('POST', '/v1/sales-links', { ...oneTime, allow_promotion_codes: true }))).toEqual([400, 'parameter_invalid', 'allow_promotion_codes']);
   });
 
   it('answers 409 for a no-op activate or deactivate, 404 for another app\'s link, 400 for a bad link', async () => {

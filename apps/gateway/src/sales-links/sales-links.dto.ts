@@ -3,10 +3,10 @@ import { IsBoolean, IsIn, IsInt, IsNotEmpty, IsString, IsUrl, Max, MaxLength, Mi
 import { Optional } from '../http/optional';
 
 /** What a link sells; README, Sales links. */
-export const SALES_LINK_KINDS = ['plan'] as const;
+export const SALES_LINK_KINDS = ['plan', 'one_time'] as const;
 
 export class CreateSalesLinkDto {
-  /** `plan`: a subscription to `plan_id` at `billing_interval`. */
+  /** `plan`: a subscription to `plan_id` at `billing_interval`; `one_time`: one payment of that plan's price for one such period (no subscription). */
   @IsIn(SALES_LINK_KINDS, { message: `kind must be one of ${SALES_LINK_KINDS.join(', ')}` })
   kind!: string;
 
@@ -20,11 +20,11 @@ export class CreateSalesLinkDto {
   @IsIn(BILLING_INTERVALS, { message: `billing_interval must be one of ${BILLING_INTERVALS.join(', ')}` })
   billing_interval!: string;
 
-  /** Every sale starts with this trial (no payment at checkout). Default 0. */
+  /** Every sale starts with this trial (no payment at checkout). Default 0; a `one_time` link takes none. */
   @Optional() @IsInt({ message: 'trial_days must be an integer' }) @Min(0, { message: 'trial_days must be from 0 to 730' }) @Max(730, { message: 'trial_days must be from 0 to 730' })
   trial_days?: number;
 
-  /** Shows a promotion code field on the page. Default false. */
+  /** Shows a promotion code field on the page. Default false; a `one_time` link takes none. */
   @Optional() @IsBoolean({ message: 'allow_promotion_codes must be a boolean' })
   allow_promotion_codes?: boolean;
 

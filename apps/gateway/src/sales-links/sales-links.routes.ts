@@ -26,7 +26,7 @@ export interface SalesLinkCheckoutJson {
   livemode: boolean;
   sales_link: string;
   customer: string;
-  subscription: string;
+  subscription: string | null;
   invoice: string | null;
   status: string;
   created: number;
@@ -59,7 +59,7 @@ export function presentCheckout(checkout: salesLinkV1.SalesLinkCheckout): SalesL
     livemode: checkout.livemode,
     sales_link: checkout.salesLinkId,
     customer: checkout.customerId,
-    subscription: checkout.subscriptionId,
+    subscription: checkout.subscriptionId || null,
     invoice: checkout.invoiceId || null,
     status: checkout.status,
     created: Number(checkout.created),
@@ -74,7 +74,7 @@ export const SALES_LINK_SCHEMA = responseSchema<SalesLinkJson>('SalesLink', {
     id: { type: 'string', example: 'slink_4f9XkQ2mZ8aBcD1eF3gH5jKl' },
     object: { type: 'string', enum: ['sales_link'] },
     livemode: { type: 'boolean' },
-    kind: { type: 'string', enum: ['plan'], description: 'What the link sells: `plan`, a subscription to plan_id.' },
+    kind: { type: 'string', enum: ['plan', 'one_time'], description: 'What the link sells: `plan`, a subscription to plan_id at billing_interval; `one_time`, one payment of the price of one billing_interval period of plan_id, on a one-off invoice (no subscription, no trial, no promotion codes).' },
     title: { type: 'string' },
     plan_id: { type: 'string' },
     billing_interval: { type: 'string', enum: ['monthly', 'quarterly', 'yearly'] },
@@ -97,9 +97,9 @@ export const SALES_LINK_CHECKOUT_SCHEMA = responseSchema<SalesLinkCheckoutJson>(
     livemode: { type: 'boolean' },
     sales_link: { type: 'string' },
     customer: { type: 'string', description: 'The buyer: an existing customer of the app with the same e-mail, or a new one.' },
-    subscription: { type: 'string' },
-    invoice: { type: ['string', 'null'], description: 'The first invoice (billing_reason `sales_link`); null for a sale with a trial.' },
-    status: { type: 'string', enum: ['open', 'completed'], description: '`completed` once the first invoice is paid (at once for a trial).' },
+    subscription: { type: ['string', 'null'], description: 'The subscription a `plan` sale made; null for a `one_time` sale.' },
+    invoice: { type: ['string', 'null'], description: 'The invoice to pay (billing_reason `sales_link`): a `plan` sale\'s first, a `one_time` sale\'s one-off invoice; null for a sale with a trial.' },
+    status: { type: 'string', enum: ['open', 'completed'], description: '`completed` once the sale\'s invoice is paid (at once for a trial).' },
     created: { type: 'integer', description: 'Unix seconds.' },
     completed_at: { type: ['integer', 'null'], description: 'Unix seconds.' },
   },

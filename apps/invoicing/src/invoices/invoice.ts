@@ -171,12 +171,12 @@ export interface OneOffInvoiceFields {
   /** `draft` (also when absent) or `open`; the use case finalizes an `open` one at once. */
   status?: string;
   metadata?: Metadata;
-  /** `manual` (also when absent) or `top_up` (a prepaid wallet's top-up, raised by payments). */
+  /** `manual` (also when absent), `top_up` (a prepaid wallet's top-up, raised by payments) or `sales_link` (a one_time sales link's sale, raised by subscription). */
   billingReason?: string;
 }
 
-/** Why a one-off invoice is raised: by hand, or to top up a prepaid wallet (README, Prepaid wallets). */
-export const ONE_OFF_BILLING_REASONS = ['manual', 'top_up'] as const;
+/** Why a one-off invoice is raised: by hand, to top up a prepaid wallet (README, Prepaid wallets), or for a one_time sales link's sale. */
+export const ONE_OFF_BILLING_REASONS = ['manual', 'top_up', 'sales_link'] as const;
 
 /** Validates the requested creation status: absent or `draft` → a draft; `open` → finalized at once. */
 export function checkCreateStatus(status: string | undefined): 'draft' | 'open' {
@@ -215,7 +215,7 @@ function checkOneOffBillingReason(reason: string | undefined): string {
   return reason;
 }
 
-/** A new one-off (`manual`, or a wallet's `top_up`) invoice, as a draft. */
+/** A new one-off (`manual`, a wallet's `top_up`, a one_time sale's `sales_link`) invoice, as a draft. */
 export function createOneOffInvoice(tenant: TenantRef, customer: BilledCustomer, fields: OneOffInvoiceFields, now: Date): InvoiceChange {
   const currency = checkCurrencyCode(fields.currency || 'usd');
   const { lines, description } = oneOffLines(fields, currency);

@@ -18,7 +18,7 @@ const HANDLES = createRegistry(invoicingEventsV1.InvoicePaidSchema);
 /**
  * Reads invoicing's InvoicePaid: a paid renewal invoice stops its pending dunning reminders
  * and brings its past_due subscription back to active, and a paid invoice completes the sales
- * link checkout that sold its subscription. The inbox claim and the change commit together, so a redelivered event changes
+ * link checkout that sold its subscription (or, for a one-off invoice, the one_time sale it bills). The inbox claim and the change commit together, so a redelivered event changes
  * nothing (even after the subscription fell past due again later).
  */
 @Injectable()
@@ -45,9 +45,10 @@ export class InvoicePaidConsumer implements OnApplicationBootstrap {
     return this.prisma.$transaction(async (tx) => {
       if (!(await claimInboxEvent(tx, CONSUMER, event.id))) return 'duplicate';
       if (!invoice) return 'processed';
-      // A one-off invoice has reminders too (its customer's), and no subscription to bring back.
+      // A one-off invoice has reminders too (its customer's), and no subscription to bring back; it may be a one_time sale's.
       if (!invoice.subscriptionId) {
         await this.jobs.cancelDunning(tx, invoice.id);
+        await this.salesLinks.completeByInvoice(tx, tenant, invoice.id, this.now());
         return 'processed';
       }
       const subscription = await this.subscriptions.getForUpdate(tx, tenant, invoice.subscriptionId);

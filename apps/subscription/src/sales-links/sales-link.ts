@@ -2,8 +2,12 @@ import { BILLING_INTERVALS } from '@recur/pricing';
 import { failedPrecondition, invalidArgument, newId, type TenantRef } from '@recur/kernel';
 import { randomBytes } from 'node:crypto';
 
-/** What a link sells. `plan`: a subscription to one plan at one interval (the only kind so far). */
-export const SALES_LINK_KINDS = ['plan'] as const;
+/**
+ * What a link sells. `plan`: a subscription to one plan at one interval. `one_time`: one
+ * payment of the price of one period of that plan at that interval, on a one-off invoice
+ * (no subscription, so no trial and no promotion code: coupons discount subscriptions).
+ */
+export const SALES_LINK_KINDS = ['plan', 'one_time'] as const;
 export type SalesLinkKind = (typeof SALES_LINK_KINDS)[number];
 
 export const SALES_LINK_TITLE_MAX = 200;
@@ -28,14 +32,15 @@ export interface SalesLink {
 
 export type CheckoutStatus = 'open' | 'completed';
 
-/** One sale made through a link: open until the subscription's first invoice is paid. */
+/** One sale made through a link: open until its invoice (a plan's first, or a one-time sale's only one) is paid. */
 export interface SalesLinkCheckout {
   id: string;
   tenant: TenantRef;
   salesLinkId: string;
   checkoutToken: string;
   customerId: string;
-  subscriptionId: string;
+  /** The subscription a `plan` sale made; null for a `one_time` sale. */
+  subscriptionId: string | null;
   invoiceId: string | null;
   status: CheckoutStatus;
   createdAt: Date;
@@ -62,6 +67,10 @@ export function createSalesLink(tenant: TenantRef, fields: NewSalesLink, now: Da
   }
   if (!Number.isInteger(fields.trialDays) || fields.trialDays < 0 || fields.trialDays > SALES_LINK_TRIAL_DAYS_MAX) {
     throw invalidArgument('trial_days', `trial_days must be an integer from 0 to ${SALES_LINK_TRIAL_DAYS_MAX}`);
+  }
+  if (fields.kind === 'one_time' && fields.trialDays > 0) throw invalidArgument('trial_days', 'A one_time link sells without a trial: trial_days must be 0.');
+  if (fields.kind === 'one_time' && fields.allowPromotionCodes) {
+    throw invalidArgument('allow_promotion_codes', 'A one_time link takes no promotion codes (they discount subscriptions).');
   }
   if (fields.successUrl && !isHttpUrl(fields.successUrl)) throw invalidArgument('success_url', 'success_url must be an http or https URL');
   return {

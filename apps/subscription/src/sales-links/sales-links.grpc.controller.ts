@@ -108,7 +108,7 @@ function toCheckoutMessage(checkout: SalesLinkCheckout): MessageInitShape<typeof
     livemode: checkout.tenant.livemode,
     salesLinkId: checkout.salesLinkId,
     customerId: checkout.customerId,
-    subscriptionId: checkout.subscriptionId,
+    subscriptionId: checkout.subscriptionId ?? '',
     invoiceId: checkout.invoiceId ?? '',
     status: checkout.status,
     created: BigInt(unixSeconds(checkout.createdAt)),

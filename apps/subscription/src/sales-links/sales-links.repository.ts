@@ -89,7 +89,7 @@ export class SalesLinksRepository {
 
   /** Records the first invoice once the billing clock has raised it (null while it has not). */
   async recordFirstInvoice(checkout: SalesLinkCheckout): Promise<SalesLinkCheckout> {
-    if (checkout.invoiceId) return checkout;
+    if (checkout.invoiceId || !checkout.subscriptionId) return checkout;
     const raised = await this.prisma.$queryRaw<{ result: string }[]>`
       SELECT result FROM billing_jobs WHERE subscription_id = ${checkout.subscriptionId} AND kind = 'invoice' AND status = 'done' AND result IS NOT NULL
       ORDER BY run_at LIMIT 1`;
@@ -97,6 +97,17 @@ export class SalesLinksRepository {
     if (!invoiceId) return checkout;
     await this.prisma.salesLinkCheckout.updateMany({ where: { id: checkout.id, invoiceId: null }, data: { invoiceId } });
     return { ...checkout, invoiceId };
+  }
+
+  /** Records the one-off invoice raised for a one_time sale (the same invoice on a repeat: invoicing raises it once per sale). */
+  async recordInvoice(checkout: SalesLinkCheckout, invoiceId: string): Promise<SalesLinkCheckout> {
+    await this.prisma.salesLinkCheckout.updateMany({ where: { id: checkout.id, invoiceId: null }, data: { invoiceId } });
+    return { ...checkout, invoiceId };
+  }
+
+  /** The one_time sale of this invoice is paid: completed (once; a repeat changes nothing). */
+  async completeByInvoice(tx: Tx, tenant: TenantRef, invoiceId: string, at: Date): Promise<void> {
+    await tx.salesLinkCheckout.updateMany({ where: { invoiceId, accountId: tenant.accountId, livemode: tenant.livemode, subscriptionId: null, status: 'open' }, data: { status: 'completed', completedAt: at } });
   }
 
   /** The sale of this subscription is paid: completed (once; a repeat changes nothing). */

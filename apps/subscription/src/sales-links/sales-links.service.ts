@@ -9,6 +9,7 @@ import { Commands } from '../infrastructure/commands';
 import { CatalogPlans } from '../subscriptions/catalog-plans.client';
 import { recurringLines } from '../subscriptions/subscription';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
+import { type SaleInvoice, SalesLinkInvoicing } from './sales-link-invoicing.client';
 import { assertSellable, createSalesLink, type NewSalesLink, type SalesLink, type SalesLinkCheckout, setActive } from './sales-link';
 import { SalesLinksRepository } from './sales-links.repository';
 
@@ -36,8 +37,10 @@ const FIRST_INVOICE_POLL_MS = 100;
 /**
  * Sales links: the seller's API (create, list, retrieve, activate, deactivate, checkouts) and
  * the hosted checkout's two calls — the offer for the page, and the sale, made once per form
- * token: the customer (reused by e-mail in the app), the subscription (the same use case as
- * the API's) and, through the billing clock, its first invoice with billing_reason `sales_link`.
+ * token: the customer (reused by e-mail in the app), then for a `plan` link the subscription
+ * (the same use case as the API's) and, through the billing clock, its first invoice; for a
+ * `one_time` link a one-off invoice of the offer raised through invoicing. Either invoice has
+ * billing_reason `sales_link`.
  */
 @Injectable()
 export class SalesLinksService {
@@ -46,6 +49,7 @@ export class SalesLinksService {
     private readonly customers: CustomersRepository,
     private readonly subscriptions: SubscriptionsService,
     private readonly catalog: CatalogPlans,
+    private readonly invoicing: SalesLinkInvoicing,
     private readonly commands: Commands,
     @Inject(CLOCK) private readonly now: Clock,
   ) {}
@@ -87,7 +91,10 @@ export class SalesLinksService {
 
   /** The link behind a public token, with its offer (an inactive link too: its page says so). */
   async page(token: string): Promise<{ link: SalesLink; offer: SalesLinkOffer }> {
-    const link = await this.links.byToken(token);
+    return this.offerOf(await this.links.byToken(token));
+  }
+
+  private async offerOf(link: SalesLink): Promise<{ link: SalesLink; offer: SalesLinkOffer }> {
     const plan = await this.catalog.sellable(link.tenant, link.planId);
     const lines = recurringLines({ price: plan.price, quantity: 1, billingInterval: link.billingInterval as never, addOns: [] });
     return { link, offer: { planName: plan.price.name, amount: lines.reduce((sum, line) => sum + line.amount, 0), currency: plan.price.currency } };
@@ -107,6 +114,15 @@ export class SalesLinksService {
       const customerId = await this.customerFor(tx, tenant, form);
       const code = form.promotionCode.trim();
       if (code && !link.allowPromotionCodes) throw invalidArgument('promotion_code', 'This link does not take promotion codes.');
+      if (link.kind === 'one_time') {
+        // The invoice is raised after the commit: invoicing looks the (maybe new) customer up here.
+        const checkout: SalesLinkCheckout = {
+          id: newId('chk'), tenant, salesLinkId: link.id, checkoutToken: form.checkoutToken, customerId, subscriptionId: null,
+          invoiceId: null, status: 'open', createdAt: this.now(), completedAt: null,
+        };
+        await this.links.insertCheckout(tx, checkout);
+        return { checkout: { id: checkout.id } };
+      }
       const subscription = await this.subscriptions.create(tx, tenant, {
         customerId,
         planId: link.planId,
@@ -126,7 +142,20 @@ export class SalesLinksService {
       // The sale's id is all the record keeps: a repeat reads the checkout as it is now.
       return { checkout: { id: checkout.id } };
     });
-    return { link, checkout: await this.awaitFirstInvoice(await this.links.checkout(made!.id)) };
+    const checkout = await this.links.checkout(made!.id);
+    if (link.kind === 'one_time') return { link, checkout: await this.invoiceSale(link, checkout) };
+    return { link, checkout: await this.awaitFirstInvoice(checkout) };
+  }
+
+  /** A one_time sale's invoice: the offer as the page showed it, raised once per sale (a repeat gets the same invoice). */
+  private async invoiceSale(link: SalesLink, checkout: SalesLinkCheckout): Promise<SalesLinkCheckout> {
+    if (checkout.invoiceId) return checkout;
+    const { offer } = await this.offerOf(link);
+    const sale: SaleInvoice = {
+      tenant: link.tenant, customerId: checkout.customerId, checkoutId: checkout.id, salesLinkId: link.id,
+      description: `${link.title} (${offer.planName})`, amount: offer.amount, currency: offer.currency,
+    };
+    return this.links.recordInvoice(checkout, await this.invoicing.raiseSaleInvoice(sale));
   }
 
   /** The customer with the form's e-mail in the app (the oldest), or a new one; one per e-mail even when two sales race. */

@@ -41,7 +41,7 @@ type Typed = NonNullable<CheckoutView['typed']>;
  * — 32 random bytes made with the link — is the only credential; the page holds no key. GET
  * shows the offer (priced by the subscription service) and a form; POST, guarded by a
  * double-submit CSRF cookie and the Origin check, makes the sale once per form (its hidden
- * `checkout_token`), starts paying its first invoice and forwards the buyer to the payment's
+ * `checkout_token`), starts paying its invoice (a plan sale's first, a one_time sale's one-off) and forwards the buyer to the payment's
  * redirectUrl (the sandbox payer page for sandbox links); once paid, the return page sends
  * them on to the link's success URL. A trial sale goes there at once. An inactive link answers 410.
  */
@@ -161,6 +161,7 @@ export class CheckoutController {
       amountMinor: amount.amountMinor,
       currency: amount.currency,
       interval: link.billingInterval,
+      oneTime: link.kind === 'one_time',
       trialDays: link.trialDays,
       allowPromotionCodes: link.allowPromotionCodes,
       livemode: link.livemode,

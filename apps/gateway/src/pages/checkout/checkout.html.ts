@@ -13,6 +13,8 @@ export interface CheckoutView {
   amountMinor: number;
   currency: string;
   interval: string;
+  /** A `one_time` link: one payment, no interval. */
+  oneTime: boolean;
   trialDays: number;
   allowPromotionCodes: boolean;
   livemode: boolean;
@@ -31,7 +33,7 @@ export function checkoutPage(view: CheckoutView): string {
 ${view.livemode ? '' : html`<p><span class="badge wait">Sandbox — no real money moves</span></p>`}
 <h1>${view.title}</h1>
 <p><strong data-testid="plan-name">${view.planName}</strong></p>
-<p><span data-testid="price" style="font-size:1.6rem;font-weight:700">${price}</span> <span data-testid="interval">${INTERVAL_TEXT[view.interval] ?? view.interval}</span></p>
+<p><span data-testid="price" style="font-size:1.6rem;font-weight:700">${price}</span> <span data-testid="interval">${view.oneTime ? 'one-time payment' : INTERVAL_TEXT[view.interval] ?? view.interval}</span></p>
 ${view.trialDays > 0 ? html`<p data-testid="trial">Starts with a ${view.trialDays}-day free trial: nothing to pay today.</p>` : ''}
 ${view.error ? html`<div class="error" role="alert" data-testid="checkout-error">${view.error}</div>` : ''}
 <form method="post" action="${view.action}">
