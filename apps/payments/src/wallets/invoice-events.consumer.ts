@@ -11,7 +11,7 @@ export const CONSUMER = 'payments.wallets';
 const HANDLES = createRegistry(invoicingEventsV1.InvoiceFinalizedSchema, invoicingEventsV1.InvoicePaidSchema, invoicingEventsV1.InvoicePaymentFailedSchema);
 
 /** The billing reasons of the invoices a wallet pays first: a subscription's own invoices. */
-export const WALLET_PAID_BILLING_REASONS: readonly string[] = ['subscription_create', 'subscription_cycle', 'subscription_update'];
+export const WALLET_PAID_BILLING_REASONS: readonly string[] = ['subscription_create', 'subscription_cycle', 'subscription_update', 'subscription_final'];
 
 /**
  * Reads invoicing's events for wallets, each once (the inbox claim commits with the change):
