@@ -65,21 +65,22 @@ const common = {
   GRPC_HOST: '127.0.0.1',
   LOG_LEVEL: 'warn',
 };
-const SERVICES = ['catalog', 'subscription', 'invoicing'];
+// usage-metering: a renewal batch asks it for the period's metered usage (none here).
+const SERVICES = ['catalog', 'subscription', 'invoicing', 'usage-metering'];
 const ports = Object.fromEntries(await Promise.all(SERVICES.map(async (service) => [service, await freePort()])));
-const peers = Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase()}_GRPC_ADDR`, `127.0.0.1:${ports[service]}`]));
+const peers = Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase().replace('-', '_')}_GRPC_ADDR`, `127.0.0.1:${ports[service]}`]));
 // The clock waits until seeding is done; invoices are not e-mailed (the bench measures renewals).
 const serviceEnv = { subscription: { BILLING_CLOCK_CONCURRENCY: '0' }, invoicing: NO_INVOICE_MAIL };
 const urls = {};
 const apps = {};
 for (const service of SERVICES) {
-  const database = `bench_${service}`;
+  const database = `bench_${service.replace('-', '_')}`;
   await postgres.ensureDatabase(database);
   urls[service] = postgres.urlFor(database);
   apps[service] = await startApp(service, {
     env: { ...common, ...peers, DATABASE_URL: urls[service], GRPC_PORT: String(ports[service]), ...serviceEnv[service] },
     ready: { grpcPort: ports[service] },
-    nodeArgs: service === 'catalog' ? [] : profileArgs(PROFILE_DIR, service),
+    nodeArgs: ['subscription', 'invoicing'].includes(service) ? profileArgs(PROFILE_DIR, service) : [],
   });
 }
 const pools = Object.fromEntries(SERVICES.map((service) => [service, new Pool({ connectionString: urls[service], max: 4 })]));
