@@ -169,11 +169,13 @@ const cpuAtStart = { subscription: cpuMs(apps.subscription.pid), invoicing: cpuM
 log(`clock started (subscription service boot ${((started - bootStarted) / 1000).toFixed(1)} s)`);
 let state;
 let firstRenewalsAt;
+let invoicesRaisedAt;
 let lastReport = started;
 for (;;) {
   state = await progress();
   const elapsed = (performance.now() - started) / 1000;
   if (state.renewed === COUNT && firstRenewalsAt === undefined) firstRenewalsAt = elapsed;
+  if (state.invoices === COUNT && invoicesRaisedAt === undefined) invoicesRaisedAt = elapsed;
   if (state.renewed === COUNT && state.invoiceStepsDone === COUNT && state.invoices === COUNT && state.unpublished === 0) break;
   if (performance.now() - lastReport >= 10_000) {
     lastReport = performance.now();
