@@ -65,21 +65,22 @@ const common = {
   GRPC_HOST: '127.0.0.1',
   LOG_LEVEL: 'warn',
 };
-const SERVICES = ['catalog', 'subscription', 'invoicing'];
+// usage-metering: a renewal batch asks it for the period's metered usage (none here).
+const SERVICES = ['catalog', 'subscription', 'invoicing', 'usage-metering'];
 const ports = Object.fromEntries(await Promise.all(SERVICES.map(async (service) => [service, await freePort()])));
-const peers = Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase()}_GRPC_ADDR`, `127.0.0.1:${ports[service]}`]));
+const peers = Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase().replace('-', '_')}_GRPC_ADDR`, `127.0.0.1:${ports[service]}`]));
 // The clock waits until seeding is done; invoices are not e-mailed (the bench measures renewals).
 const serviceEnv = { subscription: { BILLING_CLOCK_CONCURRENCY: '0', USAGE_METERING_GRPC_ADDR: '127.0.0.1:9' }, invoicing: NO_INVOICE_MAIL };
 const urls = {};
 const apps = {};
 for (const service of SERVICES) {
-  const database = `bench_${service}`;
+  const database = `bench_${service.replace('-', '_')}`;
   await postgres.ensureDatabase(database);
   urls[service] = postgres.urlFor(database);
   apps[service] = await startApp(service, {
     env: { ...common, ...peers, DATABASE_URL: urls[service], GRPC_PORT: String(ports[service]), ...serviceEnv[service] },
     ready: { grpcPort: ports[service] },
-    nodeArgs: service === 'catalog' ? [] : profileArgs(PROFILE_DIR, service),
+    nodeArgs: ['subscription', 'invoicing'].includes(service) ? profileArgs(PROFILE_DIR, service) : [],
   });
 }
 const pools = Object.fromEntries(SERVICES.map((service) => [service, new Pool({ connectionString: urls[service], max: 4 })]));
@@ -168,11 +169,13 @@ const cpuAtStart = { subscription: cpuMs(apps.subscription.pid), invoicing: cpuM
 log(`clock started (subscription service boot ${((started - bootStarted) / 1000).toFixed(1)} s)`);
 let state;
 let firstRenewalsAt;
+let invoicesRaisedAt;
 let lastReport = started;
 for (;;) {
   state = await progress();
   const elapsed = (performance.now() - started) / 1000;
   if (state.renewed === COUNT && firstRenewalsAt === undefined) firstRenewalsAt = elapsed;
+  if (state.invoices === COUNT && invoicesRaisedAt === undefined) invoicesRaisedAt = elapsed;
   if (state.renewed === COUNT && state.invoiceStepsDone === COUNT && state.invoices === COUNT && state.unpublished === 0) break;
   if (performance.now() - lastReport >= 10_000) {
     lastReport = performance.now();
@@ -228,7 +231,7 @@ const rawRate = await rawRenewals(rawCount).catch((error) => {
 console.log(`\nRecur renewal benchmark: ${COUNT} subscriptions over ${ACCOUNTS} apps, due at one moment; catalog, subscription and invoicing each its own process, events through Kafka`);
 console.log(`  billing clock: BILLING_CLOCK_BATCH_SIZE ${args['batch-size'] ?? 'default'}, BILLING_CLOCK_CONCURRENCY ${args.concurrency ?? 'default'}`);
 console.log(`renewed end to end in ${seconds.toFixed(1)} s: ${(COUNT / seconds).toFixed(0)} renewals/s (periods advanced after ${firstRenewalsAt?.toFixed(1)} s)`);
-console.log(`  ${state.invoices} invoices raised in invoicing, every event published (subscription.activated and invoice.created: ${2 * COUNT})`);
+console.log(`  ${state.invoices} invoices raised in invoicing (the last after ${invoicesRaisedAt?.toFixed(1)} s), every event published after ${seconds.toFixed(1)} s (subscription.activated and invoice.created: ${2 * COUNT})`);
 console.log(`  Node CPU per renewal: subscription ${(cpu.subscription / COUNT).toFixed(1)} ms, invoicing ${(cpu.invoicing / COUNT).toFixed(1)} ms (load average at the end ${loadavg()[0].toFixed(1)} on ${cpus().length} cores)`);
 if (rawRate) console.log(`  raw: a renewal's own transaction in plain SQL (5 statements, 8 connections), ${rawCount} of them: ${rawRate.toFixed(0)} /s`);
 

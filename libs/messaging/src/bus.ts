@@ -8,6 +8,9 @@ export interface BusMessage {
 
 export type MessageHandler = (message: BusMessage) => Promise<void>;
 
+/** Handles messages of one partition (one key's messages stay in order), all or none: a throw redelivers them all. */
+export type BatchHandler = (messages: BusMessage[]) => Promise<void>;
+
 export interface EventBus {
   /** Resolves once every message is durably accepted (Kafka: acknowledged by the broker). */
   publish(messages: BusMessage[]): Promise<void>;
@@ -16,5 +19,13 @@ export interface EventBus {
    * that throws gets the message again. Handlers must be idempotent (see inbox.ts).
    */
   subscribe(group: string, topics: string[], handler: MessageHandler): Promise<void>;
+  /**
+   * As subscribe, handing over up to `BATCH_HANDLER_MAX` messages at a time, so a consumer
+   * can record them in one transaction; their offsets are committed only after it resolved.
+   */
+  subscribeBatch(group: string, topics: string[], handler: BatchHandler): Promise<void>;
   close(): Promise<void>;
 }
+
+/** The most messages a BatchHandler gets at once: a transaction's worth, short enough to hold its locks briefly. */
+export const BATCH_HANDLER_MAX = 500;

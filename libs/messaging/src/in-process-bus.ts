@@ -1,9 +1,9 @@
-import type { BusMessage, EventBus, MessageHandler } from './bus';
+import { BATCH_HANDLER_MAX, type BatchHandler, type BusMessage, type EventBus, type MessageHandler } from './bus';
 
 interface Subscriber {
   group: string;
   topics: Set<string>;
-  handler: MessageHandler;
+  handler: BatchHandler;
 }
 
 /**
@@ -16,14 +16,19 @@ export class InProcessEventBus implements EventBus {
   private readonly subscribers: Subscriber[] = [];
 
   async publish(messages: BusMessage[]): Promise<void> {
-    for (const message of messages) {
-      for (const subscriber of this.subscribers) {
-        if (subscriber.topics.has(message.topic)) await subscriber.handler(message);
-      }
+    for (const subscriber of this.subscribers) {
+      const theirs = messages.filter((message) => subscriber.topics.has(message.topic));
+      for (let start = 0; start < theirs.length; start += BATCH_HANDLER_MAX) await subscriber.handler(theirs.slice(start, start + BATCH_HANDLER_MAX));
     }
   }
 
   async subscribe(group: string, topics: string[], handler: MessageHandler): Promise<void> {
+    await this.subscribeBatch(group, topics, async (messages) => {
+      for (const message of messages) await handler(message);
+    });
+  }
+
+  async subscribeBatch(group: string, topics: string[], handler: BatchHandler): Promise<void> {
     this.subscribers.push({ group, topics: new Set(topics), handler });
   }
 

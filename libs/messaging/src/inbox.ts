@@ -1,6 +1,6 @@
-import { context, propagation, SpanKind, trace } from '@opentelemetry/api';
+import { type Context, context, propagation, type Span, SpanKind, trace } from '@opentelemetry/api';
 import { eventsConsumed } from '@recur/telemetry';
-import type { BusMessage, MessageHandler } from './bus';
+import type { BatchHandler, BusMessage, MessageHandler } from './bus';
 import type { Registry } from '@bufbuild/protobuf';
 import { decodeInternalEvent, decodePublicEvent, type InternalEvent, type PublicEvent } from './event';
 
@@ -26,6 +26,14 @@ export async function claimInboxEvent(tx: InboxTransaction, consumer: string, ev
  */
 export function claimInboxEventSql(consumerParam: string, eventIdParam: string): string {
   return `INSERT INTO inbox_events (event_id, consumer) VALUES (${eventIdParam}, ${consumerParam}) ON CONFLICT DO NOTHING RETURNING event_id`;
+}
+
+/**
+ * claimInboxEventSql for a batch: claims every id of the `text[]` parameter at once and
+ * answers the ids this consumer now owns (an id claimed before, or twice in the array, once at most).
+ */
+export function claimInboxEventsSql(consumerParam: string, eventIdsParam: string): string {
+  return `INSERT INTO inbox_events (event_id, consumer) SELECT event_id, ${consumerParam} FROM unnest(${eventIdsParam}::text[]) AS claim (event_id) ON CONFLICT DO NOTHING RETURNING event_id`;
 }
 
 const tracer = trace.getTracer('@recur/messaging');
@@ -93,6 +101,63 @@ function tracedHandler<Event extends { id: string; type: string }>(
 /** A consumer of public events (recur.events.v1.PublicEvent): webhook-dispatch's event log. */
 export function publicEventHandler(service: string, handle: (event: PublicEvent) => Promise<EventOutcome>, options: EventHandlerOptions = {}): MessageHandler {
   return tracedHandler(service, (message) => decodePublicEvent(message.value), handle, options);
+}
+
+/** A decoded public event and the trace context its producer sent, for the work it causes. */
+export interface ReceivedPublicEvent {
+  event: PublicEvent;
+  /** The producer's span: what the consumer's work for this event continues. */
+  traceContext: Context;
+}
+
+/**
+ * A consumer of public events that records a batch of them in one transaction (the inbox
+ * claim for all, then their effects): `handle` answers one outcome per event, in order, and
+ * throws to have the whole batch redelivered. Messages that do not decode are dropped and
+ * counted `malformed`, as with publicEventHandler; each event gets its consumer span, a child
+ * of its producer's, open while the batch is handled.
+ */
+export function publicEventBatchHandler(
+  service: string,
+  handle: (events: ReceivedPublicEvent[]) => Promise<EventOutcome[]>,
+  options: EventHandlerOptions = {},
+): BatchHandler {
+  return async (messages: BusMessage[]) => {
+    const received: (ReceivedPublicEvent & { span: Span; topic: string })[] = [];
+    for (const message of messages) {
+      let event: PublicEvent;
+      try {
+        event = decodePublicEvent(message.value);
+      } catch (error) {
+        eventsConsumed.inc({ service, type: message.headers['event-type'] ?? 'unknown', outcome: 'malformed' });
+        options.warn?.('event dropped: it does not decode', { topic: message.topic, key: message.key, error: (error as Error).message });
+        continue;
+      }
+      const parent = propagation.extract(context.active(), message.headers);
+      const span = tracer.startSpan(
+        `${message.topic} process`,
+        { kind: SpanKind.CONSUMER, attributes: { 'messaging.system': 'kafka', 'messaging.destination.name': message.topic, 'messaging.message.id': event.id, 'recur.event.type': event.type, 'messaging.batch.message_count': messages.length } },
+        parent,
+      );
+      received.push({ event, traceContext: trace.setSpan(parent, span), span, topic: message.topic });
+    }
+    if (received.length === 0) return;
+    try {
+      const outcomes = await handle(received.map(({ event, traceContext }) => ({ event, traceContext })));
+      received.forEach(({ event, topic }, index) => {
+        eventsConsumed.inc({ service, type: event.type, outcome: outcomes[index] });
+        if (outcomes[index] === 'refused') options.warn?.('event refused', { topic, event_id: event.id, type: event.type });
+      });
+    } catch (error) {
+      for (const { event, span } of received) {
+        eventsConsumed.inc({ service, type: event.type, outcome: 'failed' });
+        span.recordException(error as Error);
+      }
+      throw error;
+    } finally {
+      for (const { span } of received) span.end();
+    }
+  };
 }
 
 /**

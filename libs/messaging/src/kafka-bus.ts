@@ -1,5 +1,5 @@
-import { type Consumer, Kafka, logLevel, type Producer } from 'kafkajs';
-import type { BusMessage, EventBus, MessageHandler } from './bus';
+import { type Consumer, type ConsumerRunConfig, Kafka, type KafkaMessage, logLevel, type Producer } from 'kafkajs';
+import { BATCH_HANDLER_MAX, type BatchHandler, type BusMessage, type EventBus, type MessageHandler } from './bus';
 
 /** Retries a start-up step that depends on a broker that may still be busy (about a minute in all). */
 async function retrying<T>(step: () => Promise<T>, onError: (error: Error, attempt: number) => void, attempts = 8): Promise<T> {
@@ -80,6 +80,30 @@ export class KafkaEventBus implements EventBus {
   }
 
   async subscribe(group: string, topics: string[], handler: MessageHandler): Promise<void> {
+    await this.run(group, topics, {
+      eachMessage: async ({ topic, message }) => handler(busMessage(topic, message)),
+    });
+  }
+
+  async subscribeBatch(group: string, topics: string[], handler: BatchHandler): Promise<void> {
+    await this.run(group, topics, {
+      // Offsets are resolved here, chunk by chunk, each only after its handler resolved.
+      eachBatchAutoResolve: false,
+      eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
+        for (let start = 0; start < batch.messages.length; start += BATCH_HANDLER_MAX) {
+          if (!isRunning() || isStale()) return;
+          const chunk = batch.messages.slice(start, start + BATCH_HANDLER_MAX);
+          await handler(chunk.map((message) => busMessage(batch.topic, message)));
+          resolveOffset(chunk[chunk.length - 1].offset);
+          await commitOffsetsIfNecessary();
+          await heartbeat();
+        }
+      },
+    });
+  }
+
+  /** A consumer of the group on the topics, its partitions handled in parallel, started without waiting for the join. */
+  private async run(group: string, topics: string[], handlers: Pick<ConsumerRunConfig, 'eachMessage' | 'eachBatch' | 'eachBatchAutoResolve'>): Promise<void> {
     await retrying(() => this.ensureTopics(topics), (error, attempt) => this.options.log?.('WARN', `creating topics failed (attempt ${attempt}): ${error.message}`));
     // A 10 s session (kafkajs default: 30 s) lets a restarted replica take over a crashed
     // one's partitions quickly.
@@ -94,13 +118,7 @@ export class KafkaEventBus implements EventBus {
     void consumer.run({
       // Partitions are handled in parallel; within one, messages (one resource's events) stay in order.
       partitionsConsumedConcurrently: TOPIC_PARTITIONS,
-      eachMessage: async ({ topic, message }) => {
-        const headers: Record<string, string> = {};
-        for (const [name, value] of Object.entries(message.headers ?? {})) {
-          if (value !== undefined) headers[name] = Array.isArray(value) ? String(value[0]) : String(value);
-        }
-        await handler({ topic, key: message.key?.toString() ?? '', value: message.value?.toString() ?? '', headers });
-      },
+      ...handlers,
     }).catch((error: Error) => this.options.log?.('ERROR', `consumer ${group} stopped: ${error.message}`));
   }
 
@@ -108,4 +126,12 @@ export class KafkaEventBus implements EventBus {
     await Promise.all(this.consumers.map((consumer) => consumer.disconnect()));
     await this.producer?.disconnect();
   }
+}
+
+function busMessage(topic: string, message: KafkaMessage): BusMessage {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(message.headers ?? {})) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? String(value[0]) : String(value);
+  }
+  return { topic, key: message.key?.toString() ?? '', value: message.value?.toString() ?? '', headers };
 }

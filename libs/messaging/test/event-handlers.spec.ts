@@ -11,7 +11,9 @@ import {
   newPublicEvent,
   type OutboxEvent,
   type PublicEvent,
+  publicEventBatchHandler,
   publicEventHandler,
+  type ReceivedPublicEvent,
 } from '../src';
 
 const tenant = { accountId: 'acct_1', livemode: false };
@@ -53,5 +55,27 @@ describe('event handlers', () => {
     failNext = false;
     await bus.publish([message('public', event)]);
     expect(seen.map((received) => [received.id, received.type, received.data])).toEqual([[event.id, 'customer.created', { object: { id: 'cus_1' } }]]);
+  });
+
+  it('hand a batch consumer every decodable event of a publish in one call, and the whole batch again when it fails', async () => {
+    const bus = new InProcessEventBus();
+    const calls: string[][] = [];
+    const warnings: string[] = [];
+    let failNext = true;
+    await bus.subscribeBatch('g', ['public'], publicEventBatchHandler('test', async (received: ReceivedPublicEvent[]) => {
+      calls.push(received.map(({ event }) => event.id));
+      if (failNext) {
+        failNext = false;
+        throw new Error('database down');
+      }
+      return received.map(() => 'processed' as const);
+    }, { warn: (text) => warnings.push(text) }));
+    const events = ['cus_1', 'cus_2', 'cus_3'].map((id) => newPublicEvent(tenant, 'customer.created', id, { object: { id } }, new Date()));
+    const batch = [message('public', events[0]), { topic: 'public', key: 'k', value: '{"id": 42', headers: {} }, message('public', events[1]), message('public', events[2])];
+    await expect(bus.publish(batch)).rejects.toThrow('database down');
+    await bus.publish(batch);
+    const ids = events.map((event) => event.id);
+    expect(calls).toEqual([ids, ids]);
+    expect(warnings).toEqual(['event dropped: it does not decode', 'event dropped: it does not decode']);
   });
 });

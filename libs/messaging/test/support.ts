@@ -8,7 +8,7 @@ export const MESSAGING_TABLES = `
     seq bigserial PRIMARY KEY, id text NOT NULL UNIQUE, topic text NOT NULL, key text NOT NULL, type text NOT NULL,
     payload jsonb NOT NULL, headers jsonb NOT NULL, created_at timestamptz(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     published_at timestamptz(3));
-  CREATE INDEX outbox_events_published_at_seq_idx ON outbox_events (published_at, seq);
+  CREATE INDEX outbox_events_unpublished_seq_idx ON outbox_events (seq) WHERE published_at IS NULL;
   CREATE TABLE inbox_events (
     event_id text NOT NULL, consumer text NOT NULL, processed_at timestamptz(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     PRIMARY KEY (event_id, consumer));

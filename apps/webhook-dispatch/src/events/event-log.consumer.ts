@@ -1,7 +1,8 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { CLOCK, type Clock, newId } from '@recur/kernel';
 import { isSubscribableEventType } from '@recur/vocabulary';
-import { claimInboxEventSql, consumerGroup, type EventOutcome, type PublicEvent, publicEventHandler, publicEventsTopic } from '@recur/messaging';
+import { context } from '@opentelemetry/api';
+import { claimInboxEventsSql, consumerGroup, type EventOutcome, publicEventBatchHandler, publicEventsTopic, type ReceivedPublicEvent } from '@recur/messaging';
 import { CoalescingNotifier } from '@recur/persistence';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
 import { injectTraceHeaders } from '@recur/telemetry';
@@ -13,28 +14,33 @@ export const PRODUCERS = ['subscription', 'invoicing', 'payments', 'usage-meteri
 /** The inbox's consumer name; the Kafka group is this name within the topic namespace. */
 export const CONSUMER = 'webhook-dispatch.event-log';
 
-/** The enabled endpoints of a tenant that subscribe to an event type. */
-const SUBSCRIBED_ENDPOINTS = `
-  SELECT id FROM webhook_endpoints
-  WHERE account_id = $1 AND livemode = $2 AND status = 'enabled' AND deleted_at IS NULL AND $3 = ANY(events)`;
+/** The enabled endpoints of the tenants given (account and mode, pairwise), with the event types each subscribes to. */
+const ENABLED_ENDPOINTS = `
+  SELECT id, account_id, livemode, events FROM webhook_endpoints
+  WHERE (account_id, livemode) IN (SELECT * FROM unnest($1::text[], $2::boolean[]))
+    AND status = 'enabled' AND deleted_at IS NULL`;
 
 /**
- * Claims the event in the inbox, records it and queues one delivery per endpoint given, in one
- * statement (one implicit transaction): nothing of it happens if the inbox already held the id.
+ * Claims the events in the inbox, records those it now owns and queues one delivery per
+ * endpoint given, in one statement (one implicit transaction): an event the inbox already
+ * held records and queues nothing.
  */
 const RECORD_AND_QUEUE = `
-  WITH claimed AS (${claimInboxEventSql('$2', '$1')}),
+  WITH claimed AS (${claimInboxEventsSql('$1', '$2')}),
   recorded AS (
     INSERT INTO events (id, account_id, livemode, type, created, data)
-    SELECT event_id, $3, $4, $5, $6, $7 FROM claimed
-    RETURNING id),
+    SELECT event.id, event.account_id, event.livemode, event.type, event.created, event.data
+    FROM unnest($2::text[], $3::text[], $4::boolean[], $5::text[], $6::bigint[], $7::jsonb[]) AS event (id, account_id, livemode, type, created, data)
+    JOIN claimed ON claimed.event_id = event.id
+    RETURNING id, account_id, livemode, type),
   queued AS (
     INSERT INTO deliveries (id, account_id, livemode, endpoint_id, event_id, event_type, status, next_attempt_at, trace_headers, created_at, updated_at)
-    SELECT queue.id, $3, $4, queue.endpoint_id, recorded.id, $5, 'pending', $8, $9, $8, $8
-    FROM recorded CROSS JOIN unnest($10::text[], $11::text[]) AS queue (id, endpoint_id)
+    SELECT queue.id, recorded.account_id, recorded.livemode, queue.endpoint_id, recorded.id, recorded.type, 'pending', $8, queue.trace_headers, $8, $8
+    FROM unnest($9::text[], $10::text[], $11::text[], $12::jsonb[]) AS queue (id, event_id, endpoint_id, trace_headers)
+    JOIN recorded ON recorded.id = queue.event_id
     ON CONFLICT DO NOTHING
     RETURNING id)
-  SELECT (SELECT count(*) FROM claimed)::int AS claimed, (SELECT count(*) FROM queued)::int AS queued`;
+  SELECT array(SELECT event_id FROM claimed) AS claimed, (SELECT count(*) FROM queued)::int AS queued`;
 
 /**
  * Records every public event in the event log and queues its deliveries, exactly once per
@@ -44,9 +50,10 @@ const RECORD_AND_QUEUE = `
  * types (`webhook.test` included: webhook-dispatch makes those itself), so nothing
  * internal can reach the event log or an endpoint.
  *
- * Every event passes here, so it runs on the plain `pg` pool in two round trips (the endpoints,
- * then one statement that writes everything) rather than a Prisma interactive transaction of
- * seven; the dispatcher's wake-up follows the commit (README, Performance).
+ * Every event passes here, so it takes a batch of a partition's events at a time (kafkajs
+ * `eachBatch`, offsets committed after) on the plain `pg` pool in two round trips for the whole
+ * batch (the endpoints, then one statement that writes everything); the dispatcher's wake-up
+ * follows the commit (README, Performance).
  */
 @Injectable()
 export class EventLogConsumer implements OnApplicationBootstrap {
@@ -63,22 +70,42 @@ export class EventLogConsumer implements OnApplicationBootstrap {
   async onApplicationBootstrap(): Promise<void> {
     const topics = PRODUCERS.map((producer) => publicEventsTopic(producer));
     const warn = (message: string, fields: Record<string, unknown>) => this.runtime.logger.warn(`${message} ${JSON.stringify(fields)}`);
-    await this.runtime.bus.subscribe(consumerGroup(CONSUMER), topics, publicEventHandler(this.runtime.name, (event) => this.record(event), { warn }));
+    await this.runtime.bus.subscribeBatch(consumerGroup(CONSUMER), topics, publicEventBatchHandler(this.runtime.name, (events) => this.record(events), { warn }));
   }
 
-  async record(event: PublicEvent): Promise<EventOutcome> {
-    if (!isSubscribableEventType(event.type) || !event.accountId) return 'refused';
+  /** One outcome per event, in order; a repeat of an id within the batch is a duplicate. */
+  async record(received: ReceivedPublicEvent[]): Promise<EventOutcome[]> {
+    const seen = new Set<string>();
+    const outcomes = received.map(({ event }): EventOutcome | undefined => {
+      if (!isSubscribableEventType(event.type) || !event.accountId) return 'refused';
+      if (seen.has(event.id)) return 'duplicate';
+      seen.add(event.id);
+      return undefined;
+    });
+    const accepted = received.filter((_, index) => outcomes[index] === undefined);
+    if (accepted.length === 0) return outcomes as EventOutcome[];
     const { pool } = this.prisma;
-    const endpoints = (await pool.query<{ id: string }>(SUBSCRIBED_ENDPOINTS, [event.accountId, event.livemode, event.type])).rows;
-    // Each attempt of a delivery continues the trace of this consumer's span.
-    const traceHeaders = injectTraceHeaders();
-    const [outcome] = (await pool.query<{ claimed: number; queued: number }>(RECORD_AND_QUEUE, [
-      event.id, CONSUMER, event.accountId, event.livemode, event.type, String(event.created), JSON.stringify(event.data ?? {}),
-      this.now(), Object.keys(traceHeaders).length > 0 ? JSON.stringify(traceHeaders) : null,
-      endpoints.map(() => newId('whd')), endpoints.map((endpoint) => endpoint.id),
+    const tenants = [...new Map(accepted.map(({ event }) => [`${event.accountId}\u0000${event.livemode}`, event])).values()];
+    const endpoints = (await pool.query<{ id: string; account_id: string; livemode: boolean; events: string[] }>(ENABLED_ENDPOINTS, [
+      tenants.map((event) => event.accountId), tenants.map((event) => event.livemode),
     ])).rows;
-    if (outcome.claimed === 0) return 'duplicate';
-    if (outcome.queued > 0) this.notifier.notify(DELIVERIES_CHANNEL);
-    return 'processed';
+    const queue = accepted.flatMap(({ event, traceContext }) => {
+      // Each attempt of a delivery continues the trace of this event's consumer span.
+      const traceHeaders = context.with(traceContext, injectTraceHeaders);
+      return endpoints
+        .filter((endpoint) => endpoint.account_id === event.accountId && endpoint.livemode === event.livemode && endpoint.events.includes(event.type))
+        .map((endpoint) => ({ id: newId('whd'), eventId: event.id, endpointId: endpoint.id, traceHeaders: Object.keys(traceHeaders).length > 0 ? JSON.stringify(traceHeaders) : null }));
+    });
+    const [result] = (await pool.query<{ claimed: string[]; queued: number }>(RECORD_AND_QUEUE, [
+      CONSUMER,
+      accepted.map(({ event }) => event.id), accepted.map(({ event }) => event.accountId), accepted.map(({ event }) => event.livemode),
+      accepted.map(({ event }) => event.type), accepted.map(({ event }) => String(event.created)), accepted.map(({ event }) => JSON.stringify(event.data ?? {})),
+      this.now(),
+      queue.map((delivery) => delivery.id), queue.map((delivery) => delivery.eventId), queue.map((delivery) => delivery.endpointId), queue.map((delivery) => delivery.traceHeaders),
+    ])).rows;
+    if (result.queued > 0) this.notifier.notify(DELIVERIES_CHANNEL);
+    const claimed = new Set(result.claimed);
+    let acceptedIndex = 0;
+    return outcomes.map((outcome) => outcome ?? (claimed.has(accepted[acceptedIndex++].event.id) ? 'processed' : 'duplicate'));
   }
 }

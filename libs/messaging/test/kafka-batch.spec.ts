@@ -1,0 +1,46 @@
+import { randomBytes } from 'node:crypto';
+import { eventually, testKafkaBrokers } from '@recur/testing';
+import { type BusMessage, KafkaEventBus } from '../src';
+
+jest.setTimeout(90_000);
+
+let bus: KafkaEventBus;
+beforeAll(async () => {
+  bus = new KafkaEventBus({ brokers: (await testKafkaBrokers()).split(','), clientId: 'kafka-batch-test' });
+});
+afterAll(() => bus?.close());
+
+const message = (topic: string, key: string, n: number): BusMessage => ({ topic, key, value: `${key}:${n}`, headers: { 'event-id': `${key}:${n}` } });
+
+describe('KafkaEventBus.subscribeBatch', () => {
+  it("hands over a partition's messages in batches, in order per key, and a batch whose handler threw comes back whole", async () => {
+    const topic = `batch-${randomBytes(4).toString('hex')}`;
+    const keys = ['k_a', 'k_b', 'k_c', 'k_d'];
+    const sent = keys.flatMap((key) => Array.from({ length: 25 }, (_, n) => message(topic, key, n)));
+    await bus.ensureTopics([topic]);
+    await bus.publish(sent);
+
+    const batches: string[][] = [];
+    let failed: string[] | undefined;
+    await bus.subscribeBatch(`group-${topic}`, [topic], async (messages) => {
+      const values = messages.map((received) => received.value);
+      if (failed === undefined) {
+        failed = values;
+        throw new Error('database down');
+      }
+      batches.push(values);
+    });
+    await eventually(async () => new Set(batches.flat()).size === sent.length, 60_000, 'every message handled');
+
+    const handled = batches.flat();
+    // The failed batch was handed over again, all of it: nothing of it was committed.
+    expect(handled).toEqual(expect.arrayContaining(failed!));
+    // Several messages per call: a batch, not one message at a time.
+    expect(Math.max(...batches.map((batch) => batch.length))).toBeGreaterThan(1);
+    // Per key, the first delivery of each message in publish order.
+    for (const key of keys) {
+      const firstSeen = [...new Set(handled.filter((value) => value.startsWith(`${key}:`)))];
+      expect(firstSeen).toEqual(sent.filter((sentMessage) => sentMessage.key === key).map((sentMessage) => sentMessage.value));
+    }
+  });
+});
