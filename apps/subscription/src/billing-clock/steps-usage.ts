@@ -1,7 +1,7 @@
 import type { PrismaService } from '../infrastructure/prisma.service';
 import { nextLifecycleStep, type PeriodUsage, usagePeriodToBill } from '../subscriptions/subscription';
 import { fromSubscriptionRow } from '../subscriptions/subscription.mapper';
-import type { BillingJobKind } from './billing-jobs.repository';
+import type { ClaimedStep } from './billing-clock.worker';
 import { stepKey } from './billing-jobs.repository';
 import type { BillingUsage, UsageQuery } from './usage-metering.client';
 
@@ -12,15 +12,7 @@ export interface StepUsage {
 }
 
 /** The fields of a claimed step this reads. */
-interface Step {
-  id: string;
-  kind: BillingJobKind;
-  step_key: string;
-  account_id: string;
-  livemode: boolean;
-  /** Null only for a one-off invoice's reminder, never for a lifecycle step. */
-  subscription_id: string | null;
-}
+type Step = Pick<ClaimedStep, 'id' | 'kind' | 'step_key' | 'account_id' | 'livemode' | 'subscription_id'>;
 
 /**
  * The usage each lifecycle step of a batch bills (README, Usage: billing), measured before the
