@@ -103,6 +103,11 @@ describe('/v1/usage', () => {
     const oversized = Array.from({ length: 1001 }, (_, index) => ({ ...good, idempotency_key: `o-${index}` }));
     const batch = await call('POST', '/v1/usage/batch', { records: oversized });
     expect([batch.status, batch.body.error.param]).toEqual([400, 'records']);
+    for (const records of [[[good]], [good, [good]], [[]]]) {
+      const nested = await call('POST', '/v1/usage/batch', { records });
+      expect([nested.status, nested.body.error.type, nested.body.error.code, nested.body.error.param]).toEqual([400, 'invalid_request_error', 'parameter_invalid', 'records']);
+      expect(nested.body.error.request_id).toMatch(/^req_/);
+    }
     expect(await recordsStored()).toBe(before);
   });
 

@@ -1,7 +1,7 @@
 import { METRIC_NAME_PATTERN, USAGE_BATCH_MAX, USAGE_IDEMPOTENCY_KEY_PATTERN, USAGE_LIMIT_MAX, USAGE_QUANTITY_MAX, UNIX_SECONDS_MAX, UNIX_SECONDS_MIN } from '@recur/vocabulary';
 import { Transform, Type } from 'class-transformer';
 import { JSONSchema } from 'class-validator-jsonschema';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsDefined, IsInt, IsString, Matches, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsDefined, IsInt, IsObject, IsString, Matches, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import { ListQueryDto } from '../http/list';
 import { Nullable, Optional } from '../http/optional';
 import { apply } from '../plans/plans.dto';
@@ -55,6 +55,8 @@ export class RecordUsageBatchDto {
   @IsArray({ message: 'records must be an array' })
   @ArrayMinSize(1, { message: 'records must hold at least one record' })
   @ArrayMaxSize(USAGE_BATCH_MAX, { message: `records may hold at most ${USAGE_BATCH_MAX} records` })
+  // ValidateNested alone would validate an array item's own items as records, taking `[[record]]`.
+  @IsObject({ each: true, message: 'records must hold records (objects), not arrays or other values' })
   @ValidateNested({ each: true })
   @Type(() => RecordUsageDto)
   @JSONSchema({ type: 'array', minItems: 1, maxItems: USAGE_BATCH_MAX, items: { $ref: '#/components/schemas/RecordUsageDto' } })
