@@ -132,8 +132,8 @@ const rawIngest = async (worker, i) => {
   const client = await raw.connect();
   try {
     await client.query('BEGIN');
-    const record = { subscriptionId: subscription, metricName: metric, quantity, idempotencyKey: key, timestampAt: at, timestampGiven: given, period: { start, end } };
-    await client.query(INGEST_SQL, ingestParameters({ accountId, livemode }, [{ id, record }], created));
+    const input = { subscriptionId: subscription, metricName: metric, quantity, idempotencyKey: key };
+    await client.query(INGEST_SQL, ingestParameters({ accountId, livemode }, [{ id, input, placement: { timestampAt: at, timestampGiven: given, period: { start, end } } }], created));
     await client.query('COMMIT');
     return true;
   } finally {

@@ -228,6 +228,36 @@ describe('batches', () => {
     expect(await grpcFailure(service.client.recordUsageBatch({ tenant, records: [] }))).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, param: 'records' });
     expect(await countRows('usage_records', tenant.accountId)).toBe(before);
   });
+
+  it('answers a brief batch with a receipt of the same outcomes, and stores keys with quotes, backslashes, commas and NULL as sent', async () => {
+    const tenant = newTenant();
+    const subscription = await newSubscription(tenant);
+    const timestamp = BigInt(nowSeconds() - 60);
+    const keys = ['say"hi"', 'back\\slash', 'NULL', '{a,b}', 'plain'];
+    const records = [
+      ...keys.map((idempotencyKey, index) => ({ subscriptionId: subscription.id, metricName: 'api_calls', quantity: BigInt(index + 1), idempotencyKey })),
+      { subscriptionId: subscription.id, metricName: 'storage_gb', quantity: 7n, idempotencyKey: 'dated', timestamp },
+      { subscriptionId: subscription.id, metricName: 'seats', quantity: 1n, idempotencyKey: 'unmetered' },
+      { subscriptionId: subscription.id, metricName: 'api_calls', quantity: 1n, idempotencyKey: 'say"hi"' },
+    ];
+    const brief = await service.client.recordUsageBatch({ tenant, records, brief: true });
+    expect(brief.results).toEqual([]);
+    const receipt = brief.receipt!;
+    expect(receipt.refusals.map((refusal) => [refusal.index, refusal.error!.code, refusal.error!.param])).toEqual([[6, 'metric_not_metered', 'records[6].metric_name']]);
+    expect(receipt.ids[6]).toBe('');
+    // The same records again, answered in full: every one replayed, as the receipt said it was stored.
+    const { results } = await service.client.recordUsageBatch({ tenant, records: records.filter((_, index) => index !== 6) });
+    const asReceipt = (index: number) => [receipt.ids[index], receipt.timestamps[index], receipt.periodStarts[index], receipt.periodEnds[index], receipt.created[index]];
+    expect(results.map((result) => [result.record!.id, result.record!.timestamp, result.record!.periodStart, result.record!.periodEnd, result.record!.created])).toEqual([0, 1, 2, 3, 4, 5, 7].map(asReceipt));
+    expect(results.every((result) => result.replayed)).toBe(true);
+    expect(receipt.replayed).toEqual([false, false, false, false, false, false, false, true]);
+    expect(receipt.ids[7]).toBe(receipt.ids[0]);
+    expect(receipt.timestamps[5]).toBe(timestamp);
+    expect([receipt.periodStarts[0], receipt.periodEnds[0]]).toEqual([BigInt(subscription.periodStart), BigInt(subscription.periodEnd)]);
+    const stored = await service.client.listUsageRecords({ tenant, subscriptionId: subscription.id, page: { limit: 10 } });
+    expect(stored.records.map((record) => record.idempotencyKey).sort()).toEqual([...keys, 'dated'].sort());
+    expect(await totalOf(tenant, subscription.id)).toBe(15n);
+  });
 });
 
 describe('reading usage', () => {

@@ -1,4 +1,4 @@
-import { presentUsageAlert, presentUsageLimit, presentUsageRecord, presentUsageSummary, type UsageAlertJson, type UsageLimitJson, type UsageRecordJson, type UsageSummaryJson } from '@recur/contracts';
+import { type usageMeteringV1, presentUsageAlert, presentUsageLimit, presentUsageRecord, presentUsageSummary, type UsageAlertJson, type UsageLimitJson, type UsageRecordJson, type UsageSummaryJson } from '@recur/contracts';
 import { toInt64 } from '@recur/money';
 import { listEnvelope } from '../http/list';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
@@ -122,8 +122,37 @@ const toInput = (body: RecordUsageDto, prefix: string) => ({
   metricName: body.metric_name,
   quantity: toInt64(body.quantity, `${prefix}quantity`),
   idempotencyKey: body.idempotency_key,
-  ...(body.timestamp === undefined ? {} : { timestamp: BigInt(body.timestamp) }),
+  timestamp: body.timestamp === undefined ? undefined : BigInt(body.timestamp),
 });
+
+/**
+ * The batch's results from usage-metering's brief receipt and the records as sent: a stored or
+ * replayed record has the subscription, metric, quantity and key the caller sent (a replay's body
+ * must match its original's), so only ids, times and refusals cross the wire (README, Performance).
+ */
+function presentBatchReceipt(livemode: boolean, records: RecordUsageDto[], receipt: usageMeteringV1.UsageBatchReceipt): UsageBatchResultJson[] {
+  const refusals = new Map(receipt.refusals.map((refusal) => [refusal.index, refusal.error!]));
+  return records.map((sent, index): UsageBatchResultJson => {
+    const error = refusals.get(index);
+    if (error) return { status: 'refused', record: null, error: { code: error.code, message: error.message, param: error.param || null } };
+    return {
+      status: receipt.replayed[index] ? 'replayed' : 'created',
+      record: {
+        id: receipt.ids[index],
+        object: 'usage_record',
+        livemode,
+        subscription: sent.subscription,
+        metric_name: sent.metric_name,
+        quantity: sent.quantity,
+        idempotency_key: sent.idempotency_key,
+        timestamp: Number(receipt.timestamps[index]),
+        period: { start: Number(receipt.periodStarts[index]), end: Number(receipt.periodEnds[index]) },
+        created: Number(receipt.created[index]),
+      },
+      error: null,
+    };
+  });
+}
 
 /** The gateway's one coalescer of single records (routes are plain functions: it hangs off the gateway's gRPC clients). */
 const coalescers = new WeakMap<ServiceClients, UsageRecordCoalescer>();
@@ -145,15 +174,8 @@ export const USAGE_ROUTES = defineRoutes('Usage', [
   route({
     method: 'POST', path: '/v1/usage/batch', summary: 'Record up to 1000 usage records', body: RecordUsageBatchDto, validBody: validRecordUsageBatchBody, response: USAGE_BATCH_SCHEMA,
     handler: async ({ services, tenant, body }) => {
-      const { results } = await services.usageMetering.recordUsageBatch({ tenant, records: body.records.map((record, index) => toInput(record, `records[${index}].`)) });
-      return {
-        object: 'usage_batch',
-        data: results.map((result) => ({
-          status: result.error ? 'refused' : result.replayed ? 'replayed' : 'created',
-          record: result.record ? presentUsageRecord(result.record) : null,
-          error: result.error ? { code: result.error.code, message: result.error.message, param: result.error.param || null } : null,
-        })),
-      };
+      const { receipt } = await services.usageMetering.recordUsageBatch({ tenant, records: body.records.map((record, index) => toInput(record, `records[${index}].`)), brief: true });
+      return { object: 'usage_batch', data: presentBatchReceipt(tenant.livemode, body.records, receipt!) };
     },
   }),
   listRoute({

@@ -2,24 +2,56 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { requireTenant, usageMeteringV1 } from '@recur/contracts';
-import { checkPage, pageInfo, unixSeconds } from '@recur/kernel';
+import { checkPage, type DomainError, pageInfo, unixSeconds } from '@recur/kernel';
 import { fromInt64 } from '@recur/money';
 import type { UsageInput } from './usage';
 import { toAlertMessage, toRecordMessage } from './usage.mapper';
 import { type RecordOutcome, UsageService } from './usage.service';
 
-const toInput = (record: usageMeteringV1.UsageRecordInput | undefined, prefix: string): UsageInput => ({
-  subscriptionId: record?.subscriptionId ?? '',
-  metricName: record?.metricName ?? '',
-  quantity: fromInt64(record?.quantity ?? 0n, `${prefix}quantity`),
-  idempotencyKey: record?.idempotencyKey ?? '',
-  ...(record?.timestamp === undefined ? {} : { timestamp: fromInt64(record.timestamp, `${prefix}timestamp`) }),
-});
+function toInput(record: usageMeteringV1.UsageRecordInput | undefined, prefix: string): UsageInput {
+  const input: UsageInput = {
+    subscriptionId: record?.subscriptionId ?? '',
+    metricName: record?.metricName ?? '',
+    quantity: fromInt64(record?.quantity ?? 0n, `${prefix}quantity`),
+    idempotencyKey: record?.idempotencyKey ?? '',
+  };
+  if (record?.timestamp !== undefined) input.timestamp = fromInt64(record.timestamp, `${prefix}timestamp`);
+  return input;
+}
+
+const toError = (error: DomainError): MessageInitShape<typeof usageMeteringV1.UsageRecordErrorSchema> => ({ code: error.code, message: error.message, param: error.param ?? '', kind: error.kind });
 
 const toResult = (outcome: RecordOutcome): MessageInitShape<typeof usageMeteringV1.UsageRecordResultSchema> =>
-  outcome.error
-    ? { replayed: false, error: { code: outcome.error.code, message: outcome.error.message, param: outcome.error.param ?? '', kind: outcome.error.kind } }
-    : { replayed: outcome.replayed, record: toRecordMessage(outcome.record!) };
+  outcome.error ? { replayed: false, error: toError(outcome.error) } : { replayed: outcome.replayed, record: toRecordMessage(outcome.record!) };
+
+/**
+ * A brief batch answer: per record what the caller did not send, as parallel lists (no message
+ * per record). The records of one call share their period and creation time (and, without a
+ * timestamp, their time), so each distinct time is converted once.
+ */
+function toReceipt(outcomes: RecordOutcome[]): MessageInitShape<typeof usageMeteringV1.UsageBatchReceiptSchema> {
+  const seconds = new Map<Date, bigint>();
+  const secondsOf = (date: Date): bigint => {
+    let value = seconds.get(date);
+    if (value === undefined) seconds.set(date, (value = BigInt(unixSeconds(date))));
+    return value;
+  };
+  const receipt = {
+    ids: [] as string[], replayed: [] as boolean[], timestamps: [] as bigint[], periodStarts: [] as bigint[], periodEnds: [] as bigint[], created: [] as bigint[],
+    refusals: [] as MessageInitShape<typeof usageMeteringV1.UsageRecordRefusalSchema>[],
+  };
+  outcomes.forEach((outcome, index) => {
+    const record = outcome.record;
+    receipt.ids.push(record?.id ?? '');
+    receipt.replayed.push(outcome.replayed);
+    receipt.timestamps.push(record ? secondsOf(record.timestamp) : 0n);
+    receipt.periodStarts.push(record ? secondsOf(record.period.start) : 0n);
+    receipt.periodEnds.push(record ? secondsOf(record.period.end) : 0n);
+    receipt.created.push(record ? secondsOf(record.created) : 0n);
+    if (outcome.error) receipt.refusals.push({ index, error: toError(outcome.error) });
+  });
+  return receipt;
+}
 
 /** gRPC edge of the usage use cases: decode, call, encode. No rules live here. */
 @Controller()
@@ -37,7 +69,7 @@ export class UsageGrpcController {
   async recordUsageBatch(request: usageMeteringV1.RecordUsageBatchRequest): Promise<MessageInitShape<typeof usageMeteringV1.RecordUsageBatchResponseSchema>> {
     const inputs = request.records.map((record, index) => toInput(record, `records[${index}].`));
     const outcomes = await this.usage.record(requireTenant(request.tenant), inputs, true);
-    return { results: outcomes.map(toResult) };
+    return request.brief ? { receipt: toReceipt(outcomes) } : { results: outcomes.map(toResult) };
   }
 
   @GrpcMethod('UsageMeteringService', 'ListUsageRecords')

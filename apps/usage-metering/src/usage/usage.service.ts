@@ -11,7 +11,8 @@ import {
   type LimitSource,
   meteredComponent,
   type Period,
-  type PlacedRecord,
+  type Placement,
+  placementOnReceipt,
   placeRecord,
   sameRecord,
   type SubscriptionView,
@@ -20,7 +21,7 @@ import {
   type UsageRecord,
 } from './usage';
 import { translateUsageAlert } from './usage-events.translator';
-import { newAlertId, newRecordId, type Tx, UsageRepository } from './usage.repository';
+import { type IngestRecord, newAlertId, newRecordId, type Tx, UsageRepository } from './usage.repository';
 
 /** The outcome of one record: stored, replayed (its key held the same record), or refused. */
 export interface RecordOutcome {
@@ -43,14 +44,11 @@ export interface UsageSummary {
   metrics: MetricSummary[];
 }
 
-interface Placed {
+/** A record to store (its position in the call, its new id, where it counts). */
+interface Placed extends IngestRecord {
   index: number;
-  id: string;
-  record: PlacedRecord;
 }
 
-const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-const totalKey = (subscriptionId: string, metricName: string, periodStart: Date) => `${subscriptionId} ${metricName} ${periodStart.getTime()}`;
 const unknownSubscription = (id: string, param: string) => new DomainError('invalid_argument', 'resource_missing', `No such subscription: '${id}'`, param);
 
 /**
@@ -80,22 +78,23 @@ export class UsageService {
     const subscriptionIds = [...new Set(inputs.map((input) => input.subscriptionId))];
     const [views, overrides] = await Promise.all([this.subscriptions.find(tenant, subscriptionIds), this.usage.overrides(tenant, subscriptionIds)]);
 
-    const outcomes: RecordOutcome[] = inputs.map(() => ({ replayed: false }));
+    // Every position gets its outcome below: refused here, stored or repeated after the statement.
+    const outcomes = new Array<RecordOutcome>(inputs.length);
     const placed: Placed[] = [];
+    const onReceipt = new Map<SubscriptionView, Placement>();
     inputs.forEach((input, index) => {
       try {
         const view = views.get(input.subscriptionId);
         if (!view) throw unknownSubscription(input.subscriptionId, `${prefix(index)}subscription`);
-        placed.push({ index, id: newRecordId(), record: placeRecord(view, input, now, prefix(index)) });
+        let shared = onReceipt.get(view);
+        if (!shared) onReceipt.set(view, (shared = placementOnReceipt(view, now)));
+        placed.push({ index, id: newRecordId(), input, placement: placeRecord(view, input, now, prefix(index), shared) });
       } catch (error) {
         if (!isDomainError(error)) throw error;
         outcomes[index] = { replayed: false, error };
       }
     });
     if (placed.length === 0) return outcomes;
-    // One order for every writer: concurrent batches take the unique index's and the totals' locks alike.
-    // Code-unit order: any total order will do, and localeCompare cost 3 % of a batch.
-    placed.sort((a, b) => compare(a.record.subscriptionId, b.record.subscriptionId) || compare(a.record.idempotencyKey, b.record.idempotencyKey));
 
     // Only a record under a limit can raise an alert, which must commit with its total: those
     // need a transaction; others are one statement.
@@ -104,26 +103,18 @@ export class UsageService {
         views.get(subscriptionId)!.meteredComponents.find((candidate) => candidate.metricName === metricName),
         overrides.get(`${subscriptionId} ${metricName}`),
       ).limit;
-    const watched = placed.some(({ record }) => limitOf(record.subscriptionId, record.metricName) !== null);
+    const watched = placed.some(({ input }) => limitOf(input.subscriptionId, input.metricName) !== null);
     await (watched ? this.usage.transaction.bind(this.usage) : this.usage.withoutTransaction.bind(this.usage))(async (tx: Tx) => {
-      const { inserted, totals } = await this.usage.ingest(tx, tenant, placed, now);
-      await this.answerRepeats(tx, tenant, placed.filter(({ id }) => !inserted.has(id)), outcomes, prefix);
-      const stored = placed.filter(({ id }) => inserted.has(id));
-      const increments = new Map<string, { quantity: bigint; period: Period }>();
-      for (const { id, index, record } of stored) {
-        outcomes[index] = { replayed: false, record: toRecord(tenant, id, record, now) };
-        const key = totalKey(record.subscriptionId, record.metricName, record.period.start);
-        const increment = increments.get(key) ?? { quantity: 0n, period: record.period };
-        increments.set(key, { quantity: increment.quantity + BigInt(record.quantity), period: increment.period });
-      }
+      const { skipped, totals } = await this.usage.ingest(tx, tenant, placed, now);
+      if (skipped.size > 0) await this.answerRepeats(tx, tenant, placed.filter(({ id }) => skipped.has(id)), outcomes, prefix);
+      for (const { id, index, input, placement } of placed) if (!skipped.has(id)) outcomes[index] = { replayed: false, record: toRecord(tenant, id, input, placement, now) };
       for (const total of totals) {
         const limit = limitOf(total.subscriptionId, total.metricName);
         if (limit === null) continue;
-        const increment = increments.get(totalKey(total.subscriptionId, total.metricName, total.periodStart))!;
-        for (const threshold of crossedThresholds(total.total - increment.quantity, total.total, limit)) {
+        for (const threshold of crossedThresholds(total.total - total.added, total.total, limit)) {
           const alert: UsageAlert = {
             id: newAlertId(), tenant, subscriptionId: total.subscriptionId, metricName: total.metricName,
-            threshold, usage: total.total, limit, period: increment.period, created: now,
+            threshold, usage: total.total, limit, period: total.period, created: now,
           };
           await this.usage.insertAlert(tx, alert, translateUsageAlert(alert));
         }
@@ -135,11 +126,11 @@ export class UsageService {
   /** Records whose key was taken: the original when the body is the same, else `idempotency_key_reused`. */
   private async answerRepeats(tx: Tx, tenant: TenantRef, repeats: Placed[], outcomes: RecordOutcome[], prefix: (index: number) => string): Promise<void> {
     if (repeats.length === 0) return;
-    const existing = await this.usage.findByKeys(tx, tenant, repeats.map(({ record }) => record));
+    const existing = await this.usage.findByKeys(tx, tenant, repeats.map(({ input }) => input));
     const byKey = new Map(existing.map((record) => [`${record.subscriptionId} ${record.idempotencyKey}`, record]));
-    for (const { index, record } of repeats) {
-      const stored = byKey.get(`${record.subscriptionId} ${record.idempotencyKey}`)!;
-      outcomes[index] = sameRecord(stored, record) ? { record: stored, replayed: true } : { replayed: false, error: idempotencyKeyReused(record.idempotencyKey, `${prefix(index)}idempotency_key`) };
+    for (const { index, input } of repeats) {
+      const stored = byKey.get(`${input.subscriptionId} ${input.idempotencyKey}`)!;
+      outcomes[index] = sameRecord(stored, input) ? { record: stored, replayed: true } : { replayed: false, error: idempotencyKeyReused(input.idempotencyKey, `${prefix(index)}idempotency_key`) };
     }
   }
 
@@ -193,15 +184,15 @@ function periodOf(view: SubscriptionView, start: Date | undefined): Period {
   return { start, end: start };
 }
 
-const toRecord = (tenant: TenantRef, id: string, record: PlacedRecord, created: Date): UsageRecord => ({
+const toRecord = (tenant: TenantRef, id: string, input: UsageInput, placement: Placement, created: Date): UsageRecord => ({
   id,
   tenant,
-  subscriptionId: record.subscriptionId,
-  metricName: record.metricName,
-  quantity: record.quantity,
-  idempotencyKey: record.idempotencyKey,
-  timestamp: record.timestampAt,
-  timestampGiven: record.timestampGiven,
-  period: record.period,
+  subscriptionId: input.subscriptionId,
+  metricName: input.metricName,
+  quantity: input.quantity,
+  idempotencyKey: input.idempotencyKey,
+  timestamp: placement.timestampAt,
+  timestampGiven: placement.timestampGiven,
+  period: placement.period,
   created,
 });

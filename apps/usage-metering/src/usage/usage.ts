@@ -47,8 +47,11 @@ export interface UsageInput {
   timestamp?: number;
 }
 
-/** A record placed in its subscription period, ready to store. */
-export interface PlacedRecord extends UsageInput {
+/**
+ * Where a record counts: its time and its subscription period. The records of one subscription
+ * sent without a timestamp in one call share one placement (a batch allocates one, not 1000).
+ */
+export interface Placement {
   timestampAt: Date;
   timestampGiven: boolean;
   period: Period;
@@ -118,31 +121,36 @@ export function meteredComponent(view: SubscriptionView, metricName: string, par
   return component;
 }
 
+/** The placement of a record sent without a timestamp: the current period, dated now (kept inside it: a test clock's subscription lives in its clock's time). */
+export function placementOnReceipt(view: SubscriptionView, now: Date): Placement {
+  const current = view.currentPeriod;
+  const dated = Math.min(Math.max(now.getTime(), current.start.getTime()), current.end.getTime() - 1000);
+  return { timestampAt: new Date(Math.floor(dated / 1000) * 1000), timestampGiven: false, period: current };
+}
+
 /**
- * The period a record counts in. Without a timestamp: the current period, dated now (kept inside
- * the period: a subscription on a test clock lives in its clock's time). With one: the current
+ * The period a record counts in. Without a timestamp: `onReceipt` (placementOnReceipt's, which a
+ * caller placing many records of the subscription computes once). With one: the current
  * period, or the previous one until USAGE_GRACE_SECONDS after usage-metering learned of the
  * current one; never more than USAGE_FUTURE_SKEW_SECONDS ahead of now on real time.
  */
-export function placeRecord(view: SubscriptionView, input: UsageInput, now: Date, prefix = ''): PlacedRecord {
+export function placeRecord(view: SubscriptionView, input: UsageInput, now: Date, prefix = '', onReceipt?: Placement): Placement {
   checkAcceptsUsage(view);
-  meteredComponent(view, input.metricName, `${prefix}metric_name`);
+  // The param's text only for a refusal: this runs for each record of a batch.
+  if (!view.meteredComponents.some((candidate) => candidate.metricName === input.metricName)) meteredComponent(view, input.metricName, `${prefix}metric_name`);
+  if (input.timestamp === undefined) return onReceipt ?? placementOnReceipt(view, now);
   const current = view.currentPeriod;
-  if (input.timestamp === undefined) {
-    const dated = Math.min(Math.max(now.getTime(), current.start.getTime()), current.end.getTime() - 1000);
-    return { ...input, timestampAt: new Date(Math.floor(dated / 1000) * 1000), timestampGiven: false, period: current };
-  }
   const at = new Date(input.timestamp * 1000);
   const refuse = (why: string) =>
     new DomainError('invalid_argument', 'timestamp_outside_period', `timestamp ${why}`, `${prefix}timestamp`);
   if (!view.onTestClock && input.timestamp > now.getTime() / 1000 + USAGE_FUTURE_SKEW_SECONDS) {
     throw refuse(`lies more than ${USAGE_FUTURE_SKEW_SECONDS} seconds in the future`);
   }
-  if (at >= current.start && at < current.end) return { ...input, timestampAt: at, timestampGiven: true, period: current };
+  if (at >= current.start && at < current.end) return { timestampAt: at, timestampGiven: true, period: current };
   if (at >= current.end) throw refuse("lies after the subscription's current period");
   const previousOpen = now.getTime() - view.periodLearnedAt.getTime() <= USAGE_GRACE_SECONDS * 1000;
   const previous = view.previousPeriod;
-  if (previous && at >= previous.start && at < previous.end && previousOpen) return { ...input, timestampAt: at, timestampGiven: true, period: previous };
+  if (previous && at >= previous.start && at < previous.end && previousOpen) return { timestampAt: at, timestampGiven: true, period: previous };
   throw refuse(`lies before the subscription's current period (the previous one takes records for ${USAGE_GRACE_SECONDS} seconds after it ends)`);
 }
 
