@@ -80,8 +80,7 @@ export const INGEST_SQL = `
  */
 export function textArray(values: string[]): string {
   if (values.length === 0) return '{}';
-  const joined = values.join('","');
-  if (!/["\\]/.test(joined)) return `{"${joined}"}`;
+  if (!/["\\]/.test(values.join(''))) return `{"${values.join('","')}"}`;
   return `{${values.map((value) => `"${value.replace(/["\\]/g, '\\$&')}"`).join(',')}}`;
 }
 
