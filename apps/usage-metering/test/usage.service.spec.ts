@@ -229,7 +229,7 @@ describe('batches', () => {
     expect(await countRows('usage_records', tenant.accountId)).toBe(before);
   });
 
-  it('answers a brief batch with a receipt of the same outcomes, and stores keys with quotes, backslashes, commas and NULL as sent', async () => {
+  it('takes a batch as parallel lists, answers it briefly with a receipt of the same outcomes, and stores keys with quotes, backslashes, commas and NULL as sent', async () => {
     const tenant = newTenant();
     const subscription = await newSubscription(tenant);
     const timestamp = BigInt(nowSeconds() - 60);
@@ -240,7 +240,22 @@ describe('batches', () => {
       { subscriptionId: subscription.id, metricName: 'seats', quantity: 1n, idempotencyKey: 'unmetered' },
       { subscriptionId: subscription.id, metricName: 'api_calls', quantity: 1n, idempotencyKey: 'say"hi"' },
     ];
-    const brief = await service.client.recordUsageBatch({ tenant, records, brief: true });
+    // As the gateway sends a batch: parallel lists (a timestamp of 0: none), a brief answer.
+    const columns = {
+      subscriptionIds: records.map((record) => record.subscriptionId), metricNames: records.map((record) => record.metricName), quantities: records.map((record) => record.quantity),
+      idempotencyKeys: records.map((record) => record.idempotencyKey), timestamps: records.map((record) => ('timestamp' in record ? record.timestamp! : 0n)),
+    };
+    const before = await countRows('usage_records', tenant.accountId);
+    for (const [malformed, param] of [
+      [{ columns: { ...columns, quantities: columns.quantities.slice(1) } }, 'records'],
+      [{ columns, records: records.slice(0, 1) }, 'records'],
+      [{ columns: { ...columns, quantities: columns.quantities.map((quantity, index) => (index === 2 ? -1n : quantity)) } }, 'records[2].quantity'],
+      [{ columns: { ...columns, timestamps: columns.timestamps.map((timestamp, index) => (index === 3 ? -5n : timestamp)) } }, 'records[3].timestamp'],
+    ] as const) {
+      expect(await grpcFailure(service.client.recordUsageBatch({ tenant, ...malformed, brief: true }))).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, param });
+    }
+    expect(await countRows('usage_records', tenant.accountId)).toBe(before);
+    const brief = await service.client.recordUsageBatch({ tenant, columns, brief: true });
     expect(brief.results).toEqual([]);
     const receipt = brief.receipt!;
     expect(receipt.refusals.map((refusal) => [refusal.index, refusal.error!.code, refusal.error!.param])).toEqual([[6, 'metric_not_metered', 'records[6].metric_name']]);

@@ -125,6 +125,19 @@ const toInput = (body: RecordUsageDto, prefix: string) => ({
   timestamp: body.timestamp === undefined ? undefined : BigInt(body.timestamp),
 });
 
+/** A batch's records as parallel lists (usage-metering's `UsageRecordColumns`): no message per record. */
+function toColumns(records: RecordUsageDto[]) {
+  const columns = { subscriptionIds: [] as string[], metricNames: [] as string[], quantities: [] as bigint[], idempotencyKeys: [] as string[], timestamps: [] as bigint[] };
+  for (const record of records) {
+    columns.subscriptionIds.push(record.subscription);
+    columns.metricNames.push(record.metric_name);
+    columns.quantities.push(BigInt(record.quantity));
+    columns.idempotencyKeys.push(record.idempotency_key);
+    columns.timestamps.push(record.timestamp === undefined ? 0n : BigInt(record.timestamp));
+  }
+  return columns;
+}
+
 /**
  * The batch's results from usage-metering's brief receipt and the records as sent: a stored or
  * replayed record has the subscription, metric, quantity and key the caller sent (a replay's body
@@ -174,7 +187,7 @@ export const USAGE_ROUTES = defineRoutes('Usage', [
   route({
     method: 'POST', path: '/v1/usage/batch', summary: 'Record up to 1000 usage records', body: RecordUsageBatchDto, validBody: validRecordUsageBatchBody, response: USAGE_BATCH_SCHEMA,
     handler: async ({ services, tenant, body }) => {
-      const { receipt } = await services.usageMetering.recordUsageBatch({ tenant, records: body.records.map((record, index) => toInput(record, `records[${index}].`)), brief: true });
+      const { receipt } = await services.usageMetering.recordUsageBatch({ tenant, columns: toColumns(body.records), brief: true });
       return { object: 'usage_batch', data: presentBatchReceipt(tenant.livemode, body.records, receipt!) };
     },
   }),

@@ -2,7 +2,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { requireTenant, usageMeteringV1 } from '@recur/contracts';
-import { checkPage, type DomainError, pageInfo, unixSeconds } from '@recur/kernel';
+import { checkPage, type DomainError, invalidArgument, pageInfo, unixSeconds } from '@recur/kernel';
 import { fromInt64 } from '@recur/money';
 import type { UsageInput } from './usage';
 import { toAlertMessage, toRecordMessage } from './usage.mapper';
@@ -17,6 +17,22 @@ function toInput(record: usageMeteringV1.UsageRecordInput | undefined, prefix: s
   };
   if (record?.timestamp !== undefined) input.timestamp = fromInt64(record.timestamp, `${prefix}timestamp`);
   return input;
+}
+
+/**
+ * A batch sent as parallel lists. Quantities and timestamps become numbers as they are (a value
+ * beyond the safe integers is beyond the bounds too): the service's check refuses them by param.
+ */
+function columnInputs(columns: usageMeteringV1.UsageRecordColumns): UsageInput[] {
+  const { subscriptionIds, metricNames, quantities, idempotencyKeys, timestamps } = columns;
+  const count = subscriptionIds.length;
+  if ([metricNames, quantities, idempotencyKeys, timestamps].some((list) => list.length !== count)) throw invalidArgument('records', 'columns must all hold one entry per record');
+  const inputs = new Array<UsageInput>(count);
+  for (let index = 0; index < count; index++) {
+    inputs[index] = { subscriptionId: subscriptionIds[index], metricName: metricNames[index], quantity: Number(quantities[index]), idempotencyKey: idempotencyKeys[index] };
+    if (timestamps[index] !== 0n) inputs[index].timestamp = Number(timestamps[index]);
+  }
+  return inputs;
 }
 
 const toError = (error: DomainError): MessageInitShape<typeof usageMeteringV1.UsageRecordErrorSchema> => ({ code: error.code, message: error.message, param: error.param ?? '', kind: error.kind });
@@ -67,7 +83,8 @@ export class UsageGrpcController {
 
   @GrpcMethod('UsageMeteringService', 'RecordUsageBatch')
   async recordUsageBatch(request: usageMeteringV1.RecordUsageBatchRequest): Promise<MessageInitShape<typeof usageMeteringV1.RecordUsageBatchResponseSchema>> {
-    const inputs = request.records.map((record, index) => toInput(record, `records[${index}].`));
+    if (request.columns && request.records.length > 0) throw invalidArgument('records', 'a batch carries records or columns, not both');
+    const inputs = request.columns ? columnInputs(request.columns) : request.records.map((record, index) => toInput(record, `records[${index}].`));
     const outcomes = await this.usage.record(requireTenant(request.tenant), inputs, true);
     return request.brief ? { receipt: toReceipt(outcomes) } : { results: outcomes.map(toResult) };
   }
