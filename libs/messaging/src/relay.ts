@@ -53,9 +53,9 @@ export const UNPUBLISHED_BATCH_SQL = `SELECT id, topic, key, payload::text AS va
  * How long a published row is kept: 24 hours (OUTBOX_RETENTION_HOURS). Once stamped, a row is
  * needed by nothing (a crash before the stamp republishes from the row; after it, Kafka holds the
  * message for its own retention, 7 days by default), so it stays only as a day's record to read in
- * SQL — what a service published, and when — while an incident is looked into. The
- * transactional-outbox libraries that keep sent rows at all keep them for such a window (MassTransit:
- * 30 min; NServiceBus: 7 days, for its deduplication, which our inboxes do instead).
+ * SQL — what a service published, and when — while an incident is looked into. (Debezium's
+ * outbox pattern keeps none: it reads the write-ahead log, so rows may be deleted at once; a
+ * polling relay like this one needs each row only until it is stamped.)
  */
 export const DEFAULT_OUTBOX_RETENTION_MS = 24 * 60 * 60 * 1000;
 
