@@ -119,18 +119,48 @@ async function ensurePortalSignIn(token, accountId) {
   return signIn;
 }
 
-/** What has started, stopped in reverse order on Ctrl-C, SIGTERM or a failed start. */
+/**
+ * What has started, stopped in reverse order on Ctrl-C, SIGTERM or a failed start: the gateway
+ * stops taking HTTP first, each service drains (health, relay, consumers, workers, then its
+ * pools), and PostgreSQL stops last, once no app holds a connection to it.
+ */
 const running = [];
+/** A part that has not stopped after this long is left behind (and the exit code says so), so one stuck part cannot keep the rest running. */
+const STOP_PART_TIMEOUT_MS = 20_000;
 let stopping = false;
+/** main(): a signal during the start waits for the part being started, which main() then stops starting after. */
+let startup = Promise.resolve();
 async function stopAll(reason, exitCode) {
   if (stopping) return;
   stopping = true;
   process.stderr.write(`\nStopping (${reason})…\n`);
-  for (const part of running.reverse()) await part.stop().catch((error) => log.error(error));
-  process.exit(exitCode);
+  await startup.catch(() => undefined);
+  let code = exitCode;
+  for (const part of running.reverse()) {
+    let timer;
+    const stopped = await Promise.race([
+      part.stop().then(() => true, (error) => {
+        log.error(error);
+        return false;
+      }),
+      new Promise((resolve) => (timer = setTimeout(() => resolve(false), STOP_PART_TIMEOUT_MS))),
+    ]);
+    clearTimeout(timer);
+    if (!stopped) {
+      process.stderr.write(`${part.name} did not stop cleanly\n`);
+      code = 1;
+    }
+  }
+  process.exit(code);
 }
 process.on('SIGINT', () => stopAll('SIGINT', 0));
 process.on('SIGTERM', () => stopAll('SIGTERM', 0));
+
+/** Records a started part for stopAll; false when a signal came meanwhile, so main() starts nothing more. */
+function keepRunning(name, part) {
+  running.push({ name, stop: () => part.stop() });
+  return !stopping;
+}
 
 async function main() {
   mkdirSync(DATA_DIR, { recursive: true });
@@ -139,7 +169,7 @@ async function main() {
     firstStart ? `Starting PostgreSQL (creating the cluster in ${DATA_DIR}/postgres)…` : 'Starting PostgreSQL…',
     () => startEmbeddedPostgres({ dataDir: join(DATA_DIR, 'postgres'), port: PG_PORT, persistent: true }),
   );
-  running.push(postgres);
+  if (!keepRunning('PostgreSQL', postgres)) return;
 
   // Invoice e-mails go to a local catcher unless SMTP_URL names a real server.
   let mailNote = `sent through ${process.env.SMTP_URL?.replace(/\/\/[^@/]*@/, '//…@')}`;
@@ -149,7 +179,7 @@ async function main() {
       dir: MAIL_DIR,
       onMessage: (mail) => process.stderr.write(`Mail to ${mail.envelope.to.join(', ')}: "${mail.parsed.subject}" saved as ${mail.file}\n`),
     }));
-    running.push(catcher);
+    if (!keepRunning('the mail catcher', catcher)) return;
     process.env.SMTP_URL = catcher.url;
     mailNote = `caught by a local SMTP server (${catcher.url}), each message saved in ${MAIL_DIR}/ as .eml`;
   }
@@ -164,18 +194,21 @@ async function main() {
   // Invoices link to the gateway's pages, and payments send payers there: on this port.
   process.env.PAYMENT_PAGE_URL ??= `http://127.0.0.1:${HTTP_PORT}/pay`;
   process.env.PAYMENT_PAGES_URL ??= `http://127.0.0.1:${HTTP_PORT}`;
-  await step(`Starting ${SERVICES.map(({ app }) => app).join(', ')} (migrations included)…`, async () => {
+  const servicesStarted = await step(`Starting ${SERVICES.map(({ app }) => app).join(', ')} (migrations included)…`, async () => {
     for (const { app, start, port } of SERVICES) {
       await postgres.ensureDatabase(databaseName(app));
       const module = require(join(ROOT, 'apps', app, 'dist', 'app.js'));
-      running.push(await module[start]({ databaseUrl: postgres.urlFor(databaseName(app)), grpcHost: '127.0.0.1', grpcPort: port, metricsPort: 0, migrateOnStart: true, inProcessCalls: IN_PROCESS_CALLS }, bus));
+      const service = await module[start]({ databaseUrl: postgres.urlFor(databaseName(app)), grpcHost: '127.0.0.1', grpcPort: port, metricsPort: 0, migrateOnStart: true, inProcessCalls: IN_PROCESS_CALLS }, bus);
+      if (!keepRunning(app, service)) return false;
       peers[app] = `127.0.0.1:${port}`;
     }
+    return true;
   });
+  if (!servicesStarted) return;
   await postgres.ensureDatabase(databaseName('gateway'));
   const token = operatorToken();
   const { startGateway } = require(join(ROOT, 'apps', 'gateway', 'dist', 'app.js'));
-  running.push(await step('Starting the gateway…', () => startGateway({
+  const gateway = await step('Starting the gateway…', () => startGateway({
     httpHost: process.env.HTTP_HOST ?? '127.0.0.1',
     httpPort: HTTP_PORT,
     databaseUrl: postgres.urlFor(databaseName('gateway')),
@@ -187,9 +220,10 @@ async function main() {
       catalog: peers.catalog, subscription: peers.subscription, invoicing: peers.invoicing,
       payments: peers.payments, usageMetering: peers['usage-metering'], webhookDispatch: peers['webhook-dispatch'],
     },
-  })));
+  }));
+  if (!keepRunning('the gateway', gateway)) return;
   const metrics = await startMetricsServer(METRICS_PORT, '127.0.0.1');
-  running.push({ stop: () => new Promise((resolve) => metrics.close(() => resolve())) });
+  if (!keepRunning('the metrics server', { stop: () => new Promise((resolve) => metrics.close(() => resolve())) })) return;
 
   const { account, keys } = await ensureLocalAccount(token);
   const signIn = await ensurePortalSignIn(token, account.id);
@@ -215,7 +249,8 @@ async function main() {
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-main().catch((error) => {
+startup = main();
+startup.catch((error) => {
   log.error(error);
   return stopAll('the start failed', 1);
 });

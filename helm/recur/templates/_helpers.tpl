@@ -189,6 +189,8 @@ Argument: (dict "root" $ "app" $app).
   value: {{ $root.Values.ports.grpc | quote }}
 - name: METRICS_PORT
   value: {{ $root.Values.ports.metrics | quote }}
+- name: OUTBOX_RETENTION_HOURS
+  value: {{ $root.Values.outbox.retentionHours | quote }}
 {{- else }}
 - name: HTTP_PORT
   value: {{ $root.Values.ports.http | quote }}

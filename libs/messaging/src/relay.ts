@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { context, propagation, SpanKind, trace } from '@opentelemetry/api';
 import { JobWorker } from '@recur/jobs';
 import type { Clock } from '@recur/kernel';
-import { eventsPublished } from '@recur/telemetry';
+import { eventsPublished, outboxRowsPurged } from '@recur/telemetry';
 import { Pool, type PoolClient } from 'pg';
 import type { BusMessage, EventBus } from './bus';
 import { OUTBOX_CHANNEL, OUTBOX_TABLE } from './outbox';
@@ -15,6 +15,8 @@ export interface RelayOptions {
   clock: Clock;
   /** Rows published (one Kafka produce request) and stamped per transaction; default DEFAULT_RELAY_BATCH_SIZE. */
   batchSize?: number;
+  /** How long a published row stays in the outbox before the relay deletes it; default DEFAULT_OUTBOX_RETENTION_MS. */
+  retentionMs?: number;
   /** Safety-net poll when no NOTIFY arrives (e.g. a missed wake-up across a reconnect). */
   idlePollMs?: number;
   log?: (message: string, fields?: Record<string, unknown>) => void;
@@ -47,6 +49,32 @@ export const DEFAULT_RELAY_BATCH_SIZE = 1000;
  */
 export const UNPUBLISHED_BATCH_SQL = `SELECT id, topic, key, payload::text AS value, headers FROM ${OUTBOX_TABLE} WHERE published_at IS NULL ORDER BY seq LIMIT $1`;
 
+/**
+ * How long a published row is kept: 24 hours (OUTBOX_RETENTION_HOURS). Once stamped, a row is
+ * needed by nothing (a crash before the stamp republishes from the row; after it, Kafka holds the
+ * message for its own retention, 7 days by default), so it stays only as a day's record to read in
+ * SQL — what a service published, and when — while an incident is looked into. (Debezium's
+ * outbox pattern keeps none: it reads the write-ahead log, so rows may be deleted at once; a
+ * polling relay like this one needs each row only until it is stamped.)
+ */
+export const DEFAULT_OUTBOX_RETENTION_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Deletes the published rows older than $1 among the $2 oldest rows. It reads only those oldest
+ * rows, through the primary key (seq), so each purge costs the same however large the outbox is, and
+ * needs no index on published_at. The relay stamps rows in seq order, so expired rows are the oldest
+ * ones; an unpublished row (published_at NULL) is never deleted.
+ */
+export const PURGE_PUBLISHED_SQL = `DELETE FROM ${OUTBOX_TABLE} WHERE seq IN (
+  SELECT seq FROM (SELECT seq, published_at FROM ${OUTBOX_TABLE} ORDER BY seq LIMIT $2) AS oldest
+   WHERE published_at IS NOT NULL AND published_at < $1)`;
+
+/** Rows a purge looks at, and at most deletes, in one transaction. */
+export const OUTBOX_PURGE_BATCH_SIZE = 1000;
+
+/** After a purge that left nothing expired, the next one comes this much later. */
+const PURGE_INTERVAL_MS = 60_000;
+
 /** Unpublished outbox rows, read under the relay lock by a transaction still open on `client`. */
 interface OutboxBatch {
   client: PoolClient;
@@ -63,6 +91,11 @@ const tracer = trace.getTracer('@recur/messaging');
  */
 export const OUTBOX_RELAY_LOCK_KEY = BigInt.asIntN(64, BigInt(`0x${createHash('sha256').update(`relay:${OUTBOX_TABLE}`).digest('hex').slice(0, 16)}`)).toString();
 
+/** A full purge batch was deleted: more may have expired, so the relay looks again at once. */
+interface PurgedBatch {
+  purged: number;
+}
+
 /**
  * Publishes unpublished outbox rows in commit order and stamps them, inside one
  * transaction that holds an advisory lock: with several replicas, one relays at a time
@@ -70,10 +103,17 @@ export const OUTBOX_RELAY_LOCK_KEY = BigInt.asIntN(64, BigInt(`0x${createHash('s
  * commits, the rows are published again on restart and consumers' inboxes drop them.
  * The wake-ups, safety poll, failure backoff and graceful stop are the JobWorker's, with one
  * job at a time: a batch.
+ *
+ * The relay also deletes published rows older than the retention, when it holds the lock and has
+ * nothing to publish: one replica purges at a time, never while it publishes, and publishing
+ * always comes first (each purge batch is a claim that found no unpublished row).
  */
 export class OutboxRelay {
   private readonly pool: Pool;
-  private readonly worker: JobWorker<OutboxBatch>;
+  private readonly worker: JobWorker<OutboxBatch | PurgedBatch>;
+  private readonly retentionMs: number;
+  /** When this relay next looks for expired rows; now at start. */
+  private nextPurgeAt = 0;
   private readonly killAfterPublishes = killAfterPublishFromEnv(process.env);
   private publishedBatches = 0;
 
@@ -81,7 +121,8 @@ export class OutboxRelay {
     this.pool = new Pool({ connectionString: options.databaseUrl, max: 2 });
     // An idle connection the server dropped is discarded by the pool; the next batch opens another.
     this.pool.on('error', (error) => options.log?.('outbox relay connection lost', { error: error.message }));
-    this.worker = new JobWorker<OutboxBatch>({
+    this.retentionMs = options.retentionMs ?? DEFAULT_OUTBOX_RETENTION_MS;
+    this.worker = new JobWorker<OutboxBatch | PurgedBatch>({
       name: `${options.service} outbox relay`,
       clock: options.clock,
       wakeUp: { databaseUrl: options.databaseUrl, channel: OUTBOX_CHANNEL },
@@ -90,7 +131,8 @@ export class OutboxRelay {
         const batch = await this.lockNextBatch();
         return batch ? [batch] : [];
       },
-      run: (batch) => this.publishAndStamp(batch),
+      // A purge batch is done when claimed: running it only makes the worker claim again at once.
+      run: async (job) => ('rows' in job ? this.publishAndStamp(job) : undefined),
       log: options.log,
     });
   }
@@ -107,9 +149,10 @@ export class OutboxRelay {
 
   /**
    * Opens a transaction, takes the relay lock and reads the next unpublished rows in commit
-   * order; undefined (and nothing held) when another relay holds the lock or nothing is due.
+   * order; with none, purges expired rows instead. Undefined (and nothing held) when another
+   * relay holds the lock, or when nothing is due and no full purge batch was deleted.
    */
-  private async lockNextBatch(): Promise<OutboxBatch | undefined> {
+  private async lockNextBatch(): Promise<OutboxBatch | PurgedBatch | undefined> {
     const client = await this.pool.connect();
     // The server may drop the connection while the batch is published; the failing query reports it.
     const onConnectionError = () => undefined;
@@ -125,9 +168,10 @@ export class OutboxRelay {
         ? (await client.query<OutboxBatch['rows'][number]>(UNPUBLISHED_BATCH_SQL, [this.options.batchSize ?? DEFAULT_RELAY_BATCH_SIZE])).rows
         : [];
       if (rows.length === 0) {
-        await client.query('ROLLBACK');
+        const purged = lock.rows[0].locked ? await this.purgeExpired(client) : 0;
+        await client.query(purged > 0 ? 'COMMIT' : 'ROLLBACK');
         release();
-        return undefined;
+        return purged === OUTBOX_PURGE_BATCH_SIZE ? { purged } : undefined;
       }
       return { client, release, rows };
     } catch (error) {
@@ -135,6 +179,20 @@ export class OutboxRelay {
       release(error as Error);
       throw error;
     }
+  }
+
+  /** Deletes one batch of expired published rows, at most once a PURGE_INTERVAL_MS unless the last batch was full. */
+  private async purgeExpired(client: PoolClient): Promise<number> {
+    const now = this.options.clock().getTime();
+    if (now < this.nextPurgeAt) return 0;
+    const { rowCount } = await client.query(PURGE_PUBLISHED_SQL, [new Date(now - this.retentionMs), OUTBOX_PURGE_BATCH_SIZE]);
+    const purged = rowCount ?? 0;
+    if (purged < OUTBOX_PURGE_BATCH_SIZE) this.nextPurgeAt = now + PURGE_INTERVAL_MS;
+    if (purged > 0) {
+      outboxRowsPurged.inc({ service: this.options.service }, purged);
+      this.options.log?.('outbox rows purged', { count: purged });
+    }
+    return purged;
   }
 
   private async publishAndStamp({ client, release, rows }: OutboxBatch): Promise<void> {

@@ -2,6 +2,7 @@ import { JobWorker } from '@recur/jobs';
 import type { Clock } from '@recur/kernel';
 import { Pool } from 'pg';
 import { COMMAND_RESULTS_TABLE } from './command-results';
+import { survivingConnectionLoss } from './pools';
 
 /**
  * How long a command's first answer is kept: 7 days. Far longer than anyone repeats a request
@@ -39,7 +40,7 @@ export class CommandResultsPurge {
   private readonly retentionMs: number;
 
   constructor(options: CommandResultsPurgeOptions) {
-    this.pool = new Pool({ connectionString: options.databaseUrl, max: 1 });
+    this.pool = survivingConnectionLoss(new Pool({ connectionString: options.databaseUrl, max: 1 }), (error) => options.log?.('command results purge connection lost', { error: error.message }));
     this.retentionMs = options.retentionMs ?? COMMAND_RESULTS_RETENTION_MS;
     this.worker = new JobWorker<PurgeBatch>({
       name: 'command results purge',

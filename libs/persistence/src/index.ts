@@ -5,3 +5,4 @@ export * from './command-results-purge';
 export * from './transactions';
 export * from './notifier';
 export * from './sql-rows';
+export * from './pools';

@@ -1,4 +1,7 @@
-import { intEnv, optionalEnv, requireEnv } from '@recur/kernel';
+import { ConfigError, intEnv, optionalEnv, requireEnv } from '@recur/kernel';
+import { DEFAULT_OUTBOX_RETENTION_MS } from '@recur/messaging';
+
+const HOUR_MS = 60 * 60 * 1000;
 
 /** What one gRPC service needs to run; from the environment, or from the single-process host. */
 export interface ServiceConfig {
@@ -14,6 +17,8 @@ export interface ServiceConfig {
    * single-process host (`npm start`) sets it; a deployed app, alone in its process, has no use for it.
    */
   inProcessCalls?: boolean;
+  /** Hours a published outbox row is kept before the relay deletes it (OUTBOX_RETENTION_HOURS); absent: the relay's default, 24. */
+  outboxRetentionHours?: number;
 }
 
 export function serviceConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
@@ -23,5 +28,12 @@ export function serviceConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Serv
     grpcPort: intEnv('GRPC_PORT', 50051, env),
     metricsPort: intEnv('METRICS_PORT', 9464, env),
     migrateOnStart: optionalEnv('MIGRATE_ON_START', env) !== 'false',
+    outboxRetentionHours: outboxRetentionHoursFromEnv(env),
   };
+}
+
+function outboxRetentionHoursFromEnv(env: NodeJS.ProcessEnv): number {
+  const hours = intEnv('OUTBOX_RETENTION_HOURS', DEFAULT_OUTBOX_RETENTION_MS / HOUR_MS, env);
+  if (hours < 1) throw new ConfigError(`environment variable OUTBOX_RETENTION_HOURS must be at least 1, got '${hours}'`);
+  return hours;
 }

@@ -80,7 +80,14 @@ export async function startGrpcService(spec: GrpcServiceSpec, config: ServiceCon
   await app.listen();
 
   const relay = spec.relaysOutbox
-    ? new OutboxRelay({ service: spec.name, databaseUrl: config.databaseUrl, bus: eventBus, clock: systemClock, log: (message, fields) => logger.info(message, fields) })
+    ? new OutboxRelay({
+      service: spec.name,
+      databaseUrl: config.databaseUrl,
+      bus: eventBus,
+      clock: systemClock,
+      retentionMs: config.outboxRetentionHours === undefined ? undefined : config.outboxRetentionHours * 60 * 60 * 1000,
+      log: (message, fields) => logger.info(message, fields),
+    })
     : undefined;
   await relay?.start();
   const purge = spec.keepsCommandResults

@@ -1,6 +1,13 @@
 import { applyMigrations } from '@recur/persistence';
 import { JsonLogger, shutdownTelemetry } from '@recur/telemetry';
 
+/**
+ * How long a stop may take before the process exits 1 anyway. Kubernetes sends SIGKILL
+ * terminationGracePeriodSeconds (30, helm/) after the pod starts terminating, and the preStop
+ * sleep (5) comes out of that: 20 s leaves the drain time to finish and to say it did not.
+ */
+export const STOP_TIMEOUT_MS = 20_000;
+
 export interface Stoppable {
   stop(): Promise<void>;
 }
@@ -38,7 +45,10 @@ export function runMain(name: string, options: { migrationsDir: string; database
         if (stopping) return;
         stopping = true;
         logger.info('stopping', { signal });
-        const force = setTimeout(() => process.exit(1), 25_000).unref();
+        const force = setTimeout(() => {
+          logger.error(`did not stop within ${STOP_TIMEOUT_MS / 1000} s`, 'main');
+          process.exit(1);
+        }, STOP_TIMEOUT_MS).unref();
         running
           .stop()
           .then(() => shutdownTelemetry())

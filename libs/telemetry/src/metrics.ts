@@ -31,6 +31,13 @@ export const eventsPublished = new Counter({
   registers: [metricsRegistry],
 });
 
+export const outboxRowsPurged = new Counter({
+  name: 'recur_outbox_rows_purged_total',
+  help: 'Published outbox rows deleted once older than the retention (OUTBOX_RETENTION_HOURS).',
+  labelNames: ['service'] as const,
+  registers: [metricsRegistry],
+});
+
 export const eventsConsumed = new Counter({
   name: 'recur_events_consumed_total',
   help: 'Events handled by a consumer; duplicates are counted apart.',

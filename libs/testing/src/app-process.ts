@@ -6,6 +6,29 @@ import { sleep } from './eventually';
 
 export const REPO_ROOT = resolve(__dirname, '..', '..', '..');
 
+/**
+ * How long an app (or a whole mesh: tests/mesh) may take to become ready: 180 s, or
+ * RECUR_TEST_READY_TIMEOUT_MS. Booting is mostly CPU (loading Nest, Prisma's WASM, migrations), and
+ * seven engineers' test runs on 2 cores can make a boot that takes 5 s alone take minutes.
+ */
+export const READY_TIMEOUT_MS = readyTimeoutFromEnv(process.env.RECUR_TEST_READY_TIMEOUT_MS);
+
+function readyTimeoutFromEnv(raw: string | undefined): number {
+  if (raw === undefined || raw === '') return 180_000;
+  const ms = Number(raw);
+  if (!Number.isInteger(ms) || ms <= 0) throw new Error(`RECUR_TEST_READY_TIMEOUT_MS must be a positive number of milliseconds, got '${raw}'`);
+  return ms;
+}
+
+/** Lines of an app's output a failure message ends with. */
+const OUTPUT_TAIL_LINES = 40;
+
+function lastLines(output: string): string {
+  const lines = output.trimEnd().split('\n');
+  const tail = lines.slice(-OUTPUT_TAIL_LINES).join('\n');
+  return lines.length > OUTPUT_TAIL_LINES ? `(last ${OUTPUT_TAIL_LINES} of ${lines.length} lines)\n${tail}` : tail || '(no output)';
+}
+
 export type AppName = 'gateway' | 'catalog' | 'subscription' | 'invoicing' | 'payments' | 'usage-metering' | 'webhook-dispatch';
 
 export interface AppProcess {
@@ -25,6 +48,7 @@ export interface StartAppOptions {
   env: Record<string, string>;
   /** How to know it is ready: gRPC health on this port, or HTTP GET on this URL answering 200. */
   ready: { grpcPort: number } | { httpUrl: string };
+  /** Default READY_TIMEOUT_MS. */
   timeoutMs?: number;
   /** Node.js options before the script, e.g. `--cpu-prof` (refused in NODE_OPTIONS). */
   nodeArgs?: string[];
@@ -65,17 +89,21 @@ export async function startApp(app: AppName, options: StartAppOptions): Promise<
     child.stdout?.on('data', (chunk) => (output += chunk));
     child.stderr?.on('data', (chunk) => (output += chunk));
     exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-    const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+    const timeoutMs = options.timeoutMs ?? READY_TIMEOUT_MS;
+    const deadline = Date.now() + timeoutMs;
+    const readiness = 'grpcPort' in options.ready ? `gRPC health on port ${options.ready.grpcPort}` : `GET ${options.ready.httpUrl}`;
     let exitedEarly = false;
     void exited.then(() => (exitedEarly = true));
     while (Date.now() < deadline) {
-      if (exitedEarly) throw new Error(`${app} exited while starting:\n${output}`);
+      if (exitedEarly) throw new Error(`${app} (pid ${child.pid}) exited with code ${child.exitCode ?? child.signalCode} while starting; its output:\n${lastLines(output)}`);
       const ready = 'grpcPort' in options.ready ? await checkGrpcHealth(options.ready.grpcPort) : await checkHttp(options.ready.httpUrl);
       if (ready) return;
       await sleep(150);
     }
     child.kill('SIGKILL');
-    throw new Error(`${app} was not ready in time:\n${output}`);
+    throw new Error(
+      `${app} (pid ${child.pid}) was not ready within ${Math.round(timeoutMs / 1000)} s (${readiness}; RECUR_TEST_READY_TIMEOUT_MS raises the bound); its output:\n${lastLines(output)}`,
+    );
   };
 
   await launch();

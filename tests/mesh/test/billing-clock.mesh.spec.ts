@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type AppProcess, queryDatabase, startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
-import { api, eventually, type Mesh, startMesh } from './mesh';
+import { api, eventually, type Mesh, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
 
 /**
  * The billing clock's promises, through the gateway only, as an integrator sees them: a
@@ -17,7 +17,7 @@ let receiver: WebhookReceiver;
 
 beforeAll(async () => {
   [mesh, receiver] = await Promise.all([startMesh({ env: { 'webhook-dispatch': { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } } }), startWebhookReceiver()]);
-}, 180_000);
+}, MESH_START_TIMEOUT_MS);
 
 afterAll(async () => {
   mesh?.webhookDispatch.close();

@@ -1,4 +1,4 @@
-import { api, type Keys, type Mesh, startMesh } from './mesh';
+import { api, type Keys, type Mesh, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
 
 /**
  * The catalog end to end, as an integrator sees it: through the gateway over HTTP, with
@@ -11,7 +11,7 @@ let keys: Keys;
 beforeAll(async () => {
   mesh = await startMesh();
   ({ keys } = await mesh.createAccount('Catalog mesh'));
-}, 180_000);
+}, MESH_START_TIMEOUT_MS);
 
 afterAll(async () => {
   mesh?.webhookDispatch.close();

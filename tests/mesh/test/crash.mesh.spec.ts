@@ -1,5 +1,5 @@
 import { queryDatabase, readTopic, startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
-import { api, eventually, type Mesh, pauseRelay, sleep, startMesh } from './mesh';
+import { api, eventually, type Mesh, pauseRelay, sleep, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
 
 /**
  * No event is lost or doubled when a process dies. With a webhook endpoint on a real
@@ -14,7 +14,7 @@ let receiver: WebhookReceiver;
 
 beforeAll(async () => {
   [mesh, receiver] = await Promise.all([startMesh({ env: { 'webhook-dispatch': { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } } }), startWebhookReceiver()]);
-}, 180_000);
+}, MESH_START_TIMEOUT_MS);
 
 afterAll(async () => {
   mesh?.webhookDispatch.close();

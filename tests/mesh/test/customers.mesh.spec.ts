@@ -1,4 +1,4 @@
-import { api, eventually, type Keys, type Mesh, sleep, startMesh } from './mesh';
+import { api, eventually, type Keys, type Mesh, sleep, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
 
 /**
  * Customers end to end, as an integrator sees them: through the gateway over HTTP,
@@ -11,7 +11,7 @@ let accountId: string;
 beforeAll(async () => {
   mesh = await startMesh();
   ({ accountId, keys } = await mesh.createAccount());
-}, 180_000);
+}, MESH_START_TIMEOUT_MS);
 
 afterAll(async () => {
   mesh?.webhookDispatch.close();

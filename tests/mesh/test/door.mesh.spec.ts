@@ -1,5 +1,5 @@
 import { request as httpRequest } from 'node:http';
-import { api, type Keys, type Mesh, startMesh } from './mesh';
+import { api, type Keys, type Mesh, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
 
 /**
  * The gateway's door (issue: fuzz-clean): every bad input is a 4xx in the error shape and
@@ -14,7 +14,7 @@ beforeAll(async () => {
   mesh = await startMesh();
   ({ keys } = await mesh.createAccount('Door'));
   call = api(mesh, keys.test);
-}, 180_000);
+}, MESH_START_TIMEOUT_MS);
 
 afterAll(async () => {
   mesh?.webhookDispatch.close();

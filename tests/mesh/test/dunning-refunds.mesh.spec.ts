@@ -3,7 +3,7 @@ import { SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
 import { queryDatabase, startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
 import { randomBytes } from 'node:crypto';
 import { FakePawapay } from '../../../apps/payments/test/fake-pawapay';
-import { api, eventually, type Keys, type Mesh, startMesh } from './mesh';
+import { api, eventually, type Keys, type Mesh, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
 
 /**
  * Dunning and refunds, as a new user would meet them, over HTTP against every service as its
@@ -34,7 +34,7 @@ beforeAll(async () => {
   ]);
   ({ keys } = await mesh.createAccount('Lusaka Fibre'));
   call = api(mesh, keys.test);
-}, 180_000);
+}, MESH_START_TIMEOUT_MS);
 
 afterAll(async () => {
   mesh?.webhookDispatch.close();

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Mesh, startMesh } from './mesh';
+import { type Mesh, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
 import { implementedApiDocument, runSchemathesis } from './schemathesis';
 
 /**
@@ -20,7 +20,7 @@ let key: string;
 beforeAll(async () => {
   mesh = await startMesh();
   ({ keys: { test: key } } = await mesh.createAccount('Fuzz'));
-}, 180_000);
+}, MESH_START_TIMEOUT_MS);
 
 afterAll(async () => {
   mesh?.webhookDispatch.close();

@@ -1,6 +1,6 @@
 import { DEFAULT_CALL_TIMEOUT_MS } from '@recur/contracts';
 import { connectDatabase, queryDatabase } from '@recur/testing';
-import { api, eventually, type Mesh, startMesh } from './mesh';
+import { api, eventually, type Mesh, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
 
 /**
  * The README's Idempotency-Key promises through the gateway, against the real services.
@@ -20,7 +20,7 @@ beforeAll(async () => {
   mesh = await startMesh();
   const { keys } = await mesh.createAccount('Idempotency');
   call = api(mesh, keys.test);
-}, 180_000);
+}, MESH_START_TIMEOUT_MS);
 
 afterAll(async () => {
   mesh?.webhookDispatch.close();

@@ -5,7 +5,14 @@ import { randomBytes } from 'node:crypto';
 import { OUTBOX_RELAY_LOCK_KEY } from '@recur/messaging';
 import { createServiceClient, type ServiceClient, webhookDispatchV1 } from '@recur/contracts';
 import { type MailCatcher, startMailCatcher } from '@recur/local-infra';
-import { type AppName, type AppProcess, connectDatabase, createTestDatabase, freePort, startApp, testKafkaBrokers } from '@recur/testing';
+import { type AppName, type AppProcess, connectDatabase, createTestDatabase, freePort, READY_TIMEOUT_MS, startApp, testKafkaBrokers } from '@recur/testing';
+
+/**
+ * The time a test file's beforeAll gives startMesh: the mesh's own bound (READY_TIMEOUT_MS, for all
+ * seven apps together) and a margin, so a slow start fails with startMesh's error, which names the
+ * app and ends with its output, rather than with Jest's hook timeout.
+ */
+export const MESH_START_TIMEOUT_MS = READY_TIMEOUT_MS + 30_000;
 
 const SERVICES = ['catalog', 'subscription', 'invoicing', 'payments', 'usage-metering', 'webhook-dispatch'] as const;
 export type ServiceName = (typeof SERVICES)[number];
@@ -46,6 +53,9 @@ export interface Mesh {
  * of parallel test files never read each other's events.
  */
 export async function startMesh(options: { env?: Partial<Record<AppName, Record<string, string>>> } = {}): Promise<Mesh> {
+  // One bound for the whole mesh: the services boot side by side, then the gateway gets what is left.
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  const timeLeft = () => Math.max(1, deadline - Date.now());
   const brokers = await testKafkaBrokers();
   const namespace = `mesh-${randomBytes(4).toString('hex')}`;
   const traceDir = mkdtempSync(join(tmpdir(), 'recur-traces-'));
@@ -75,6 +85,7 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
       const app = await startApp(service, {
         env: { ...serviceEnv[service], GRPC_PORT: String(grpcPort), RECUR_TRACE_FILE: join(traceDir, `${service}.jsonl`) },
         ready: { grpcPort },
+        timeoutMs: timeLeft(),
       });
       return [service, app] as const;
     }),
@@ -102,6 +113,7 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
       ...options.env?.gateway,
     },
     ready: { httpUrl: `http://127.0.0.1:${httpPort}/readyz` },
+    timeoutMs: timeLeft(),
   }).catch(abandon);
   const apps = { ...Object.fromEntries(started), gateway } as Record<AppName, AppProcess>;
   const baseUrl = `http://127.0.0.1:${httpPort}`;

@@ -1,6 +1,6 @@
 import { queryDatabase, startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
 import { constructEvent } from '@recur/webhooks';
-import { api, eventually, type Mesh, startMesh } from './mesh';
+import { api, eventually, type Mesh, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
 
 /**
  * Metered billing as an integrator meets it, through the gateway only, every app its own
@@ -23,7 +23,7 @@ beforeAll(async () => {
   [mesh, receiver] = await Promise.all([startMesh({ env: { 'webhook-dispatch': { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } } }), startWebhookReceiver()]);
   const { keys } = await mesh.createAccount('Metered billing');
   call = api(mesh, keys.test);
-}, 180_000);
+}, MESH_START_TIMEOUT_MS);
 
 afterAll(async () => {
   mesh?.webhookDispatch.close();

@@ -3,7 +3,7 @@ import { queryDatabase, startWebhookReceiver, type WebhookReceiver } from '@recu
 import { collectPageErrors, launchChromium, newContext, screenshot, seriousAccessibilityViolations } from './browser';
 import { constructEvent } from '@recur/webhooks';
 import { SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
-import { api, eventually, type Keys, type Mesh, startMesh } from './mesh';
+import { api, eventually, type Keys, type Mesh, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
 
 /**
  * Getting paid, as a new user would: an invoice paid through the sandbox payer page in real
@@ -21,7 +21,7 @@ beforeAll(async () => {
   [mesh, receiver, browser] = await Promise.all([startMesh({ env: { 'webhook-dispatch': { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } } }), startWebhookReceiver(), launchChromium()]);
   ({ keys } = await mesh.createAccount('Lusaka Fibre'));
   call = api(mesh, keys.test);
-}, 180_000);
+}, MESH_START_TIMEOUT_MS);
 
 afterAll(async () => {
   mesh?.webhookDispatch.close();

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Mesh, startMesh } from './mesh';
+import { type Mesh, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
 
 /**
  * The commands the README shows work from a fresh clone: `npx recur-admin` (a workspace bin,
@@ -16,7 +16,7 @@ let mesh: Mesh;
 
 beforeAll(async () => {
   mesh = await startMesh();
-}, 180_000);
+}, MESH_START_TIMEOUT_MS);
 
 afterAll(async () => {
   mesh?.webhookDispatch.close();

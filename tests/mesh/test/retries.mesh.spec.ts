@@ -1,4 +1,4 @@
-import { api, eventually, type Keys, type Mesh, startMesh } from './mesh';
+import { api, eventually, type Keys, type Mesh, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
 
 /**
  * Safe retries of commands. A burst of deletes, updates and archives runs through the gateway
@@ -14,7 +14,7 @@ let accountId: string;
 beforeAll(async () => {
   mesh = await startMesh();
   ({ accountId, keys } = await mesh.createAccount('Retries test'));
-}, 180_000);
+}, MESH_START_TIMEOUT_MS);
 
 afterAll(async () => {
   mesh?.webhookDispatch.close();

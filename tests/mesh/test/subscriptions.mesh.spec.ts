@@ -1,6 +1,6 @@
 import { startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
 import { constructEvent } from '@recur/webhooks';
-import { api, eventually, type Keys, type Mesh, startMesh } from './mesh';
+import { api, eventually, type Keys, type Mesh, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
 
 /**
  * The 18 subscription routes through the gateway, as an integrator calls them, with every
@@ -49,7 +49,7 @@ beforeAll(async () => {
   await created('/v1/promotion-codes', { code: 'ASLEEP', coupon: fiveOff, active: false });
   // Expires tomorrow in real time: long past on the test clocks below (2027).
   await created('/v1/promotion-codes', { code: 'BYGONE', coupon: fiveOff, expires_at: Math.floor(Date.now() / 1000) + DAY });
-}, 180_000);
+}, MESH_START_TIMEOUT_MS);
 
 afterAll(async () => {
   mesh?.webhookDispatch.close();

@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
-import { api, eventually, type Keys, type Mesh, startMesh } from './mesh';
+import { api, eventually, type Keys, type Mesh, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
 
 /**
  * One request followed by its trace, from the webhook a real receiver got back to the HTTP
@@ -19,7 +19,7 @@ type Span = { trace_id: string; span_id: string; parent_span_id: string | null; 
 beforeAll(async () => {
   [mesh, receiver] = await Promise.all([startMesh({ env: { 'webhook-dispatch': { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } } }), startWebhookReceiver()]);
   ({ keys } = await mesh.createAccount('Traced'));
-}, 180_000);
+}, MESH_START_TIMEOUT_MS);
 
 afterAll(async () => {
   mesh?.webhookDispatch.close();

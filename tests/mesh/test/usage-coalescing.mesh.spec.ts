@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { queryDatabase } from '@recur/testing';
-import { api, eventually, type Keys, type Mesh, startMesh } from './mesh';
+import { api, eventually, type Keys, type Mesh, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
 
 /**
  * Concurrent `POST /v1/usage` calls travel to usage-metering as shared `RecordUsageBatch` calls
@@ -21,7 +21,7 @@ beforeAll(async () => {
   const plan = await call('POST', '/v1/plans', { name: 'Metered', pricing_model: 'flat_rate', amount_monthly: 1000 });
   planId = plan.body.id;
   expect((await call('POST', `/v1/plans/${planId}/price-components`, { type: 'metered', name: 'API calls', metric_name: 'api_calls', unit_amount: 2, included_quantity: 0 })).status).toBe(201);
-}, 180_000);
+}, MESH_START_TIMEOUT_MS);
 
 afterAll(async () => {
   mesh?.webhookDispatch.close();

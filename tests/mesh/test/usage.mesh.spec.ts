@@ -1,6 +1,6 @@
 import { queryDatabase, startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
 import { constructEvent } from '@recur/webhooks';
-import { api, eventually, type Keys, type Mesh, startMesh } from './mesh';
+import { api, eventually, type Keys, type Mesh, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
 
 /**
  * Usage metering as an integrator meets it: a plan with a metered component, a subscription,
@@ -24,7 +24,7 @@ beforeAll(async () => {
   for (const metric_name of ['api_calls', 'storage_gb']) {
     expect((await call('POST', `/v1/plans/${planId}/price-components`, { type: 'metered', name: metric_name, metric_name, unit_amount: 2, included_quantity: 100 })).status).toBe(201);
   }
-}, 180_000);
+}, MESH_START_TIMEOUT_MS);
 
 afterAll(async () => {
   mesh?.webhookDispatch.close();

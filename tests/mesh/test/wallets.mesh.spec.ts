@@ -1,7 +1,7 @@
 import { startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
 import { constructEvent } from '@recur/webhooks';
 import { SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
-import { api, eventually, type Keys, type Mesh, startMesh } from './mesh';
+import { api, eventually, type Keys, type Mesh, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
 
 /**
  * Prepaid wallets as a new user meets them, through the gateway only, every service its own
@@ -28,7 +28,7 @@ beforeAll(async () => {
   const endpoint = await call('POST', '/v1/webhooks', { url: `${receiver.url}${HOOK}`, events: ['wallet.topped_up', 'wallet.low_balance', 'wallet.auto_recharge', 'invoice.created'] });
   expect(endpoint.status).toBe(201);
   secret = endpoint.body.secret;
-}, 180_000);
+}, MESH_START_TIMEOUT_MS);
 
 afterAll(async () => {
   mesh?.webhookDispatch.close();

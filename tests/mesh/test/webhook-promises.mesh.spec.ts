@@ -1,5 +1,5 @@
 import { queryDatabase, readTopic, startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
-import { api, eventually, type Keys, type Mesh, pauseRelay, sleep, startMesh } from './mesh';
+import { api, eventually, type Keys, type Mesh, pauseRelay, sleep, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
 
 /**
  * README promises of events and webhooks that need the whole mesh: the endpoint limit,
@@ -15,7 +15,7 @@ beforeAll(async () => {
   [mesh, receiver] = await Promise.all([startMesh({ env: { 'webhook-dispatch': { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } } }), startWebhookReceiver()]);
   ({ keys } = await mesh.createAccount('Webhook promises'));
   call = api(mesh, keys.test);
-}, 180_000);
+}, MESH_START_TIMEOUT_MS);
 
 afterAll(async () => {
   mesh?.webhookDispatch.close();

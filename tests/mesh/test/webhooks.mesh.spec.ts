@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { freePort, queryDatabase, startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
 import { constructEvent } from '@recur/webhooks';
-import { api, eventually, type Keys, type Mesh, sleep, startMesh } from './mesh';
+import { api, eventually, type Keys, type Mesh, sleep, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
 
 /**
  * Webhooks end to end: endpoints through the API, events from Kafka turned into signed
@@ -21,7 +21,7 @@ beforeAll(async () => {
   ]);
   ({ keys } = await mesh.createAccount('Webhooks'));
   call = api(mesh, keys.test);
-}, 180_000);
+}, MESH_START_TIMEOUT_MS);
 
 afterAll(async () => {
   mesh?.webhookDispatch.close();

@@ -1,5 +1,6 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
+import { endPool, survivingConnectionLoss } from '@recur/persistence';
 import { Pool } from 'pg';
 import { PrismaClient } from '../generated/prisma/client';
 
@@ -11,12 +12,13 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
 
   constructor(databaseUrl: string) {
     // A batch waits at most 10 s for a connection, as Prisma's transactions do (maxWait).
-    const pool = new Pool({ connectionString: databaseUrl, connectionTimeoutMillis: 10_000 });
+    const pool = survivingConnectionLoss(new Pool({ connectionString: databaseUrl, connectionTimeoutMillis: 10_000 }));
     super({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
     this.pool = pool;
   }
 
   async onModuleDestroy(): Promise<void> {
     await this.$disconnect();
+    await endPool(this.pool);
   }
 }

@@ -1,5 +1,6 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
+import { endPool, survivingConnectionLoss } from '@recur/persistence';
 import { Pool } from 'pg';
 import { PrismaClient } from '../generated/prisma/client';
 
@@ -10,12 +11,13 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
   readonly pool: Pool;
 
   constructor(databaseUrl: string) {
-    const pool = new Pool({ connectionString: databaseUrl, max: 20 });
+    const pool = survivingConnectionLoss(new Pool({ connectionString: databaseUrl, max: 20 }));
     super({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
     this.pool = pool;
   }
 
   async onModuleDestroy(): Promise<void> {
     await this.$disconnect();
+    await endPool(this.pool);
   }
 }
