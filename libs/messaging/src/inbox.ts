@@ -197,6 +197,21 @@ export function internalEventBatchHandler(
   return tracedBatchHandler(service, (message) => decodeHandledInternalEvent(message, handles), handle, options);
 }
 
+/**
+ * A batch handler that handles the batch's events one after the other, each in its producer's
+ * trace and its own transaction (`handle`, with its own inbox claim): for a consumer that reacts
+ * to few of a busy topic's events, so it reads the topic a batch at a time (kafkajs's per-message
+ * work, not its own, was its cost) without changing how it handles an event. A batch cut short
+ * is redelivered whole; the events it had handled are duplicates then.
+ */
+export function eachInTurn<Event>(handle: (event: Event) => Promise<EventOutcome>): (events: ReceivedEvent<Event>[]) => Promise<EventOutcome[]> {
+  return async (events) => {
+    const outcomes: EventOutcome[] = [];
+    for (const { event, traceContext } of events) outcomes.push(await context.with(traceContext, () => handle(event)));
+    return outcomes;
+  };
+}
+
 /** The message's integration event when `handles` knows its type (read from the header, before any decoding). */
 const decodeHandledInternalEvent = (message: BusMessage, handles: Registry): InternalEvent | undefined =>
   handles.getMessage(message.headers['event-type'] ?? '') ? decodeInternalEvent(message.value, handles) : undefined;
