@@ -237,7 +237,7 @@ const rawRate = await rawRenewals(rawCount).catch((error) => {
   return undefined;
 });
 
-console.log(`\nRecur renewal benchmark: ${COUNT} subscriptions over ${ACCOUNTS} apps, due at one moment; catalog, subscription and invoicing each its own process, events through Kafka`);
+console.log(`\nRecur renewal benchmark: ${COUNT} subscriptions over ${ACCOUNTS} apps, due at one moment; ${SERVICES.join(', ')} each its own process, events through Kafka`);
 console.log(`  billing clock: BILLING_CLOCK_BATCH_SIZE ${args['batch-size'] ?? 'default'}, BILLING_CLOCK_CONCURRENCY ${args.concurrency ?? 'default'}`);
 console.log(`renewed end to end in ${seconds.toFixed(1)} s: ${(COUNT / seconds).toFixed(0)} renewals/s (periods advanced after ${firstRenewalsAt?.toFixed(1)} s)`);
 console.log(`  ${state.invoices} invoices raised in invoicing (the last after ${invoicesRaisedAt?.toFixed(1)} s), every event published after ${seconds.toFixed(1)} s (subscription.activated and invoice.created: ${2 * COUNT})`);
