@@ -165,7 +165,7 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
    * spare slots going to the other: so invoices are raised while a backlog of renewals is still
    * being renewed, in another process (invoicing), rather than all after it (README, Renewal throughput).
    */
-  private async claimBatches(slots: number, at: Date): Promise<ClaimedStep[][]> {
+  async claimBatches(slots: number, at: Date): Promise<ClaimedStep[][]> {
     const { batchSize, concurrency, leaseMs } = this.options;
     const claimRows = async (sql: string, batchCount: number) =>
       (batchCount > 0 ? this.prisma.$queryRawUnsafe<ClaimedStep[]>(sql, ...claimParams(at, leaseMs, batchCount * batchSize)) : []);
