@@ -6,13 +6,13 @@
 //
 //   npm run bench:renewals                       # 100 000 subscriptions over 100 apps
 //   npm run bench:renewals -- --count 10000      # fewer
-//   npm run bench:renewals -- --count 10000 --profile /tmp/prof   # CPU profiles of subscription and invoicing
+//   npm run bench:renewals -- --count 10000 --profile /tmp/prof   # CPU profiles of every service
 //
 // Options: --count N (100000), --accounts A (100: the subscriptions are spread over A apps; an
 // app's invoice numbers are gapless, so its invoices are numbered one at a time),
 // --concurrency C (the clock's BILLING_CLOCK_CONCURRENCY; the service's default otherwise),
 // --batch-size B (the clock's BILLING_CLOCK_BATCH_SIZE; the service's default otherwise),
-// --profile DIR (`--cpu-prof` of both services; summarised at the end by profile-summary.mjs).
+// --profile DIR (`--cpu-prof` of every service; the run's window summarised at the end by profile-summary.mjs).
 // KAFKA_BROKERS: an existing broker; otherwise one is started.
 //
 // Seeding is not measured: one subscription per app is sold through gRPC (a real price snapshot,
@@ -29,7 +29,7 @@ import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT } from '../bootstrap.mjs';
-import { benchDir, cpuMs, printWarnings, profileArgs, startInfrastructure, summariseProfiles } from './harness.mjs';
+import { benchDir, cpuMs, monotonicMicros, printWarnings, profileArgs, startInfrastructure, summariseProfiles } from './harness.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -80,7 +80,7 @@ for (const service of SERVICES) {
   apps[service] = await startApp(service, {
     env: { ...common, ...peers, DATABASE_URL: urls[service], GRPC_PORT: String(ports[service]), ...serviceEnv[service] },
     ready: { grpcPort: ports[service] },
-    nodeArgs: ['subscription', 'invoicing'].includes(service) ? profileArgs(PROFILE_DIR, service) : [],
+    nodeArgs: profileArgs(PROFILE_DIR, service),
   });
 }
 const pools = Object.fromEntries(SERVICES.map((service) => [service, new Pool({ connectionString: urls[service], max: 4 })]));
@@ -165,12 +165,15 @@ await apps.subscription.kill('SIGTERM');
 const bootStarted = performance.now();
 await apps.subscription.restart({ BILLING_CLOCK_CONCURRENCY: args.concurrency ?? '', BILLING_CLOCK_BATCH_SIZE: args['batch-size'] ?? '' });
 const started = performance.now();
-const cpuAtStart = { subscription: cpuMs(apps.subscription.pid), invoicing: cpuMs(apps.invoicing.pid) };
+const runWindow = [monotonicMicros()];
+const cpuNow = () => Object.fromEntries(SERVICES.map((service) => [service, cpuMs(apps[service].pid)]));
+const cpuAtStart = cpuNow();
 log(`clock started (subscription service boot ${((started - bootStarted) / 1000).toFixed(1)} s)`);
 let state;
 let firstRenewalsAt;
 let invoicesRaisedAt;
 let lastReport = started;
+let cpuAtLastReport = cpuAtStart;
 for (;;) {
   state = await progress();
   const elapsed = (performance.now() - started) / 1000;
@@ -178,15 +181,21 @@ for (;;) {
   if (state.invoices === COUNT && invoicesRaisedAt === undefined) invoicesRaisedAt = elapsed;
   if (state.renewed === COUNT && state.invoiceStepsDone === COUNT && state.invoices === COUNT && state.unpublished === 0) break;
   if (performance.now() - lastReport >= 10_000) {
+    // Each process's share of one core since the last line: which one is the bottleneck, and when.
+    const cpuNowByService = cpuNow();
+    const busy = SERVICES.map((service) => `${service} ${Math.round((cpuNowByService[service] - cpuAtLastReport[service]) / (performance.now() - lastReport) * 100)} %`).join(', ');
     lastReport = performance.now();
+    cpuAtLastReport = cpuNowByService;
     const [failing] = (await sql('subscription', "SELECT last_error FROM billing_jobs WHERE status = 'pending' AND last_error IS NOT NULL LIMIT 1")).rows;
-    log(`${elapsed.toFixed(0)} s: renewed ${state.renewed}, invoices ${state.invoices} (${state.invoiceStepsDue} requests due), events unpublished ${state.unpublished}${failing ? `; a request failing: ${failing.last_error}` : ''}`);
+    log(`${elapsed.toFixed(0)} s: renewed ${state.renewed}, invoices ${state.invoices} (${state.invoiceStepsDue} requests due), events unpublished ${state.unpublished}; CPU ${busy}${failing ? `; a request failing: ${failing.last_error}` : ''}`);
   }
   if (elapsed > 3_600) throw new Error(`not done after an hour: ${JSON.stringify(state)}`);
   await new Promise((r) => setTimeout(r, 250));
 }
 const seconds = (performance.now() - started) / 1000;
-const cpu = { subscription: cpuMs(apps.subscription.pid) - cpuAtStart.subscription, invoicing: cpuMs(apps.invoicing.pid) - cpuAtStart.invoicing };
+runWindow.push(monotonicMicros());
+const cpuAtEnd = cpuNow();
+const cpu = Object.fromEntries(SERVICES.map((service) => [service, cpuAtEnd[service] - cpuAtStart[service]]));
 
 // ---------------------------------------------------------------------------------------------
 // Raw: a renewal's own transaction in plain SQL on the same cluster, 8 connections at once.
@@ -228,11 +237,12 @@ const rawRate = await rawRenewals(rawCount).catch((error) => {
   return undefined;
 });
 
-console.log(`\nRecur renewal benchmark: ${COUNT} subscriptions over ${ACCOUNTS} apps, due at one moment; catalog, subscription and invoicing each its own process, events through Kafka`);
+console.log(`\nRecur renewal benchmark: ${COUNT} subscriptions over ${ACCOUNTS} apps, due at one moment; ${SERVICES.join(', ')} each its own process, events through Kafka`);
 console.log(`  billing clock: BILLING_CLOCK_BATCH_SIZE ${args['batch-size'] ?? 'default'}, BILLING_CLOCK_CONCURRENCY ${args.concurrency ?? 'default'}`);
 console.log(`renewed end to end in ${seconds.toFixed(1)} s: ${(COUNT / seconds).toFixed(0)} renewals/s (periods advanced after ${firstRenewalsAt?.toFixed(1)} s)`);
 console.log(`  ${state.invoices} invoices raised in invoicing (the last after ${invoicesRaisedAt?.toFixed(1)} s), every event published after ${seconds.toFixed(1)} s (subscription.activated and invoice.created: ${2 * COUNT})`);
-console.log(`  Node CPU per renewal: subscription ${(cpu.subscription / COUNT).toFixed(1)} ms, invoicing ${(cpu.invoicing / COUNT).toFixed(1)} ms (load average at the end ${loadavg()[0].toFixed(1)} on ${cpus().length} cores)`);
+console.log(`  Node CPU per renewal: ${SERVICES.map((service) => `${service} ${(cpu[service] / COUNT).toFixed(2)} ms`).join(', ')} (load average at the end ${loadavg()[0].toFixed(1)} on ${cpus().length} cores)`);
+console.log(`  busy share of the run: ${SERVICES.map((service) => `${service} ${Math.round((cpu[service] / 1000 / seconds) * 100)} %`).join(', ')}`);
 if (rawRate) console.log(`  raw: a renewal's own transaction in plain SQL (5 statements, 8 connections), ${rawCount} of them: ${rawRate.toFixed(0)} /s`);
 
 printWarnings(Object.values(apps));
@@ -240,5 +250,5 @@ await Promise.all(Object.values(pools).map((pool) => pool.end()));
 await Promise.all(Object.values(apps).map((app) => app.kill('SIGTERM')));
 await infrastructure.stop();
 if (PROFILE_DIR) {
-  summariseProfiles(PROFILE_DIR);
+  summariseProfiles(PROFILE_DIR, runWindow);
 }

@@ -3,8 +3,10 @@ import { createRegistry } from '@bufbuild/protobuf';
 import { subscriptionEventsV1 } from '@recur/contracts';
 import {
   type BusMessage,
+  eachInTurn,
   encodeEvent,
   type InternalEvent,
+  internalEventBatchHandler,
   internalEventHandler,
   InProcessEventBus,
   newInternalEvent,
@@ -77,5 +79,29 @@ describe('event handlers', () => {
     const ids = events.map((event) => event.id);
     expect(calls).toEqual([ids, ids]);
     expect(warnings).toEqual(['event dropped: it does not decode', 'event dropped: it does not decode']);
+  });
+
+  it('hand a batch consumer of integration events only the types it handles, never decoding the others; eachInTurn handles them in order and a batch cut short comes again whole', async () => {
+    const bus = new InProcessEventBus();
+    const handled: string[] = [];
+    const warnings: string[] = [];
+    let failOn: string | undefined;
+    await bus.subscribeBatch('g', ['internal'], internalEventBatchHandler('test', createRegistry(subscriptionEventsV1.CustomerCreatedSchema), eachInTurn(async (event: InternalEvent) => {
+      if (event.aggregateId === failOn) throw new Error('database down');
+      handled.push(event.aggregateId);
+      return 'processed';
+    }), { warn: (text) => warnings.push(text) }));
+    const created = (id: string) => newInternalEvent(tenant, id, subscriptionEventsV1.CustomerCreatedSchema, { customer: { ...customer, id } }, new Date());
+    // A type it does not handle, its body not even JSON: skipped by its header, so never decoded (no warning).
+    const unhandled: BusMessage = { topic: 'internal', key: 'k', value: 'not json', headers: { 'event-type': subscriptionEventsV1.CustomerDeletedSchema.typeName } };
+    const batch = [message('internal', created('cus_1')), unhandled, message('internal', created('cus_2')), message('internal', created('cus_3'))];
+    failOn = 'cus_2';
+    await expect(bus.publish(batch)).rejects.toThrow('database down');
+    expect(handled).toEqual(['cus_1']);
+    failOn = undefined;
+    await bus.publish(batch);
+    // Redelivered whole: cus_1 comes again (its own inbox claim makes it a duplicate in a real consumer).
+    expect(handled).toEqual(['cus_1', 'cus_1', 'cus_2', 'cus_3']);
+    expect(warnings).toEqual([]);
   });
 });

@@ -7,12 +7,31 @@
  * so a field added to a model is written with no change here.
  */
 
+/**
+ * Converts a name once and remembers it: the names are the models' fields and columns, a small
+ * fixed set, and a batch converts each of them for every row (the regular expression was a tenth
+ * of the billing clock's CPU in bench:renewals).
+ */
+function remembered(convert: (name: string) => string): (name: string) => string {
+  const known = new Map<string, string>();
+  return (name) => {
+    let converted = known.get(name);
+    if (converted === undefined) known.set(name, (converted = convert(name)));
+    return converted;
+  };
+}
+
 /** `customerId` → `customer_id`. */
-export const columnOfField = (field: string): string => field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+export const columnOfField = remembered((field) => field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`));
+
+/** `customer_id` → `customerId`. */
+const fieldOfColumn = remembered((column) => column.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase()));
 
 /** A row read with plain `pg` (snake_case columns) in the shape Prisma reads it (camelCase fields). */
 export function fromSqlRow<Row>(row: Record<string, unknown>): Row {
-  return Object.fromEntries(Object.entries(row).map(([column, value]) => [column.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase()), value])) as Row;
+  const fields: Record<string, unknown> = {};
+  for (const column of Object.keys(row)) fields[fieldOfColumn(column)] = row[column];
+  return fields as Row;
 }
 
 /** The columns the rows set (the union of their fields, in first-seen order). */
@@ -25,7 +44,11 @@ function columnsOf(rows: readonly Record<string, unknown>[]): string[] {
 /** The rows as the JSON array a statement below takes: keys as columns, bigints as text, undefined left out. */
 function rowsJson(rows: readonly Record<string, unknown>[]): string {
   return JSON.stringify(
-    rows.map((row) => Object.fromEntries(Object.entries(row).map(([field, value]) => [columnOfField(field), value]))),
+    rows.map((row) => {
+      const columns: Record<string, unknown> = {};
+      for (const field of Object.keys(row)) columns[columnOfField(field)] = row[field];
+      return columns;
+    }),
     (_, value: unknown) => (typeof value === 'bigint' ? value.toString() : value),
   );
 }

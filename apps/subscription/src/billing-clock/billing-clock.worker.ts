@@ -24,6 +24,11 @@ export interface ClaimedStep {
   payload: unknown;
 }
 
+/** An invoice request waits while an earlier period's request of its subscription is pending. */
+const NO_EARLIER_INVOICE_PENDING = `NOT EXISTS (
+      SELECT 1 FROM billing_jobs earlier WHERE earlier.subscription_id = billing_jobs.subscription_id
+        AND earlier.kind = 'invoice' AND earlier.status = 'pending' AND earlier.run_at < billing_jobs.run_at)`;
+
 /**
  * The billing clock's rows: due at `due_at`, leased until `lease_until`. An invoice waits for
  * the earlier periods' invoices of its subscription, so periods are billed in order.
@@ -32,14 +37,23 @@ export const BILLING_ROWS: DueRowsTable = {
   table: 'billing_jobs',
   dueAt: 'due_at',
   leaseUntil: 'lease_until',
-  pending: `status = 'pending' AND (kind <> 'invoice' OR NOT EXISTS (
-      SELECT 1 FROM billing_jobs earlier WHERE earlier.subscription_id = billing_jobs.subscription_id
-        AND earlier.kind = 'invoice' AND earlier.status = 'pending' AND earlier.run_at < billing_jobs.run_at))`,
+  pending: `status = 'pending' AND (kind <> 'invoice' OR ${NO_EARLIER_INVOICE_PENDING})`,
 };
 
-const CLAIM_DUE_STEPS = `
-  WITH ${claimDueRowsSql(BILLING_ROWS)}
+/**
+ * BILLING_ROWS split by kind, for the worker's claims: each over its own partial index
+ * (migration `billing_jobs_pending_by_kind`), so invoice requests are found beside a backlog of
+ * renewals due earlier without walking it.
+ */
+export const INVOICE_ROWS: DueRowsTable = { ...BILLING_ROWS, pending: `status = 'pending' AND kind = 'invoice' AND ${NO_EARLIER_INVOICE_PENDING}` };
+export const OTHER_STEP_ROWS: DueRowsTable = { ...BILLING_ROWS, pending: `status = 'pending' AND kind <> 'invoice'` };
+
+const claimSql = (rows: DueRowsTable) => `
+  WITH ${claimDueRowsSql(rows)}
   SELECT c.id, c.kind, c.step_key, c.account_id, c.livemode, c.subscription_id, c.run_at, c.attempts, c.payload FROM claimed c`;
+const CLAIM_DUE_STEPS = claimSql(BILLING_ROWS);
+const CLAIM_DUE_INVOICES = claimSql(INVOICE_ROWS);
+const CLAIM_DUE_OTHER_STEPS = claimSql(OTHER_STEP_ROWS);
 
 export interface BillingClockOptions {
   /** How long a claimed step belongs to its worker; past it (the worker died) another claims it. */
@@ -92,6 +106,8 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly killAfterInvoices = killAfterInvoiceFromEnv(process.env);
   private readonly usage: BillingUsage | undefined;
   private invoicesAnswered = 0;
+  /** The worker's invoice batches in flight: claimBatches keeps them to about half its concurrency. */
+  private invoiceBatchesRunning = 0;
 
   /** Built by the module's factory (and by tests, with their own clock and invoicer). */
   constructor(
@@ -118,7 +134,7 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
       concurrency: this.options.concurrency,
       pollMs: this.options.pollMs,
       wakeUp: databaseUrl ? { databaseUrl, channel: BILLING_JOBS_CHANNEL } : undefined,
-      claim: async (limit, at) => batches(await this.claim(limit * this.options.batchSize, at), this.options.batchSize),
+      claim: (slots, at) => this.claimBatches(slots, at),
       run: (batch) => this.runBatch(batch),
       nextDueAt: async () => (await this.prisma.$queryRawUnsafe<{ next_due_at: Date | null }[]>(nextDueAtSql(BILLING_ROWS)))[0]?.next_due_at ?? null,
       log,
@@ -143,6 +159,24 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
     return this.prisma.$queryRawUnsafe<ClaimedStep[]>(CLAIM_DUE_STEPS, ...claimParams(at, this.options.leaseMs, limit));
   }
 
+  /**
+   * Leases up to `slots` batches for the worker. Invoice requests take up to half the worker's
+   * concurrency (counting those running) and lifecycle steps and reminders the rest, each kind's
+   * spare slots going to the other: so invoices are raised while a backlog of renewals is still
+   * being renewed, in another process (invoicing), rather than all after it (README, Renewal throughput).
+   */
+  async claimBatches(slots: number, at: Date): Promise<ClaimedStep[][]> {
+    const { batchSize, concurrency, leaseMs } = this.options;
+    const claimRows = async (sql: string, batchCount: number) =>
+      (batchCount > 0 ? this.prisma.$queryRawUnsafe<ClaimedStep[]>(sql, ...claimParams(at, leaseMs, batchCount * batchSize)) : []);
+    const invoiceShare = Math.min(slots, Math.max(0, Math.ceil(concurrency / 2) - this.invoiceBatchesRunning));
+    const invoices = await claimRows(CLAIM_DUE_INVOICES, invoiceShare);
+    const others = await claimRows(CLAIM_DUE_OTHER_STEPS, slots - Math.ceil(invoices.length / batchSize));
+    const spare = slots - Math.ceil(invoices.length / batchSize) - Math.ceil(others.length / batchSize);
+    const moreInvoices = invoices.length === invoiceShare * batchSize ? await claimRows(CLAIM_DUE_INVOICES, spare) : [];
+    return batches([...invoices, ...moreInvoices, ...others], batchSize);
+  }
+
   /** Runs one claimed step and records its outcome. */
   run(step: ClaimedStep): Promise<void> {
     return this.runBatch([step]);
@@ -153,7 +187,14 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
     const invoices = steps.filter((step) => step.kind === 'invoice');
     const reminders = steps.filter((step) => step.kind === 'dunning');
     const lifecycle = steps.filter((step) => step.kind !== 'invoice' && step.kind !== 'dunning');
-    if (invoices.length > 0) await this.raiseInvoices(invoices);
+    if (invoices.length > 0) {
+      this.invoiceBatchesRunning++;
+      try {
+        await this.raiseInvoices(invoices);
+      } finally {
+        this.invoiceBatchesRunning--;
+      }
+    }
     for (const reminder of reminders) await this.sendReminder(reminder);
     if (lifecycle.length > 0) await this.runLifecycleSteps(lifecycle);
   }

@@ -3,7 +3,7 @@ import { createRegistry } from '@bufbuild/protobuf';
 import { anyUnpack } from '@bufbuild/protobuf/wkt';
 import { invoicingEventsV1 } from '@recur/contracts';
 import { CLOCK, type Clock } from '@recur/kernel';
-import { claimInboxEvent, consumerGroup, type EventOutcome, type InternalEvent, internalEventHandler, internalEventsTopic } from '@recur/messaging';
+import { claimInboxEvent, consumerGroup, eachInTurn, type EventOutcome, type InternalEvent, internalEventBatchHandler, internalEventsTopic } from '@recur/messaging';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
 import { BillingJobs } from '../billing-clock/billing-jobs.repository';
 import { PrismaService } from '../infrastructure/prisma.service';
@@ -34,7 +34,8 @@ export class InvoicePaidConsumer implements OnApplicationBootstrap {
 
   async onApplicationBootstrap(): Promise<void> {
     const warn = (message: string, fields: Record<string, unknown>) => this.runtime.logger.warn(`${message} ${JSON.stringify(fields)}`);
-    await this.runtime.bus.subscribe(consumerGroup(CONSUMER), [internalEventsTopic('invoicing')], internalEventHandler(this.runtime.name, HANDLES, (event) => this.handle(event), { warn }));
+    // A batch at a time: the topic carries every invoice's events, and this consumer handles few of them.
+    await this.runtime.bus.subscribeBatch(consumerGroup(CONSUMER), [internalEventsTopic('invoicing')], internalEventBatchHandler(this.runtime.name, HANDLES, eachInTurn((event) => this.handle(event)), { warn }));
   }
 
   handle(event: InternalEvent): Promise<EventOutcome> {

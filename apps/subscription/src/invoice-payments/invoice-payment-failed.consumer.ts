@@ -2,7 +2,7 @@ import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common'
 import { createRegistry } from '@bufbuild/protobuf';
 import { anyUnpack } from '@bufbuild/protobuf/wkt';
 import { invoicingEventsV1 } from '@recur/contracts';
-import { claimInboxEvent, consumerGroup, type EventOutcome, type InternalEvent, internalEventHandler, internalEventsTopic } from '@recur/messaging';
+import { claimInboxEvent, consumerGroup, eachInTurn, type EventOutcome, type InternalEvent, internalEventBatchHandler, internalEventsTopic } from '@recur/messaging';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
 import { BillingJobs, customerOwner, subscriptionOwner } from '../billing-clock/billing-jobs.repository';
 import { CustomersRepository } from '../customers/customers.repository';
@@ -33,7 +33,8 @@ export class InvoicePaymentFailedConsumer implements OnApplicationBootstrap {
 
   async onApplicationBootstrap(): Promise<void> {
     const warn = (message: string, fields: Record<string, unknown>) => this.runtime.logger.warn(`${message} ${JSON.stringify(fields)}`);
-    await this.runtime.bus.subscribe(consumerGroup(CONSUMER), [internalEventsTopic('invoicing')], internalEventHandler(this.runtime.name, HANDLES, (event) => this.handle(event), { warn }));
+    // A batch at a time: the topic carries every invoice's events, and this consumer handles few of them.
+    await this.runtime.bus.subscribeBatch(consumerGroup(CONSUMER), [internalEventsTopic('invoicing')], internalEventBatchHandler(this.runtime.name, HANDLES, eachInTurn((event) => this.handle(event)), { warn }));
   }
 
   handle(event: InternalEvent): Promise<EventOutcome> {

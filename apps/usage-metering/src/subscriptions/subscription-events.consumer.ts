@@ -3,7 +3,8 @@ import { createRegistry, type DescMessage } from '@bufbuild/protobuf';
 import { anyUnpack } from '@bufbuild/protobuf/wkt';
 import { subscriptionEventsV1, type subscriptionMessagesV1 } from '@recur/contracts';
 import { CLOCK, type Clock } from '@recur/kernel';
-import { claimInboxEvent, consumerGroup, type EventOutcome, type InternalEvent, internalEventHandler, internalEventsTopic } from '@recur/messaging';
+import { claimInboxEventsSql, consumerGroup, type EventOutcome, type InternalEvent, internalEventBatchHandler, internalEventsTopic, type ReceivedInternalEvent } from '@recur/messaging';
+import { PgTransactions } from '@recur/persistence';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { type SubscriptionFacts, SubscriptionViewsRepository } from './subscription-views.repository';
@@ -25,6 +26,13 @@ const SUBSCRIPTION_EVENTS: DescMessage[] = [
 ];
 const HANDLED = createRegistry(...SUBSCRIPTION_EVENTS);
 
+/**
+ * Test only (README, Configuration): `RECUR_FAULT_USAGE_VIEWS_KILL_BEFORE_COMMIT=<n>` makes the
+ * process kill itself with SIGKILL in its n-th batch transaction, after the inbox claim and the
+ * views are written and before the commit, so crash tests can prove a batch cut short leaves nothing.
+ */
+export const FAULT_KILL_BEFORE_COMMIT = 'RECUR_FAULT_USAGE_VIEWS_KILL_BEFORE_COMMIT';
+
 /** The facts usage-metering keeps of a subscription, from the event's snapshot. */
 export function subscriptionFacts(subscription: subscriptionMessagesV1.Subscription, livemodeTenant: { accountId: string; livemode: boolean }): SubscriptionFacts {
   return {
@@ -43,35 +51,62 @@ export function subscriptionFacts(subscription: subscriptionMessagesV1.Subscript
 
 /**
  * Keeps the subscription read model (status, period, metered components) from the subscription
- * service's integration events, exactly once per event id: the inbox claim and the upsert commit
- * together. Events of one subscription arrive in order (Kafka key: the subscription id); the
- * upsert also refuses facts older than the view's, so a replayed old event changes nothing.
+ * service's integration events, exactly once per event id. A batch of a partition's events is one
+ * transaction on plain `pg`: one inbox claim for all, then their facts in rounds (a renewal run
+ * sends one subscription.activated per renewal, so one event a transaction kept this consumer
+ * the busiest process of the run: README, Renewal throughput). The claim and the upserts commit
+ * together: a redelivered batch claims nothing and changes nothing; one cut short commits nothing.
+ * Events of one subscription arrive in order (Kafka key: the subscription id); the upsert also
+ * refuses facts older than the view's, so a replayed old event changes nothing.
  */
 @Injectable()
 export class SubscriptionEventsConsumer implements OnApplicationBootstrap {
+  private readonly transactions: PgTransactions;
+  private readonly killInBatch = Number(process.env[FAULT_KILL_BEFORE_COMMIT]) || undefined;
+  private batchesWritten = 0;
+
   constructor(
     private readonly prisma: PrismaService,
     private readonly views: SubscriptionViewsRepository,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(SERVICE_RUNTIME) private readonly runtime: ServiceRuntime,
-  ) {}
+  ) {
+    this.transactions = new PgTransactions(prisma.pool);
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     const warn = (message: string, fields: Record<string, unknown>) => this.runtime.logger.warn(`${message} ${JSON.stringify(fields)}`);
-    await this.runtime.bus.subscribe(consumerGroup(CONSUMER), [internalEventsTopic('subscription')], internalEventHandler(this.runtime.name, HANDLED, (event) => this.apply(event), { warn }));
+    await this.runtime.bus.subscribeBatch(consumerGroup(CONSUMER), [internalEventsTopic('subscription')], internalEventBatchHandler(this.runtime.name, HANDLED, (events) => this.applyAll(events), { warn }));
   }
 
-  apply(event: InternalEvent): Promise<EventOutcome> {
-    const payload = event.payload ? anyUnpack(event.payload, HANDLED) : undefined;
-    const subscription = (payload as { subscription?: subscriptionMessagesV1.Subscription } | undefined)?.subscription;
-    if (!subscription || !event.tenant?.accountId) return Promise.resolve('refused');
-    const tenant = { accountId: event.tenant.accountId, livemode: event.tenant.livemode };
-    return this.prisma
-      .$transaction(async (tx): Promise<EventOutcome> => {
-        if (!(await claimInboxEvent(tx, CONSUMER, event.id))) return 'duplicate';
-        await this.views.save(tx, subscriptionFacts(subscription, tenant), this.clock());
-        return 'processed';
+  /** One outcome per event, in order; a repeat of an id within the batch is a duplicate. */
+  async applyAll(received: ReceivedInternalEvent[]): Promise<EventOutcome[]> {
+    const outcomes: (EventOutcome | undefined)[] = [];
+    const accepted = new Map<string, SubscriptionFacts>();
+    for (const { event } of received) {
+      const facts = factsOf(event);
+      outcomes.push(!facts ? 'refused' : accepted.has(event.id) ? 'duplicate' : undefined);
+      if (facts && !accepted.has(event.id)) accepted.set(event.id, facts);
+    }
+    if (accepted.size === 0) return outcomes as EventOutcome[];
+    const claimed = await this.transactions
+      .transaction(async (tx) => {
+        const owned = new Set((await tx.query<{ event_id: string }>(claimInboxEventsSql('$1', '$2'), [CONSUMER, [...accepted.keys()]])).map((row) => row.event_id));
+        await this.views.saveAll(tx, [...accepted].filter(([id]) => owned.has(id)).map(([, facts]) => facts), this.clock());
+        if (++this.batchesWritten === this.killInBatch) process.kill(process.pid, 'SIGKILL');
+        return owned;
       })
-      .finally(() => this.views.forget(tenant, subscription.id));
+      .finally(() => {
+        for (const { tenant, id } of accepted.values()) this.views.forget(tenant, id);
+      });
+    return outcomes.map((outcome, index) => outcome ?? (claimed.has(received[index].event.id) ? 'processed' : 'duplicate'));
   }
+}
+
+/** The facts an event carries, or undefined when it carries no subscription or tenant (refused). */
+function factsOf(event: InternalEvent): SubscriptionFacts | undefined {
+  const payload = event.payload ? anyUnpack(event.payload, HANDLED) : undefined;
+  const subscription = (payload as { subscription?: subscriptionMessagesV1.Subscription } | undefined)?.subscription;
+  if (!subscription || !event.tenant?.accountId) return undefined;
+  return subscriptionFacts(subscription, { accountId: event.tenant.accountId, livemode: event.tenant.livemode });
 }

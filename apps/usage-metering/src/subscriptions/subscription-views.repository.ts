@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { TenantRef } from '@recur/kernel';
-import type { Prisma } from '../generated/prisma/client';
+import { type OpenTransaction, statementsOf } from '@recur/persistence';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { TtlCache } from '../infrastructure/ttl-cache';
 import type { MeteredComponent, SubscriptionView } from '../usage/usage';
@@ -48,13 +48,16 @@ export interface SubscriptionFacts {
 }
 
 /**
- * Upserts the view unless it already holds newer facts. When the current period moves, the old
- * one becomes the previous period and its grace window starts now (`learnedAt`).
+ * Upserts views unless they already hold newer facts, one row per subscription (the arrays of
+ * $1–$6 and $8–$10, learnedAt $7). When the current period moves, the old one becomes the previous
+ * period and its grace window starts now (`learnedAt`).
  */
-const UPSERT_VIEW = `
+const UPSERT_VIEWS = `
   INSERT INTO subscription_views AS v (id, account_id, livemode, status, current_period_start, current_period_end, previous_period_start, previous_period_end,
                                        period_learned_at, metered_components, on_test_clock, source_updated)
-  VALUES ($1, $2, $3, $4, $5, $6, NULL, NULL, $7, $8::jsonb, $9, $10)
+  SELECT id, account_id, livemode, status, current_period_start, current_period_end, NULL, NULL, $7, metered_components, on_test_clock, source_updated
+  FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::timestamptz[], $6::timestamptz[], $8::jsonb[], $9::boolean[], $10::bigint[])
+    AS facts (id, account_id, livemode, status, current_period_start, current_period_end, metered_components, on_test_clock, source_updated)
   ON CONFLICT (id) DO UPDATE SET
     status = excluded.status,
     previous_period_start = CASE WHEN v.current_period_start <> excluded.current_period_start THEN v.current_period_start ELSE v.previous_period_start END,
@@ -66,6 +69,22 @@ const UPSERT_VIEW = `
     on_test_clock = excluded.on_test_clock,
     source_updated = excluded.source_updated
   WHERE v.account_id = excluded.account_id AND v.livemode = excluded.livemode AND v.source_updated <= excluded.source_updated`;
+
+/**
+ * The facts in rounds, each one statement's worth: the n-th facts of every subscription in round
+ * n (an upsert cannot touch a row twice), so each subscription's facts apply one after the other,
+ * in order, and a period moved twice keeps the middle one as the previous period.
+ */
+export function upsertRounds(facts: readonly SubscriptionFacts[]): SubscriptionFacts[][] {
+  const rounds: SubscriptionFacts[][] = [];
+  const seen = new Map<string, number>();
+  for (const fact of facts) {
+    const round = seen.get(fact.id) ?? 0;
+    seen.set(fact.id, round + 1);
+    (rounds[round] ??= []).push(fact);
+  }
+  return rounds;
+}
 
 /** How long the ingest path keeps what it read of a subscription and its limits (README, Usage: consistency). */
 export const USAGE_CACHE_MS = Symbol('USAGE_CACHE_MS');
@@ -114,24 +133,26 @@ export class SubscriptionViewsRepository {
     this.cache.delete(cacheKey(tenant, id));
   }
 
-  async save(tx: Prisma.TransactionClient, facts: SubscriptionFacts, learnedAt: Date): Promise<void> {
-    const components = facts.meteredComponents.map((component) => ({
-      metric_name: component.metricName,
-      included_quantity: String(component.includedQuantity),
-      usage_limit: component.usageLimit === null ? null : component.usageLimit.toString(),
-    }));
-    await tx.$executeRawUnsafe(
-      UPSERT_VIEW,
-      facts.id,
-      facts.tenant.accountId,
-      facts.tenant.livemode,
-      facts.status,
-      facts.currentPeriod.start,
-      facts.currentPeriod.end,
-      learnedAt,
-      JSON.stringify(components),
-      facts.onTestClock,
-      facts.updated,
-    );
+  /** Applies the facts in order (a subscription's later facts after its earlier ones), one statement per round (upsertRounds). */
+  async saveAll(tx: OpenTransaction, facts: readonly SubscriptionFacts[], learnedAt: Date): Promise<void> {
+    const statements = statementsOf(tx);
+    for (const round of upsertRounds(facts)) {
+      await statements.execute(UPSERT_VIEWS, [
+        round.map((fact) => fact.id),
+        round.map((fact) => fact.tenant.accountId),
+        round.map((fact) => fact.tenant.livemode),
+        round.map((fact) => fact.status),
+        round.map((fact) => fact.currentPeriod.start),
+        round.map((fact) => fact.currentPeriod.end),
+        learnedAt,
+        round.map((fact) => JSON.stringify(fact.meteredComponents.map((component) => ({
+          metric_name: component.metricName,
+          included_quantity: String(component.includedQuantity),
+          usage_limit: component.usageLimit === null ? null : component.usageLimit.toString(),
+        })))),
+        round.map((fact) => fact.onTestClock),
+        round.map((fact) => fact.updated.toString()),
+      ]);
+    }
   }
 }
