@@ -231,6 +231,8 @@ export interface UsageLine {
   billedBefore: number;
   /** The period was invoiced already; these units arrived after. */
   late: boolean;
+  /** The interval the period ran on (its included quantity's months); absent or null: unknown, the invoice's. */
+  interval?: BillingInterval | null;
 }
 export type PeriodUsage = UsageLine[];
 
@@ -238,9 +240,10 @@ export type PeriodUsage = UsageLine[];
 export const meteredMetrics = (price: PricedPlan): string[] =>
   price.components.flatMap((component) => (component.type === 'metered' && component.metricName ? [component.metricName] : []));
 
-/** The usage of one period an invoice bills: the period, the metrics the price meters, and the billing key recorded in usage-metering. */
+/** The usage of one period an invoice bills: the period, the interval it ran on, the metrics the price meters, and the billing key recorded in usage-metering. */
 export interface UsageToBill {
   period: { start: Date; end: Date };
+  billingInterval: BillingInterval;
   metricNames: string[];
   billingKey: string;
 }
@@ -265,7 +268,7 @@ export function usagePeriodToBill(subscription: Subscription): UsageToBill | nul
   const metricNames = meteredMetrics(subscription.price);
   if (metricNames.length === 0) return null;
   if (subscription.status !== 'active' && subscription.status !== 'past_due' && subscription.status !== 'paused') return null;
-  return { period: { start: subscription.currentPeriodStart, end: subscription.currentPeriodEnd }, metricNames, billingKey: periodBillingKey(subscription) };
+  return { period: { start: subscription.currentPeriodStart, end: subscription.currentPeriodEnd }, billingInterval: subscription.billingInterval, metricNames, billingKey: periodBillingKey(subscription) };
 }
 
 /**
@@ -277,6 +280,17 @@ export function finalUsageToBill(subscription: Subscription, endAt: Date): Usage
   const toBill = usagePeriodToBill(subscription);
   if (!toBill || subscription.status === 'paused') return toBill;
   return { ...toBill, period: finalPeriod(subscription, endAt) };
+}
+
+/**
+ * The usage the invoice of a billing-interval change bills (README, Usage): the period the change
+ * cuts short, up to `cutAt`, under the period's own billing key and on its own (old) interval's
+ * included quantity — as a cancellation now bills it. None while trialing or paused (the change
+ * starts no period then) or when the plan meters nothing.
+ */
+export function cutUsageToBill(subscription: Subscription, cutAt: Date): UsageToBill | null {
+  if (subscription.status !== 'active' && subscription.status !== 'past_due') return null;
+  return finalUsageToBill(subscription, cutAt);
 }
 
 /** The span a final invoice covers: the current period up to the end (at least a second: invoicing wants end > start). */
@@ -297,7 +311,14 @@ function usageCharges(usage: PeriodUsage, usagePrice: PricedPlan, price: PricedP
   return usage.flatMap((line) => {
     const component = componentOf(line.metricName);
     if (!component) return [];
-    return [{ component, quantity: line.quantity, billedBefore: line.billedBefore, late: line.late, period: { start: unixSeconds(line.period.start), end: unixSeconds(line.period.end) } }];
+    return [{
+      component,
+      quantity: line.quantity,
+      billedBefore: line.billedBefore,
+      late: line.late,
+      period: { start: unixSeconds(line.period.start), end: unixSeconds(line.period.end) },
+      ...(line.interval ? { interval: line.interval } : {}),
+    }];
   });
 }
 
@@ -605,9 +626,12 @@ export function renew(subscription: Subscription, at: Date, now: Date, usage: Pe
   return { subscription: renewed, events: [...(update ? [update(renewed)] : []), { kind: 'activated', subscription: renewed }], invoice };
 }
 
-/** A new period of the subscription's (new) interval begins now and is billed: an interval change. */
-export function beginPeriodNow(subscription: Subscription, now: Date): { subscription: Subscription; invoice: PeriodInvoice } {
-  const { subscription: started, invoice } = beginPeriod(subscription, (s) => startPeriodsAt(s, now), 'subscription_update', now);
+/**
+ * A new period of the subscription's (new) interval begins now and is billed: an interval change.
+ * `usage` is the cut period's (cutUsageToBill), each line priced on the interval it ran on.
+ */
+export function beginPeriodNow(subscription: Subscription, now: Date, usage: PeriodUsage = []): { subscription: Subscription; invoice: PeriodInvoice } {
+  const { subscription: started, invoice } = beginPeriod(subscription, (s) => startPeriodsAt(s, now), 'subscription_update', now, usage);
   return { subscription: started, invoice };
 }
 
