@@ -127,6 +127,15 @@ describe('usage on period invoices (README, Usage: billing)', () => {
       expect(upcomingInvoice(yearly, usage)).toEqual(renewal);
     });
 
+    it('a change while paused leaves the interrupted period on its interval: the resume bills its usage on that allowance', () => {
+      const paused = pause(subscribed(), null, new Date('2026-04-10T00:00:00Z')).subscription;
+      const yearlyPaused = changeBillingInterval(paused, 'yearly', ['monthly', 'yearly'], CUT).subscription;
+      expect(usagePeriodToBill(yearlyPaused)).toMatchObject({ period: { start: T0, end: MAY }, billingInterval: 'monthly' });
+      const resumed = resume(yearlyPaused, CUT, CUT, usageOf(1_500, { interval: 'monthly' }));
+      expect(resumed.subscription).toMatchObject({ billingInterval: 'yearly', currentPeriodStart: CUT });
+      expect(resumed.invoice!.price.lines.find((line) => line.metricName)).toMatchObject({ quantity: 500, amount: 1_000 });
+    });
+
     it('a trialing or paused subscription starts no period on the change: nothing is cut, nothing measured', () => {
       expect(cutUsageToBill(subscribed(METERED, 14), CUT)).toBeNull();
       expect(cutUsageToBill(pause(subscribed(), null, new Date('2026-04-10T00:00:00Z')).subscription, CUT)).toBeNull();

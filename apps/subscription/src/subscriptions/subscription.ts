@@ -268,7 +268,22 @@ export function usagePeriodToBill(subscription: Subscription): UsageToBill | nul
   const metricNames = meteredMetrics(subscription.price);
   if (metricNames.length === 0) return null;
   if (subscription.status !== 'active' && subscription.status !== 'past_due' && subscription.status !== 'paused') return null;
-  return { period: { start: subscription.currentPeriodStart, end: subscription.currentPeriodEnd }, billingInterval: subscription.billingInterval, metricNames, billingKey: periodBillingKey(subscription) };
+  return { period: { start: subscription.currentPeriodStart, end: subscription.currentPeriodEnd }, billingInterval: intervalOfCurrentPeriod(subscription), metricNames, billingKey: periodBillingKey(subscription) };
+}
+
+/**
+ * The interval the current period ran on: the subscription's, except after an interval change
+ * while paused, which leaves the period the pause interrupted as it was — recognised as the
+ * interval whose cycle from the anchor gives its dates — so its usage, billed at the resume,
+ * gets that interval's included quantity.
+ */
+function intervalOfCurrentPeriod(subscription: Subscription): BillingInterval {
+  if (subscription.status !== 'paused') return subscription.billingInterval;
+  const ranOn = (interval: BillingInterval) => {
+    const { start, end } = periodOf(subscription.cycleAnchor, interval, subscription.cycleIndex);
+    return start.getTime() === subscription.currentPeriodStart.getTime() && end.getTime() === subscription.currentPeriodEnd.getTime();
+  };
+  return ranOn(subscription.billingInterval) ? subscription.billingInterval : (BILLING_INTERVALS.find(ranOn) ?? subscription.billingInterval);
 }
 
 /**
