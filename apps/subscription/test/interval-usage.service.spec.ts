@@ -49,10 +49,12 @@ beforeAll(async () => {
   usageClient = new UsageMeteringClient({ usageMeteringAddress: usageMetering.grpcAddress } as SubscriptionConfig);
 }, 180_000);
 
+let usageMeteringStopped = false;
+
 afterAll(async () => {
   usageClient?.onModuleDestroy();
   await prisma?.$disconnect();
-  await Promise.all([service?.stop(), usageMetering?.stop(), catalog?.stop()]);
+  await Promise.all([service?.stop(), usageMeteringStopped ? undefined : usageMetering?.stop(), catalog?.stop()]);
 }, 60_000);
 
 /** Every invoice request the clock sent, in order; each period raised once, as invoicing does. */
@@ -82,14 +84,17 @@ const usageBillings = (subscriptionId: string) => queryDatabase<{ billing_key: s
 const usageLines = (invoice: { lines: { kind: string; description: string; quantity: number | bigint; amount: number | bigint; period_start?: number | bigint; periodStart?: number | bigint }[] }) =>
   invoice.lines.filter((line) => line.kind === 'usage').map((line) => [line.description, Number(line.quantity), Number(line.amount), Number(line.period_start ?? line.periodStart)]);
 
-it('bills the cut period\'s usage once, on the interval change\'s invoice at the monthly allowance; its late records once on the yearly renewal, as previewed', async () => {
+async function meteredSubscription(): Promise<{ id: string; start: number }> {
   // 1 000 a month; API calls beyond 100 a month at 2 each; sold monthly and yearly.
   const { plan } = await catalog.client.createPlan({ tenant, name: 'API', pricingModel: 'flat_rate', amountMonthly: 1_000n, billingIntervals: ['monthly', 'yearly'] });
   await catalog.client.createPriceComponent({ tenant, planId: plan!.id, type: 'metered', name: 'API calls', metricName: 'api_calls', unitAmount: 2n, includedQuantity: 100n });
   const { customer } = await service.client.createCustomer({ tenant, name: 'Ada', email: 'ada@example.com' });
   const { subscription } = await service.client.createSubscription({ tenant, customerId: customer!.id, planId: plan!.id, billingInterval: 'monthly' });
-  const id = subscription!.id;
-  const start = Number(subscription!.currentPeriodStart);
+  return { id: subscription!.id, start: Number(subscription!.currentPeriodStart) };
+}
+
+it('bills the cut period\'s usage once, on the interval change\'s invoice at the monthly allowance; its late records once on the yearly renewal, as previewed', async () => {
+  const { id, start } = await meteredSubscription();
   await eventually(async () => (await usageMetering.client.getUsageSummary({ tenant, subscriptionId: id }).then(() => true, () => undefined)), 30_000, 'usage-metering to learn of the subscription');
   await usageMetering.client.recordUsage({ tenant, record: { subscriptionId: id, metricName: 'api_calls', quantity: 300n, idempotencyKey: 'month-1' } });
 
@@ -142,4 +147,15 @@ it('bills the cut period\'s usage once, on the interval change\'s invoice at the
   ]);
   await drain(new Date(yearEnd.getTime() + 400 * DAY * 1000));
   expect(raised.filter(({ invoice }) => usageLines(invoice).some(([description]) => String(description).includes('more reported')))).toHaveLength(1);
+});
+
+it('while usage-metering cannot answer, a metered subscription\'s interval change answers UNAVAILABLE (503) and changes nothing; so does its preview', async () => {
+  const { id } = await meteredSubscription();
+  await usageMetering.stop();
+  usageMeteringStopped = true;
+  await new Promise((resolve) => setTimeout(resolve, 1_100));
+  const unavailable = { code: grpc.status.UNAVAILABLE, errorCode: 'service_unavailable' };
+  expect(await grpcFailure(service.client.changeBillingInterval({ tenant, id, billingInterval: 'yearly' }, { timeoutMs: 30_000 }))).toMatchObject(unavailable);
+  expect(await grpcFailure(service.client.getUpcomingInvoice({ tenant, id }, { timeoutMs: 30_000 }))).toMatchObject(unavailable);
+  expect((await service.client.getSubscription({ tenant, id })).subscription).toMatchObject({ billingInterval: 'monthly' });
 });

@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { createServiceClient, type ServiceClient, toTenantMessage, usageMeteringV1 } from '@recur/contracts';
+import { createServiceClient, fromGrpcError, type ServiceClient, toTenantMessage, usageMeteringV1 } from '@recur/contracts';
 import { type TenantRef, unixSeconds } from '@recur/kernel';
 import { fromInt64 } from '@recur/money';
 import { BILLING_INTERVALS, type BillingInterval } from '@recur/pricing';
@@ -44,6 +44,7 @@ export class UsageMeteringClient implements BillingUsage, OnModuleDestroy {
 
   async periodUsage(queries: UsageQuery[]): Promise<PeriodUsage[]> {
     if (queries.length === 0) return [];
+    // As a DomainError: an outage answers the API's caller 503 service_unavailable, not 500.
     const { results } = await this.client.getPeriodUsage({
       queries: queries.map((query) => ({
         tenant: toTenantMessage(query.tenant),
@@ -54,7 +55,9 @@ export class UsageMeteringClient implements BillingUsage, OnModuleDestroy {
         billingKey: query.billingKey ?? '',
         billingInterval: query.billingInterval,
       })),
-    }, { timeoutMs: USAGE_TIMEOUT_MS });
+    }, { timeoutMs: USAGE_TIMEOUT_MS }).catch((error: unknown) => {
+      throw fromGrpcError(error);
+    });
     return queries.map((query, index) =>
       (results[index]?.lines ?? []).map((line) => ({
         metricName: line.metricName,
