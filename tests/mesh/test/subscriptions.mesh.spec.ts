@@ -361,3 +361,50 @@ describe('subscription add-ons', () => {
     expect((await upcoming(subscription.id)).lines.map((line: any) => [line.kind, line.amount])).toEqual([['plan', 1_000], ['proration', 1_000 - credit]]);
   });
 });
+
+describe('pause with resume_at', () => {
+  it('bills nothing while paused; the clock resumes it at resume_at into a new period billed as previewed; paused, resumed, cancelled and reactivated reach a webhook once each', async () => {
+    const events = ['subscription.paused', 'subscription.resumed', 'subscription.cancelled', 'subscription.reactivated'];
+    const endpoint = await call('POST', '/v1/webhooks', { url: `${receiver.url}/pause-resume`, events });
+    expect(endpoint.status).toBe(201);
+    const { customer, clock } = await customerOnClock();
+    const subscription = await subscribe({ customer });
+    expect(error(await call('POST', `/v1/subscriptions/${subscription.id}/pause`, { resume_at: T0 - DAY }))).toEqual([400, 'parameter_invalid', 'resume_at']);
+    expect(error(await call('POST', `/v1/subscriptions/${subscription.id}/pause`, { resume_at: 'soon' }))).toEqual([400, 'parameter_invalid', 'resume_at']);
+    expect((await call('GET', `/v1/subscriptions/${subscription.id}`)).body.status).toBe('active');
+
+    // Paused on January 11 until February 20: February 1 passes without a renewal.
+    await advance(clock, T0 + 10 * DAY);
+    const RESUME = Date.UTC(2027, 1, 20) / 1000;
+    const paused = await call('POST', `/v1/subscriptions/${subscription.id}/pause`, { resume_at: RESUME });
+    expect(paused.body).toMatchObject({ status: 'paused', paused_at: T0 + 10 * DAY, resume_at: RESUME });
+    const preview = await upcoming(subscription.id);
+    expect(preview).toMatchObject({ billing_reason: 'subscription_cycle', period_start: RESUME, period_end: Date.UTC(2027, 2, 20) / 1000, total: 1_000 });
+    await advance(clock, FEB1 + DAY);
+    expect((await call('GET', `/v1/subscriptions/${subscription.id}`)).body.status).toBe('paused');
+    expect((await invoicesOf(subscription.id)).map((invoice) => invoice.billing_reason)).toEqual(['subscription_create']);
+
+    await advance(clock, RESUME + 3_600);
+    expect((await call('GET', `/v1/subscriptions/${subscription.id}`)).body).toMatchObject({
+      status: 'active', paused_at: null, resume_at: null, current_period_start: RESUME, current_period_end: Date.UTC(2027, 2, 20) / 1000, periods_billed: 2,
+    });
+    const invoices = await invoicesOf(subscription.id);
+    expect(invoices.map((invoice) => invoice.billing_reason)).toEqual(['subscription_create', 'subscription_cycle']);
+    expectBilledAsPreviewed(invoices[1], preview);
+
+    expect((await call('POST', `/v1/subscriptions/${subscription.id}/cancel`)).body.status).toBe('cancelled');
+    const reactivated = (await call('POST', `/v1/subscriptions/${subscription.id}/reactivate`)).body;
+    const delivered = async () => (await receiver.received('/pause-resume'))
+      .map((delivery) => constructEvent(delivery.body, delivery.headers, endpoint.body.secret) as any)
+      .filter((event) => [subscription.id, reactivated.id].includes(event.data.object.id))
+      .map((event) => [event.type, event.data.object.id, event.data.object.status]);
+    await eventually(async () => (await delivered()).length >= 4 || undefined, 60_000, 'four subscription events');
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect((await delivered()).sort()).toEqual([
+      ['subscription.cancelled', subscription.id, 'cancelled'],
+      ['subscription.paused', subscription.id, 'paused'],
+      ['subscription.reactivated', reactivated.id, 'active'],
+      ['subscription.resumed', subscription.id, 'active'],
+    ]);
+  });
+});
