@@ -408,3 +408,39 @@ describe('pause with resume_at', () => {
     ]);
   });
 });
+
+describe('bad trial, cycle and date input', () => {
+  it('refuses impossible trials, cycles and dates with 400 and the offending field, judged at the customer\'s clock time; nothing is created or changed', async () => {
+    const { customer } = await customerOnClock();
+    const cases: [Record<string, unknown>, string][] = [
+      [{ trial_days: 0 }, 'trial_days'],
+      [{ trial_days: 731 }, 'trial_days'],
+      [{ trial_days: 1.5 }, 'trial_days'],
+      [{ trial_days: 3, trial_end: T0 + 5 * DAY }, 'trial_end'],
+      // In the past on the customer's clock (2027), though in the future in real time.
+      [{ trial_end: T0 - DAY }, 'trial_end'],
+      [{ trial_end: T0 + 731 * DAY }, 'trial_end'],
+      [{ trial_end: 'tomorrow' }, 'trial_end'],
+      [{ billing_cycles: 0 }, 'billing_cycles'],
+      [{ billing_cycles: 1_001 }, 'billing_cycles'],
+      [{ quantity: 1_000_001 }, 'quantity'],
+      [{ metadata: 'team' }, 'metadata'],
+    ];
+    for (const [body, param] of cases) {
+      expect([body, error(await call('POST', '/v1/subscriptions', { customer, plan: catalog.basic, billing_interval: 'monthly', ...body }))]).toEqual([body, [400, 'parameter_invalid', param]]);
+    }
+    expect((await call('GET', `/v1/subscriptions?customer=${customer}`)).body.total).toBe(0);
+
+    const trialing = await subscribe({ customer, trial_days: 7 });
+    for (const trialEnd of [T0 + 7 * DAY, T0 + 3 * DAY, T0 + 731 * DAY]) {
+      expect([trialEnd, error(await call('POST', `/v1/subscriptions/${trialing.id}/extend-trial`, { trial_end: trialEnd }))]).toEqual([trialEnd, [400, 'parameter_invalid', 'trial_end']]);
+    }
+    expect(error(await call('POST', `/v1/subscriptions/${trialing.id}/extend-trial`, {}))).toEqual([400, 'parameter_missing', 'trial_end']);
+    expect(error(await call('POST', `/v1/subscriptions/${trialing.id}/pause`, {}))).toEqual([409, 'subscription_not_active', undefined]);
+    // A trial's interval change bills nothing now: the first period, at the trial's end, uses it.
+    expect((await call('POST', `/v1/subscriptions/${trialing.id}/billing-interval`, { billing_interval: 'yearly' })).body).toMatchObject({ status: 'trialing', billing_interval: 'yearly', trial_end: T0 + 7 * DAY });
+    expect(await invoicesOf(trialing.id)).toEqual([]);
+    expect(await upcoming(trialing.id)).toMatchObject({ period_start: T0 + 7 * DAY, total: 12_000 });
+    expect((await call('GET', `/v1/subscriptions/${trialing.id}`)).body).toMatchObject({ status: 'trialing', trial_end: T0 + 7 * DAY });
+  });
+});
