@@ -373,6 +373,11 @@ describe('pause with resume_at', () => {
     expect(error(await call('POST', `/v1/subscriptions/${subscription.id}/pause`, { resume_at: 'soon' }))).toEqual([400, 'parameter_invalid', 'resume_at']);
     expect((await call('GET', `/v1/subscriptions/${subscription.id}`)).body.status).toBe('active');
 
+    // One set to end is not paused (the pause would drop its end unannounced) until it is kept.
+    expect((await call('POST', `/v1/subscriptions/${subscription.id}/cancel`, { at_period_end: true })).body.cancel_at_period_end).toBe(true);
+    expect(error(await call('POST', `/v1/subscriptions/${subscription.id}/pause`, {}))).toEqual([409, 'subscription_cancel_scheduled', undefined]);
+    expect((await call('POST', `/v1/subscriptions/${subscription.id}/reactivate`)).body).toMatchObject({ status: 'active', cancel_at_period_end: false });
+
     // Paused on January 11 until February 20: February 1 passes without a renewal.
     await advance(clock, T0 + 10 * DAY);
     const RESUME = Date.UTC(2027, 1, 20) / 1000;

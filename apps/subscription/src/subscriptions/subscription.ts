@@ -542,8 +542,12 @@ export function cancelAtPeriodEnd(subscription: Subscription, now: Date): Subscr
 export function pause(subscription: Subscription, resumeAt: Date | null, now: Date): SubscriptionChange {
   if (subscription.status !== 'active') throw wrongState('subscription_not_active', `Only an active subscription can be paused; '${subscription.id}' is ${subscription.status}.`);
   if (subscription.pendingChange) throw wrongState('subscription_pending_change', `Subscription '${subscription.id}' has a change pending at its period's end; cancel it (DELETE …/pending-change) before pausing.`);
+  // A pause has no period end to end at: dropping the scheduled end silently would bill on after the resume.
+  if (subscription.cancelAtPeriodEnd) {
+    throw wrongState('subscription_cancel_scheduled', `Subscription '${subscription.id}' ends at its period's end; keep it (POST …/reactivate) before pausing, or cancel it now.`);
+  }
   if (resumeAt && resumeAt.getTime() <= now.getTime()) throw invalidArgument('resume_at', 'resume_at must be in the future.');
-  const paused: Subscription = { ...subscription, status: 'paused', pausedAt: now, resumeAt, cancelAtPeriodEnd: false, cancelledAt: null, updatedAt: now };
+  const paused: Subscription = { ...subscription, status: 'paused', pausedAt: now, resumeAt, updatedAt: now };
   return { subscription: paused, events: [{ kind: 'paused', subscription: paused }] };
 }
 
