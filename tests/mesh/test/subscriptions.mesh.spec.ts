@@ -449,3 +449,37 @@ describe('bad trial, cycle and date input', () => {
     expect((await call('GET', `/v1/subscriptions/${trialing.id}`)).body).toMatchObject({ status: 'trialing', trial_end: T0 + 7 * DAY });
   });
 });
+
+describe('an instalment plan (billing_cycles)', () => {
+  it('bills exactly billing_cycles periods, completes at the last one\'s end with subscription.completed delivered once, then refuses changes', async () => {
+    const endpoint = await call('POST', '/v1/webhooks', { url: `${receiver.url}/instalments`, events: ['subscription.completed'] });
+    expect(endpoint.status).toBe(201);
+    const { customer, clock } = await customerOnClock();
+    const subscription = await subscribe({ customer, billing_cycles: 2 });
+    expect(subscription).toMatchObject({ status: 'active', billing_cycles: 2, periods_billed: 1 });
+    const second = await upcoming(subscription.id);
+    expect(second).toMatchObject({ period_start: FEB1, total: 1_000 });
+    await advance(clock, FEB1 + 3_600);
+    expect((await call('GET', `/v1/subscriptions/${subscription.id}`)).body).toMatchObject({ status: 'active', periods_billed: 2 });
+    // The last instalment is billed: the next move completes it, and raises nothing.
+    expect(error(await call('GET', `/v1/subscriptions/${subscription.id}/upcoming-invoice`))).toEqual([404, 'subscription_no_upcoming_invoice', undefined]);
+
+    await advance(clock, APR1 + 3_600);
+    expect((await call('GET', `/v1/subscriptions/${subscription.id}`)).body).toMatchObject({ status: 'completed', ended_at: MAR1, periods_billed: 2 });
+    const invoices = await invoicesOf(subscription.id);
+    expect(invoices.map((invoice) => [invoice.billing_reason, invoice.period.start, invoice.total])).toEqual([['subscription_create', T0, 1_000], ['subscription_cycle', FEB1, 1_000]]);
+    expectBilledAsPreviewed(invoices[1], second);
+    for (const [method, path, body] of [['POST', 'cancel', {}], ['POST', 'pause', {}], ['POST', 'change-plan', { quantity: 2 }], ['POST', 'billing-interval', { billing_interval: 'yearly' }]] as const) {
+      expect([path, error(await call(method, `/v1/subscriptions/${subscription.id}/${path}`, body))]).toEqual([path, [409, path === 'pause' ? 'subscription_not_active' : 'subscription_completed', undefined]]);
+    }
+    expect(error(await call('POST', `/v1/subscriptions/${subscription.id}/reactivate`))).toEqual([409, 'subscription_not_cancelled', undefined]);
+
+    const delivered = async () => (await receiver.received('/instalments'))
+      .map((delivery) => constructEvent(delivery.body, delivery.headers, endpoint.body.secret) as any)
+      .filter((event) => event.data.object.id === subscription.id)
+      .map((event) => [event.type, event.data.object.status]);
+    await eventually(async () => (await delivered()).length >= 1 || undefined, 60_000, 'subscription.completed');
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(await delivered()).toEqual([['subscription.completed', 'completed']]);
+  });
+});
