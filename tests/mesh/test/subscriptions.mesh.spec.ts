@@ -483,3 +483,33 @@ describe('an instalment plan (billing_cycles)', () => {
     expect(await delivered()).toEqual([['subscription.completed', 'completed']]);
   });
 });
+
+describe('test clocks', () => {
+  it('creates, lists, retrieves, advances and deletes sandbox clocks; a live key gets 404 on every route; deleting stops its moves and keeps its subscriptions readable', async () => {
+    expect(error(await call('POST', '/v1/test-clocks', { name: 'no time' }))).toEqual([400, 'parameter_missing', 'frozen_time']);
+    expect(error(await call('POST', '/v1/test-clocks', { frozen_time: 'noon' }))).toEqual([400, 'parameter_invalid', 'frozen_time']);
+    const { customer, clock } = await customerOnClock();
+    const got = await call('GET', `/v1/test-clocks/${clock}`);
+    expect(got.body).toMatchObject({ id: clock, object: 'test_clock', livemode: false, frozen_time: T0, status: 'ready', deleted: false });
+    expect((await call('GET', '/v1/test-clocks?limit=100')).body.data.map((item: any) => item.id)).toContain(clock);
+    expect(error(await call('POST', `/v1/test-clocks/${clock}/advance`, { frozen_time: T0 - 1 }))).toEqual([400, 'parameter_invalid', 'frozen_time']);
+    expect(error(await call('POST', `/v1/test-clocks/${clock}/advance`, { frozen_time: T0 + 6 * 366 * DAY }))).toEqual([400, 'parameter_invalid', 'frozen_time']);
+    expect(error(await call('POST', '/v1/test-clocks/clock_nope/advance', { frozen_time: T0 + DAY }))).toEqual([404, 'resource_missing', 'id']);
+
+    const live = api(mesh, keys.live);
+    const routes: [string, string, object?][] = [
+      ['POST', '/v1/test-clocks', { frozen_time: T0 }], ['GET', '/v1/test-clocks'], ['GET', `/v1/test-clocks/${clock}`],
+      ['POST', `/v1/test-clocks/${clock}/advance`, { frozen_time: T0 + DAY }], ['DELETE', `/v1/test-clocks/${clock}`],
+    ];
+    for (const [method, path, body] of routes) expect([method, path, (await live(method, path, body)).status]).toEqual([method, path, 404]);
+    expect((await call('GET', `/v1/test-clocks/${clock}`)).body).toMatchObject({ frozen_time: T0, deleted: false });
+
+    const subscription = await subscribe({ customer });
+    const deleted = await call('DELETE', `/v1/test-clocks/${clock}`);
+    expect([deleted.status, deleted.body.deleted]).toEqual([200, true]);
+    expect(error(await call('GET', `/v1/test-clocks/${clock}`))).toEqual([404, 'resource_missing', 'id']);
+    expect(error(await call('POST', `/v1/test-clocks/${clock}/advance`, { frozen_time: FEB1 + DAY }))).toEqual([404, 'resource_missing', 'id']);
+    expect((await call('GET', `/v1/subscriptions/${subscription.id}`)).body).toMatchObject({ status: 'active', current_period_start: T0, test_clock: clock });
+    expect((await invoicesOf(subscription.id)).map((invoice) => invoice.billing_reason)).toEqual(['subscription_create']);
+  });
+});
