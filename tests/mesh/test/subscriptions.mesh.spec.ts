@@ -447,6 +447,13 @@ describe('bad trial, cycle and date input', () => {
     expect(await invoicesOf(trialing.id)).toEqual([]);
     expect(await upcoming(trialing.id)).toMatchObject({ period_start: T0 + 7 * DAY, total: 12_000 });
     expect((await call('GET', `/v1/subscriptions/${trialing.id}`)).body).toMatchObject({ status: 'trialing', trial_end: T0 + 7 * DAY });
+    // A deleted customer's cancelled subscription is not brought back.
+    const { customer: leaving } = await customerOnClock();
+    const ended = await subscribe({ customer: leaving });
+    expect((await call('POST', `/v1/subscriptions/${ended.id}/cancel`)).body.status).toBe('cancelled');
+    expect((await call('DELETE', `/v1/customers/${leaving}`)).status).toBe(200);
+    expect(error(await call('POST', `/v1/subscriptions/${ended.id}/reactivate`))).toEqual([409, 'customer_deleted', undefined]);
+    expect((await call('GET', `/v1/subscriptions?customer=${leaving}`)).body.total).toBe(1);
   });
 });
 
