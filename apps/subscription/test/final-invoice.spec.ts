@@ -80,7 +80,7 @@ describe('the final invoice of a subscription (README, Subscriptions: the final 
 
     it('measures the usage of the period so far (to the cancel), or of the period a pause interrupted; none while trialing', () => {
       const active = subscribed();
-      expect(finalUsageToBill(active, at(20))).toEqual({ period: { start: T0, end: at(20) }, metricNames: ['api_calls'], billingKey: `usage:${active.id}:${seconds(T0)}` });
+      expect(finalUsageToBill(active, at(20))).toEqual({ period: { start: T0, end: at(20) }, billingInterval: 'monthly', metricNames: ['api_calls'], billingKey: `usage:${active.id}:${seconds(T0)}` });
       expect(finalUsageToBill(pause(active, null, at(10)).subscription, at(20))).toMatchObject({ period: { start: T0, end: MAY } });
       expect(finalUsageToBill(subscribed(METERED, { trialDays: 14 }), at(5))).toBeNull();
       expect(finalUsageToBill(cancelNow(active, at(2)).subscription, at(3))).toBeNull();

@@ -8,6 +8,7 @@ import {
   cancelAtPeriodEnd,
   createSubscription,
   extendTrial,
+  keep,
   pause,
   renew,
   type Subscription,
@@ -119,6 +120,10 @@ describe('plan and quantity changes', () => {
     // A second change while one is pending, and a pause, are refused; deleting it works once.
     expect(failure(() => changePlanNow(scheduled, { quantity: 4 }, at(6)))).toMatchObject({ code: 'subscription_pending_change' });
     expect(failure(() => pause(scheduled, null, at(6)))).toMatchObject({ code: 'subscription_pending_change' });
+    // Set to end: a pause would drop the end unannounced; refused until it is kept.
+    const setToEnd = cancelAtPeriodEnd(active(1), at(6)).subscription;
+    expect(failure(() => pause(setToEnd, null, at(7)))).toMatchObject({ code: 'subscription_cancel_scheduled' });
+    expect(pause(keep(setToEnd, at(8)).subscription, null, at(9)).subscription).toMatchObject({ status: 'paused', cancelAtPeriodEnd: false });
     // A subscription that ends at that period end drops the change with it.
     const ending = cancelAtPeriodEnd(scheduled, at(6)).subscription;
     expect(renew(ending, ending.currentPeriodEnd, ending.currentPeriodEnd).subscription).toMatchObject({ status: 'cancelled', planId: 'plan_basic', pendingChange: null });

@@ -2,6 +2,7 @@ import type { PricedComponent, PricedPlan } from '@recur/pricing';
 import {
   cancelAtPeriodEnd,
   createSubscription,
+  cutUsageToBill,
   invoiceLineKind,
   invoiceLinePeriod,
   pause,
@@ -12,7 +13,7 @@ import {
   upcomingInvoice,
   usagePeriodToBill,
 } from '../src/subscriptions/subscription';
-import { schedulePlanChange } from '../src/subscriptions/subscription-changes';
+import { changeBillingInterval, schedulePlanChange } from '../src/subscriptions/subscription-changes';
 
 const tenant = { accountId: 'acct_1', livemode: false };
 const API: PricedComponent = { id: 'pc_api', type: 'metered', name: 'API calls', metricName: 'api_calls', unitAmount: 2, includedQuantity: 1_000, usageLimit: 5_000 };
@@ -94,14 +95,62 @@ describe('usage on period invoices (README, Usage: billing)', () => {
     expect(invoice.price.lines.find((line) => line.metricName)).toMatchObject({ quantity: 100, amount: 200, period: { start: seconds(T0), end: seconds(MAY) } });
   });
 
+  describe('a billing-interval change (README, Usage: a billing-interval change)', () => {
+    const CUT = new Date('2026-04-16T00:00:00Z');
+    const cutUsage = (quantity: number, extra: Partial<PeriodUsage[number]> = {}): PeriodUsage => usageOf(quantity, { period: { start: T0, end: CUT }, interval: 'monthly', ...extra });
+
+    it('bills the cut period\'s usage on the change\'s invoice, under that period\'s key, on the old interval\'s included quantity', () => {
+      const monthly = subscribed();
+      expect(cutUsageToBill(monthly, CUT)).toEqual({ period: { start: T0, end: CUT }, billingInterval: 'monthly', metricNames: ['api_calls'], billingKey: `usage:${monthly.id}:${seconds(T0)}` });
+      const change = changeBillingInterval(monthly, 'yearly', ['monthly', 'yearly'], CUT, cutUsage(1_500));
+      expect(change.invoice).toMatchObject({ billingReason: 'subscription_update', periodStart: CUT });
+      const lines = change.invoice!.price.lines.map((line) => [invoiceLineKind(line), line.description, line.quantity, line.amount, line.period]);
+      // 1 000 included (a month's), not 12 000 (the yearly invoice's); the unused 15 of 30 days credited.
+      expect(lines).toEqual([
+        ['plan', 'Team', 1, 12 * 2_900, undefined],
+        ['usage', 'API calls (api_calls): 1500 used, 1000 included', 500, 1_000, { start: seconds(T0), end: seconds(CUT) }],
+        ['proration', 'Unused time on Team (monthly) after 2026-04-16', 1, -1_450, undefined],
+      ]);
+      expect(change.invoice!.price.total).toBe(12 * 2_900 + 1_000 - 1_450);
+    });
+
+    it('bills late records of the cut period on the next renewal at the old interval\'s allowance, once', () => {
+      const yearly = changeBillingInterval(subscribed(), 'yearly', ['monthly', 'yearly'], CUT, cutUsage(900)).subscription;
+      const end = yearly.currentPeriodEnd;
+      const usage: PeriodUsage = [
+        { metricName: 'api_calls', period: { start: CUT, end }, quantity: 5_000, billedBefore: 0, late: false, interval: 'yearly' },
+        // 900 of the month's 1 000 free were billed; 300 more arrived: 100 free, 200 billable.
+        ...cutUsage(300, { billedBefore: 900, late: true }),
+      ];
+      const renewal = renew(yearly, end, end, usage).invoice!;
+      expect(renewal.price.lines.filter((line) => line.metricName).map((line) => [line.quantity, line.amount])).toEqual([[0, 0], [200, 400]]);
+      expect(upcomingInvoice(yearly, usage)).toEqual(renewal);
+    });
+
+    it('a change while paused leaves the interrupted period on its interval: the resume bills its usage on that allowance', () => {
+      const paused = pause(subscribed(), null, new Date('2026-04-10T00:00:00Z')).subscription;
+      const yearlyPaused = changeBillingInterval(paused, 'yearly', ['monthly', 'yearly'], CUT).subscription;
+      expect(usagePeriodToBill(yearlyPaused)).toMatchObject({ period: { start: T0, end: MAY }, billingInterval: 'monthly' });
+      const resumed = resume(yearlyPaused, CUT, CUT, usageOf(1_500, { interval: 'monthly' }));
+      expect(resumed.subscription).toMatchObject({ billingInterval: 'yearly', currentPeriodStart: CUT });
+      expect(resumed.invoice!.price.lines.find((line) => line.metricName)).toMatchObject({ quantity: 500, amount: 1_000 });
+    });
+
+    it('a trialing or paused subscription starts no period on the change: nothing is cut, nothing measured', () => {
+      expect(cutUsageToBill(subscribed(METERED, 14), CUT)).toBeNull();
+      expect(cutUsageToBill(pause(subscribed(), null, new Date('2026-04-10T00:00:00Z')).subscription, CUT)).toBeNull();
+      expect(cutUsageToBill(subscribed(plan([])), CUT)).toBeNull();
+    });
+  });
+
   describe('which period a move bills (usagePeriodToBill)', () => {
     it('a renewal bills the period that ends, keyed by that period', () => {
-      expect(usagePeriodToBill(subscribed())).toEqual({ period: { start: T0, end: MAY }, metricNames: ['api_calls'], billingKey: expect.stringMatching(new RegExp(`^usage:sub_.+:${seconds(T0)}$`)) });
+      expect(usagePeriodToBill(subscribed())).toEqual({ period: { start: T0, end: MAY }, billingInterval: 'monthly', metricNames: ['api_calls'], billingKey: expect.stringMatching(new RegExp(`^usage:sub_.+:${seconds(T0)}$`)) });
     });
 
     it('a subscription ending at its period end bills that period (on its final invoice), under the same period key', () => {
       const ending = cancelAtPeriodEnd(subscribed(), new Date('2026-04-10T00:00:00Z')).subscription;
-      expect(usagePeriodToBill(ending)).toEqual({ period: { start: T0, end: MAY }, metricNames: ['api_calls'], billingKey: `usage:${ending.id}:${seconds(T0)}` });
+      expect(usagePeriodToBill(ending)).toEqual({ period: { start: T0, end: MAY }, billingInterval: 'monthly', metricNames: ['api_calls'], billingKey: `usage:${ending.id}:${seconds(T0)}` });
     });
 
     it('a trial\'s usage is free, a plan without metered components has nothing to measure', () => {

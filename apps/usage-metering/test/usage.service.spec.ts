@@ -415,6 +415,30 @@ describe('usage for invoices (GetPeriodUsage)', () => {
     expect((await lines(tenant, third, 'usage:third')).filter((line) => line[4])).toEqual([]);
   });
 
+  it('records the interval a period ran on and answers it on that period\'s late lines, whatever interval the later billing runs on', async () => {
+    const tenant = newTenant();
+    // A monthly period cut short a minute ago by a change to yearly (README, Usage: a billing-interval change).
+    const monthly = { id: `sub_${randomBytes(8).toString('hex')}`, status: 'active', periodStart: nowSeconds() - 10 * DAY, periodEnd: nowSeconds() + 20 * DAY, metrics: ['api_calls'], updated: nowSeconds() - 10 * DAY };
+    await publishSubscription(tenant, subscriptionEventsV1.SubscriptionCreatedSchema, monthly);
+    await record(tenant, monthly.id, { quantity: 12n, timestamp: BigInt(monthly.periodStart + DAY) });
+    const cut = nowSeconds() - 60;
+    const bill = async (shape: SubscriptionShape, key: string, billingInterval: string, period = { start: shape.periodStart, end: shape.periodEnd }) =>
+      (await service.client.getPeriodUsage({ queries: [{ tenant, subscriptionId: shape.id, periodStart: BigInt(period.start), periodEnd: BigInt(period.end), metricNames: shape.metrics, billingKey: key, billingInterval }] }))
+        .results[0].lines.map((line) => [Number(line.periodStart), Number(line.quantity), line.late, line.billingInterval]);
+    const cutKey = `usage:${monthly.id}:${monthly.periodStart}`;
+    expect(await bill(monthly, cutKey, 'monthly', { start: monthly.periodStart, end: cut })).toEqual([[monthly.periodStart, 12, false, 'monthly']]);
+    expect(await queryDatabase(service.databaseUrl, 'SELECT billing_interval, period_end FROM usage_billings WHERE billing_key = $1', [cutKey])).toEqual([{ billing_interval: 'monthly', period_end: new Date(cut * 1000) }]);
+
+    const yearly = { ...monthly, periodStart: cut, periodEnd: cut + 365 * DAY, updated: monthly.updated + 1 };
+    await publishSubscription(tenant, subscriptionEventsV1.SubscriptionUpdatedSchema, yearly);
+    await record(tenant, monthly.id, { quantity: 5n, timestamp: BigInt(cut - 30) });
+    // The yearly renewal bills its own period on the yearly allowance and the cut period's late units on the monthly one.
+    expect(await bill(yearly, `usage:${monthly.id}:${yearly.periodStart}`, 'yearly')).toEqual([[yearly.periodStart, 0, false, 'yearly'], [monthly.periodStart, 5, true, 'monthly']]);
+    // A retry of the cut period's key answers what it billed then, interval included.
+    expect(await bill(monthly, cutKey, 'yearly', { start: monthly.periodStart, end: cut })).toEqual([[monthly.periodStart, 12, false, 'monthly']]);
+    expect(await grpcFailure(bill(yearly, 'usage:x', 'Yearly!'))).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, param: 'queries[0].billing_interval' });
+  });
+
   it('refuses a malformed query and more than 500 queries', async () => {
     const tenant = newTenant();
     const query = { tenant, subscriptionId: 'sub_x', periodStart: 100n, periodEnd: 50n, metricNames: ['api_calls'], billingKey: '' };

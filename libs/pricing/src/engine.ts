@@ -169,7 +169,11 @@ export function pricePeriod(input: PeriodInput): PeriodPrice {
       lines.push(line('component', component.name, 1, monthly(component.unitAmount, currency, months), none, { componentId: component.id }));
     }
   }
-  for (const charge of input.usage ?? []) lines.push(usageLine(charge, months, currency));
+  for (const charge of input.usage ?? []) {
+    const usageMonths = charge.interval === undefined ? months : BILLING_INTERVAL_MONTHS[charge.interval];
+    if (usageMonths === undefined) throw invalidArgument('usage.interval', `interval must be one of ${Object.keys(BILLING_INTERVAL_MONTHS).join(', ')}`);
+    lines.push(usageLine(charge, usageMonths, currency));
+  }
 
   for (const addOn of input.addOns ?? []) {
     if (!Number.isSafeInteger(addOn.quantity) || addOn.quantity < 1) throw invalidArgument('add_ons.quantity', 'an add-on quantity must be a positive integer');

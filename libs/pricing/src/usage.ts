@@ -1,7 +1,7 @@
 import { invalidArgument } from '@recur/kernel';
 import { money, multiply } from '@recur/money';
 import type { LineItem } from './engine';
-import type { PricedComponent } from './model';
+import type { BillingInterval, PricedComponent } from './model';
 
 /** A span of time in unix seconds, [start, end). */
 export interface UsagePeriod {
@@ -25,6 +25,12 @@ export interface UsageCharge {
   period: UsagePeriod;
   /** True when the period was invoiced already and these units arrived after (README, Usage: late records). */
   late?: boolean;
+  /**
+   * The interval of the period the usage happened in: its included quantity is the component's
+   * × that interval's months, also on an invoice of another interval (a period cut short by an
+   * interval change, and its late records). Default: the invoice's interval.
+   */
+  interval?: BillingInterval;
 }
 
 /**

@@ -98,6 +98,16 @@ describe('price components', () => {
     expect(price.total).toBe(3 * 2_900 + 3 * 990 + 500 * 2);
   });
 
+  it("gives usage the included quantity of the interval it was used in, on an invoice of another interval", () => {
+    // A monthly period cut short by a change to yearly: its 1 500 units get the monthly 1 000 free, not 12 000.
+    const yearly = pricePeriod({ plan: plan({ components }), usage: used(1_500, { interval: 'monthly' }), interval: 'yearly' });
+    expect(yearly.lines.find((item) => item.metricName)).toMatchObject({ quantity: 500, amount: 1_000, description: 'API calls (api_calls): 1500 used, 1000 included' });
+    expect(yearly.total).toBe(12 * 2_900 + 12 * 990 + 500 * 2);
+    // Its late records are priced on the monthly allowance too: 200 more, all billable.
+    const late = pricePeriod({ plan: plan({ components }), usage: used(200, { interval: 'monthly', billedBefore: 1_500, late: true }), interval: 'yearly' });
+    expect(late.lines.find((item) => item.metricName)).toMatchObject({ quantity: 200, amount: 400 });
+  });
+
   it('prices late usage on top of what the period already billed: the included quantity is given once', () => {
     // 900 of 1 000 free units billed before; 300 more: 100 are free, 200 billable.
     const late = usageLine({ component: api, quantity: 300, billedBefore: 900, period, late: true }, 1, 'usd');

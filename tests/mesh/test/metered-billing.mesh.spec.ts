@@ -223,3 +223,56 @@ it('raises the final invoice once when the clock\'s process is killed (-9) after
   expect(first.billing_reason).toBe('subscription_create');
   expect(final).toMatchObject({ id: atKill[1].id, number: atKill[1].number, billing_reason: 'subscription_final', total: 300 });
 }, 180_000);
+
+it('bills the usage of a period cut short by a billing-interval change once, on the change\'s invoice at the monthly allowance; late records once on the yearly renewal, as previewed', async () => {
+  const plan = await call('POST', '/v1/plans', { name: 'Monthly or yearly', pricing_model: 'per_unit', amount_monthly: 1_000, billing_intervals: ['monthly', 'yearly'] });
+  expect((await call('POST', `/v1/plans/${plan.body.id}/price-components`, { type: 'metered', name: 'API calls', metric_name: 'api_calls', unit_amount: 2, included_quantity: 100 })).status).toBe(201);
+  const { clock, subscription } = await subscribeOnClock(plan.body.id, 'interval-change');
+  expect((await call('POST', '/v1/usage', { subscription, metric_name: 'api_calls', quantity: 300, idempotency_key: 'cut-1' })).status).toBe(201);
+
+  // Half-way through January (16 of its 31 days left), monthly becomes yearly.
+  const MID = START + 15 * DAY;
+  await advanceTo(clock, MID);
+  const changed = await call('POST', `/v1/subscriptions/${subscription}/billing-interval`, { billing_interval: 'yearly' });
+  expect(changed.body).toMatchObject({ billing_interval: 'yearly', current_period_start: MID, current_period_end: Date.UTC(2031, 0, 16, 12) / 1000 });
+  const YEAR_END = changed.body.current_period_end as number;
+
+  // The change's invoice bills the new year in advance, credits the unused January, and bills
+  // January's usage so far in arrears: 300 used of the month's 100 included (not the year's 1 200).
+  const [first, change] = await invoicesOf(subscription, 2);
+  expect(first.billing_reason).toBe('subscription_create');
+  const cutUsage = { kind: 'usage', description: 'API calls (api_calls): 300 used, 100 included', quantity: 200, amount: 400, period: { start: START, end: MID } };
+  expect(change).toMatchObject({ billing_reason: 'subscription_update', period: { start: MID, end: YEAR_END } });
+  expect(linesOf(change)).toEqual([
+    { kind: 'plan', description: 'Monthly or yearly', quantity: 1, amount: 12_000, period: { start: MID, end: YEAR_END } },
+    cutUsage,
+    { kind: 'proration', description: 'Unused time on Monthly or yearly (monthly) after 2030-01-16', quantity: 1, amount: -516, period: null },
+  ]);
+  expect(change.total).toBe(12_000 + 400 - 516);
+
+  // A record dated in the cut period arrives after it was billed (the grace window), and the new year's usage.
+  await eventually(async () => (await call('GET', `/v1/usage/summary?subscription=${subscription}`)).body.period?.start === MID || undefined, 30_000, 'usage-metering to learn of the new period');
+  expect((await call('POST', '/v1/usage', { subscription, metric_name: 'api_calls', quantity: 50, idempotency_key: 'cut-late', timestamp: MID - DAY })).body)
+    .toMatchObject({ quantity: 50, period: { start: START } });
+  expect((await call('POST', '/v1/usage', { subscription, metric_name: 'api_calls', quantity: 700, idempotency_key: 'year-1' })).status).toBe(201);
+
+  // The preview of the yearly renewal: the year's usage on its 1 200 included, and the late 50
+  // on top of January's 300 billed, on January's allowance (all 50 beyond it).
+  const renewalUsage = [
+    { kind: 'usage', description: 'API calls (api_calls): 700 used, 1200 included', quantity: 0, amount: 0, period: { start: MID, end: YEAR_END } },
+    { kind: 'usage', description: 'API calls (api_calls): 50 more reported after the period was invoiced', quantity: 50, amount: 100, period: { start: START, end: MID } },
+  ];
+  const preview = await call('GET', `/v1/subscriptions/${subscription}/upcoming-invoice`);
+  expect(usageLines(preview.body.lines)).toEqual(renewalUsage);
+  expect(preview.body).toMatchObject({ period_start: YEAR_END, total: 12_000 + 100 });
+
+  // A year on, past January's old renewal date too: the renewal is the preview, and nothing else was raised.
+  await advanceTo(clock, YEAR_END + DAY);
+  const [, , renewal, ...others] = await invoicesOf(subscription, 3);
+  expect(others).toEqual([]);
+  expect(renewal).toMatchObject({ billing_reason: 'subscription_cycle', period: { start: YEAR_END }, total: preview.body.total });
+  expect(linesOf(renewal)).toEqual(preview.body.lines);
+  // January's usage was billed exactly once: 300 on the change's invoice, the late 50 on the renewal.
+  const januaryLines = (await invoicesOf(subscription, 3)).flatMap(linesOf).filter((line) => line.kind === 'usage' && line.period?.start === START);
+  expect(januaryLines).toEqual([cutUsage, renewalUsage[1]]);
+}, 240_000);

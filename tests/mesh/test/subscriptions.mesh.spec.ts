@@ -361,3 +361,162 @@ describe('subscription add-ons', () => {
     expect((await upcoming(subscription.id)).lines.map((line: any) => [line.kind, line.amount])).toEqual([['plan', 1_000], ['proration', 1_000 - credit]]);
   });
 });
+
+describe('pause with resume_at', () => {
+  it('bills nothing while paused; the clock resumes it at resume_at into a new period billed as previewed; paused, resumed, cancelled and reactivated reach a webhook once each', async () => {
+    const events = ['subscription.paused', 'subscription.resumed', 'subscription.cancelled', 'subscription.reactivated'];
+    const endpoint = await call('POST', '/v1/webhooks', { url: `${receiver.url}/pause-resume`, events });
+    expect(endpoint.status).toBe(201);
+    const { customer, clock } = await customerOnClock();
+    const subscription = await subscribe({ customer });
+    expect(error(await call('POST', `/v1/subscriptions/${subscription.id}/pause`, { resume_at: T0 - DAY }))).toEqual([400, 'parameter_invalid', 'resume_at']);
+    expect(error(await call('POST', `/v1/subscriptions/${subscription.id}/pause`, { resume_at: 'soon' }))).toEqual([400, 'parameter_invalid', 'resume_at']);
+    expect((await call('GET', `/v1/subscriptions/${subscription.id}`)).body.status).toBe('active');
+
+    // One set to end is not paused (the pause would drop its end unannounced) until it is kept.
+    expect((await call('POST', `/v1/subscriptions/${subscription.id}/cancel`, { at_period_end: true })).body.cancel_at_period_end).toBe(true);
+    expect(error(await call('POST', `/v1/subscriptions/${subscription.id}/pause`, {}))).toEqual([409, 'subscription_cancel_scheduled', undefined]);
+    expect((await call('POST', `/v1/subscriptions/${subscription.id}/reactivate`)).body).toMatchObject({ status: 'active', cancel_at_period_end: false });
+
+    // Paused on January 11 until February 20: February 1 passes without a renewal.
+    await advance(clock, T0 + 10 * DAY);
+    const RESUME = Date.UTC(2027, 1, 20) / 1000;
+    const paused = await call('POST', `/v1/subscriptions/${subscription.id}/pause`, { resume_at: RESUME });
+    expect(paused.body).toMatchObject({ status: 'paused', paused_at: T0 + 10 * DAY, resume_at: RESUME });
+    const preview = await upcoming(subscription.id);
+    expect(preview).toMatchObject({ billing_reason: 'subscription_cycle', period_start: RESUME, period_end: Date.UTC(2027, 2, 20) / 1000, total: 1_000 });
+    await advance(clock, FEB1 + DAY);
+    expect((await call('GET', `/v1/subscriptions/${subscription.id}`)).body.status).toBe('paused');
+    expect((await invoicesOf(subscription.id)).map((invoice) => invoice.billing_reason)).toEqual(['subscription_create']);
+
+    await advance(clock, RESUME + 3_600);
+    expect((await call('GET', `/v1/subscriptions/${subscription.id}`)).body).toMatchObject({
+      status: 'active', paused_at: null, resume_at: null, current_period_start: RESUME, current_period_end: Date.UTC(2027, 2, 20) / 1000, periods_billed: 2,
+    });
+    const invoices = await invoicesOf(subscription.id);
+    expect(invoices.map((invoice) => invoice.billing_reason)).toEqual(['subscription_create', 'subscription_cycle']);
+    expectBilledAsPreviewed(invoices[1], preview);
+
+    expect((await call('POST', `/v1/subscriptions/${subscription.id}/cancel`)).body.status).toBe('cancelled');
+    const reactivated = (await call('POST', `/v1/subscriptions/${subscription.id}/reactivate`)).body;
+    const delivered = async () => (await receiver.received('/pause-resume'))
+      .map((delivery) => constructEvent(delivery.body, delivery.headers, endpoint.body.secret) as any)
+      .filter((event) => [subscription.id, reactivated.id].includes(event.data.object.id))
+      .map((event) => [event.type, event.data.object.id, event.data.object.status]);
+    await eventually(async () => (await delivered()).length >= 4 || undefined, 60_000, 'four subscription events');
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect((await delivered()).sort()).toEqual([
+      ['subscription.cancelled', subscription.id, 'cancelled'],
+      ['subscription.paused', subscription.id, 'paused'],
+      ['subscription.reactivated', reactivated.id, 'active'],
+      ['subscription.resumed', subscription.id, 'active'],
+    ]);
+  });
+});
+
+describe('bad trial, cycle and date input', () => {
+  it('refuses impossible trials, cycles and dates with 400 and the offending field, judged at the customer\'s clock time; nothing is created or changed', async () => {
+    const { customer } = await customerOnClock();
+    const cases: [Record<string, unknown>, string][] = [
+      [{ trial_days: 0 }, 'trial_days'],
+      [{ trial_days: 731 }, 'trial_days'],
+      [{ trial_days: 1.5 }, 'trial_days'],
+      [{ trial_days: 3, trial_end: T0 + 5 * DAY }, 'trial_end'],
+      // In the past on the customer's clock (2027), though in the future in real time.
+      [{ trial_end: T0 - DAY }, 'trial_end'],
+      [{ trial_end: T0 + 731 * DAY }, 'trial_end'],
+      [{ trial_end: 'tomorrow' }, 'trial_end'],
+      [{ billing_cycles: 0 }, 'billing_cycles'],
+      [{ billing_cycles: 1_001 }, 'billing_cycles'],
+      [{ quantity: 1_000_001 }, 'quantity'],
+      [{ metadata: 'team' }, 'metadata'],
+    ];
+    for (const [body, param] of cases) {
+      expect([body, error(await call('POST', '/v1/subscriptions', { customer, plan: catalog.basic, billing_interval: 'monthly', ...body }))]).toEqual([body, [400, 'parameter_invalid', param]]);
+    }
+    expect((await call('GET', `/v1/subscriptions?customer=${customer}`)).body.total).toBe(0);
+
+    const trialing = await subscribe({ customer, trial_days: 7 });
+    for (const trialEnd of [T0 + 7 * DAY, T0 + 3 * DAY, T0 + 731 * DAY]) {
+      expect([trialEnd, error(await call('POST', `/v1/subscriptions/${trialing.id}/extend-trial`, { trial_end: trialEnd }))]).toEqual([trialEnd, [400, 'parameter_invalid', 'trial_end']]);
+    }
+    expect(error(await call('POST', `/v1/subscriptions/${trialing.id}/extend-trial`, {}))).toEqual([400, 'parameter_missing', 'trial_end']);
+    expect(error(await call('POST', `/v1/subscriptions/${trialing.id}/pause`, {}))).toEqual([409, 'subscription_not_active', undefined]);
+    // A trial's interval change bills nothing now: the first period, at the trial's end, uses it.
+    expect((await call('POST', `/v1/subscriptions/${trialing.id}/billing-interval`, { billing_interval: 'yearly' })).body).toMatchObject({ status: 'trialing', billing_interval: 'yearly', trial_end: T0 + 7 * DAY });
+    expect(await invoicesOf(trialing.id)).toEqual([]);
+    expect(await upcoming(trialing.id)).toMatchObject({ period_start: T0 + 7 * DAY, total: 12_000 });
+    expect((await call('GET', `/v1/subscriptions/${trialing.id}`)).body).toMatchObject({ status: 'trialing', trial_end: T0 + 7 * DAY });
+    // A deleted customer's cancelled subscription is not brought back.
+    const { customer: leaving } = await customerOnClock();
+    const ended = await subscribe({ customer: leaving });
+    expect((await call('POST', `/v1/subscriptions/${ended.id}/cancel`)).body.status).toBe('cancelled');
+    expect((await call('DELETE', `/v1/customers/${leaving}`)).status).toBe(200);
+    expect(error(await call('POST', `/v1/subscriptions/${ended.id}/reactivate`))).toEqual([409, 'customer_deleted', undefined]);
+    expect((await call('GET', `/v1/subscriptions?customer=${leaving}`)).body.total).toBe(1);
+  });
+});
+
+describe('an instalment plan (billing_cycles)', () => {
+  it('bills exactly billing_cycles periods, completes at the last one\'s end with subscription.completed delivered once, then refuses changes', async () => {
+    const endpoint = await call('POST', '/v1/webhooks', { url: `${receiver.url}/instalments`, events: ['subscription.completed'] });
+    expect(endpoint.status).toBe(201);
+    const { customer, clock } = await customerOnClock();
+    const subscription = await subscribe({ customer, billing_cycles: 2 });
+    expect(subscription).toMatchObject({ status: 'active', billing_cycles: 2, periods_billed: 1 });
+    const second = await upcoming(subscription.id);
+    expect(second).toMatchObject({ period_start: FEB1, total: 1_000 });
+    await advance(clock, FEB1 + 3_600);
+    expect((await call('GET', `/v1/subscriptions/${subscription.id}`)).body).toMatchObject({ status: 'active', periods_billed: 2 });
+    // The last instalment is billed: the next move completes it, and raises nothing.
+    expect(error(await call('GET', `/v1/subscriptions/${subscription.id}/upcoming-invoice`))).toEqual([404, 'subscription_no_upcoming_invoice', undefined]);
+
+    await advance(clock, APR1 + 3_600);
+    expect((await call('GET', `/v1/subscriptions/${subscription.id}`)).body).toMatchObject({ status: 'completed', ended_at: MAR1, periods_billed: 2 });
+    const invoices = await invoicesOf(subscription.id);
+    expect(invoices.map((invoice) => [invoice.billing_reason, invoice.period.start, invoice.total])).toEqual([['subscription_create', T0, 1_000], ['subscription_cycle', FEB1, 1_000]]);
+    expectBilledAsPreviewed(invoices[1], second);
+    for (const [method, path, body] of [['POST', 'cancel', {}], ['POST', 'pause', {}], ['POST', 'change-plan', { quantity: 2 }], ['POST', 'billing-interval', { billing_interval: 'yearly' }]] as const) {
+      expect([path, error(await call(method, `/v1/subscriptions/${subscription.id}/${path}`, body))]).toEqual([path, [409, path === 'pause' ? 'subscription_not_active' : 'subscription_completed', undefined]]);
+    }
+    expect(error(await call('POST', `/v1/subscriptions/${subscription.id}/reactivate`))).toEqual([409, 'subscription_not_cancelled', undefined]);
+
+    const delivered = async () => (await receiver.received('/instalments'))
+      .map((delivery) => constructEvent(delivery.body, delivery.headers, endpoint.body.secret) as any)
+      .filter((event) => event.data.object.id === subscription.id)
+      .map((event) => [event.type, event.data.object.status]);
+    await eventually(async () => (await delivered()).length >= 1 || undefined, 60_000, 'subscription.completed');
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(await delivered()).toEqual([['subscription.completed', 'completed']]);
+  });
+});
+
+describe('test clocks', () => {
+  it('creates, lists, retrieves, advances and deletes sandbox clocks; a live key gets 404 on every route; deleting stops its moves and keeps its subscriptions readable', async () => {
+    expect(error(await call('POST', '/v1/test-clocks', { name: 'no time' }))).toEqual([400, 'parameter_missing', 'frozen_time']);
+    expect(error(await call('POST', '/v1/test-clocks', { frozen_time: 'noon' }))).toEqual([400, 'parameter_invalid', 'frozen_time']);
+    const { customer, clock } = await customerOnClock();
+    const got = await call('GET', `/v1/test-clocks/${clock}`);
+    expect(got.body).toMatchObject({ id: clock, object: 'test_clock', livemode: false, frozen_time: T0, status: 'ready', deleted: false });
+    expect((await call('GET', '/v1/test-clocks?limit=100')).body.data.map((item: any) => item.id)).toContain(clock);
+    expect(error(await call('POST', `/v1/test-clocks/${clock}/advance`, { frozen_time: T0 - 1 }))).toEqual([400, 'parameter_invalid', 'frozen_time']);
+    expect(error(await call('POST', `/v1/test-clocks/${clock}/advance`, { frozen_time: T0 + 6 * 366 * DAY }))).toEqual([400, 'parameter_invalid', 'frozen_time']);
+    expect(error(await call('POST', '/v1/test-clocks/clock_nope/advance', { frozen_time: T0 + DAY }))).toEqual([404, 'resource_missing', 'id']);
+
+    const live = api(mesh, keys.live);
+    const routes: [string, string, object?][] = [
+      ['POST', '/v1/test-clocks', { frozen_time: T0 }], ['GET', '/v1/test-clocks'], ['GET', `/v1/test-clocks/${clock}`],
+      ['POST', `/v1/test-clocks/${clock}/advance`, { frozen_time: T0 + DAY }], ['DELETE', `/v1/test-clocks/${clock}`],
+    ];
+    for (const [method, path, body] of routes) expect([method, path, (await live(method, path, body)).status]).toEqual([method, path, 404]);
+    expect((await call('GET', `/v1/test-clocks/${clock}`)).body).toMatchObject({ frozen_time: T0, deleted: false });
+
+    const subscription = await subscribe({ customer });
+    const deleted = await call('DELETE', `/v1/test-clocks/${clock}`);
+    expect([deleted.status, deleted.body.deleted]).toEqual([200, true]);
+    expect(error(await call('GET', `/v1/test-clocks/${clock}`))).toEqual([404, 'resource_missing', 'id']);
+    expect(error(await call('POST', `/v1/test-clocks/${clock}/advance`, { frozen_time: FEB1 + DAY }))).toEqual([404, 'resource_missing', 'id']);
+    expect((await call('GET', `/v1/subscriptions/${subscription.id}`)).body).toMatchObject({ status: 'active', current_period_start: T0, test_clock: clock });
+    expect((await invoicesOf(subscription.id)).map((invoice) => invoice.billing_reason)).toEqual(['subscription_create']);
+  });
+});

@@ -1,7 +1,8 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { createServiceClient, type ServiceClient, toTenantMessage, usageMeteringV1 } from '@recur/contracts';
+import { createServiceClient, fromGrpcError, type ServiceClient, toTenantMessage, usageMeteringV1 } from '@recur/contracts';
 import { type TenantRef, unixSeconds } from '@recur/kernel';
 import { fromInt64 } from '@recur/money';
+import { BILLING_INTERVALS, type BillingInterval } from '@recur/pricing';
 import { SUBSCRIPTION_CONFIG, type SubscriptionConfig } from '../subscription-config';
 import type { PeriodUsage } from '../subscriptions/subscription';
 
@@ -13,6 +14,8 @@ export interface UsageQuery {
   tenant: TenantRef;
   subscriptionId: string;
   period: { start: Date; end: Date };
+  /** The interval the period ran on: recorded with the billing, answered on its lines. */
+  billingInterval: BillingInterval;
   metricNames: string[];
   billingKey: string | null;
 }
@@ -22,6 +25,9 @@ export interface BillingUsage {
   /** The usage each query bills (one answer per query, in order): one call for the whole batch. */
   periodUsage(queries: UsageQuery[]): Promise<PeriodUsage[]>;
 }
+
+/** An interval usage-metering answered; '' (a billing recorded before it kept one) or an unknown name: null. */
+const intervalOf = (name: string): BillingInterval | null => ((BILLING_INTERVALS as string[]).includes(name) ? (name as BillingInterval) : null);
 
 /** `UsageMeteringService.GetPeriodUsage`, a batch per call. */
 @Injectable()
@@ -38,6 +44,7 @@ export class UsageMeteringClient implements BillingUsage, OnModuleDestroy {
 
   async periodUsage(queries: UsageQuery[]): Promise<PeriodUsage[]> {
     if (queries.length === 0) return [];
+    // As a DomainError: an outage answers the API's caller 503 service_unavailable, not 500.
     const { results } = await this.client.getPeriodUsage({
       queries: queries.map((query) => ({
         tenant: toTenantMessage(query.tenant),
@@ -46,15 +53,19 @@ export class UsageMeteringClient implements BillingUsage, OnModuleDestroy {
         periodEnd: BigInt(unixSeconds(query.period.end)),
         metricNames: query.metricNames,
         billingKey: query.billingKey ?? '',
+        billingInterval: query.billingInterval,
       })),
-    }, { timeoutMs: USAGE_TIMEOUT_MS });
-    return queries.map((_query, index) =>
+    }, { timeoutMs: USAGE_TIMEOUT_MS }).catch((error: unknown) => {
+      throw fromGrpcError(error);
+    });
+    return queries.map((query, index) =>
       (results[index]?.lines ?? []).map((line) => ({
         metricName: line.metricName,
         period: { start: new Date(Number(line.periodStart) * 1000), end: new Date(Number(line.periodEnd) * 1000) },
         quantity: fromInt64(line.quantity, 'quantity'),
         billedBefore: fromInt64(line.billedBefore, 'billed_before'),
         late: line.late,
+        interval: intervalOf(line.billingInterval) ?? (line.late ? null : query.billingInterval),
       })),
     );
   }

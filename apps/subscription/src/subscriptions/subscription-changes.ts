@@ -8,6 +8,7 @@ import {
   checkInterval,
   checkQuantity,
   type PendingItem,
+  type PeriodUsage,
   priceNextInvoice,
   recurringLines,
   type Subscription,
@@ -127,10 +128,11 @@ export function cancelPendingChange(subscription: Subscription, now: Date): Subs
 /**
  * Moves to another interval the plan offers. A billed period ends now: its unused part is
  * credited (plan and add-ons, prorated to the second) and a new period of the new interval
- * begins now and is invoiced at once (`subscription_update`) with that credit and any
- * pending prorations. Trialing or paused: only the interval changes; nothing is billed.
+ * begins now and is invoiced at once (`subscription_update`) with that credit, any pending
+ * prorations and `usage`, the metered usage of the period cut short (cutUsageToBill, measured
+ * by the caller). Trialing or paused: only the interval changes; nothing is billed.
  */
-export function changeBillingInterval(subscription: Subscription, interval: string, offered: readonly string[], now: Date): SubscriptionChange {
+export function changeBillingInterval(subscription: Subscription, interval: string, offered: readonly string[], now: Date, usage: PeriodUsage = []): SubscriptionChange {
   assertRunning(subscription);
   assertNoPendingChange(subscription);
   const billingInterval: BillingInterval = checkInterval(interval, offered);
@@ -142,7 +144,7 @@ export function changeBillingInterval(subscription: Subscription, interval: stri
   }
   const credit = prorations(subscription, { amount: sumOf(recurringLines(subscription)), label: `${subscription.price.name} (${subscription.billingInterval})` }, null, now);
   const credited: Subscription = { ...subscription, billingInterval, pendingItems: [...subscription.pendingItems, ...credit] };
-  const { subscription: after, invoice } = beginPeriodNow(credited, now);
+  const { subscription: after, invoice } = beginPeriodNow(credited, now, usage);
   return { ...updated(subscription, after, ['billing_interval']), invoice };
 }
 

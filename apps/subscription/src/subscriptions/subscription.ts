@@ -231,6 +231,8 @@ export interface UsageLine {
   billedBefore: number;
   /** The period was invoiced already; these units arrived after. */
   late: boolean;
+  /** The interval the period ran on (its included quantity's months); absent or null: unknown, the invoice's. */
+  interval?: BillingInterval | null;
 }
 export type PeriodUsage = UsageLine[];
 
@@ -238,9 +240,10 @@ export type PeriodUsage = UsageLine[];
 export const meteredMetrics = (price: PricedPlan): string[] =>
   price.components.flatMap((component) => (component.type === 'metered' && component.metricName ? [component.metricName] : []));
 
-/** The usage of one period an invoice bills: the period, the metrics the price meters, and the billing key recorded in usage-metering. */
+/** The usage of one period an invoice bills: the period, the interval it ran on, the metrics the price meters, and the billing key recorded in usage-metering. */
 export interface UsageToBill {
   period: { start: Date; end: Date };
+  billingInterval: BillingInterval;
   metricNames: string[];
   billingKey: string;
 }
@@ -265,7 +268,22 @@ export function usagePeriodToBill(subscription: Subscription): UsageToBill | nul
   const metricNames = meteredMetrics(subscription.price);
   if (metricNames.length === 0) return null;
   if (subscription.status !== 'active' && subscription.status !== 'past_due' && subscription.status !== 'paused') return null;
-  return { period: { start: subscription.currentPeriodStart, end: subscription.currentPeriodEnd }, metricNames, billingKey: periodBillingKey(subscription) };
+  return { period: { start: subscription.currentPeriodStart, end: subscription.currentPeriodEnd }, billingInterval: intervalOfCurrentPeriod(subscription), metricNames, billingKey: periodBillingKey(subscription) };
+}
+
+/**
+ * The interval the current period ran on: the subscription's, except after an interval change
+ * while paused, which leaves the period the pause interrupted as it was — recognised as the
+ * interval whose cycle from the anchor gives its dates — so its usage, billed at the resume,
+ * gets that interval's included quantity.
+ */
+function intervalOfCurrentPeriod(subscription: Subscription): BillingInterval {
+  if (subscription.status !== 'paused') return subscription.billingInterval;
+  const ranOn = (interval: BillingInterval) => {
+    const { start, end } = periodOf(subscription.cycleAnchor, interval, subscription.cycleIndex);
+    return start.getTime() === subscription.currentPeriodStart.getTime() && end.getTime() === subscription.currentPeriodEnd.getTime();
+  };
+  return ranOn(subscription.billingInterval) ? subscription.billingInterval : (BILLING_INTERVALS.find(ranOn) ?? subscription.billingInterval);
 }
 
 /**
@@ -277,6 +295,17 @@ export function finalUsageToBill(subscription: Subscription, endAt: Date): Usage
   const toBill = usagePeriodToBill(subscription);
   if (!toBill || subscription.status === 'paused') return toBill;
   return { ...toBill, period: finalPeriod(subscription, endAt) };
+}
+
+/**
+ * The usage the invoice of a billing-interval change bills (README, Usage): the period the change
+ * cuts short, up to `cutAt`, under the period's own billing key and on its own (old) interval's
+ * included quantity — as a cancellation now bills it. None while trialing or paused (the change
+ * starts no period then) or when the plan meters nothing.
+ */
+export function cutUsageToBill(subscription: Subscription, cutAt: Date): UsageToBill | null {
+  if (subscription.status !== 'active' && subscription.status !== 'past_due') return null;
+  return finalUsageToBill(subscription, cutAt);
 }
 
 /** The span a final invoice covers: the current period up to the end (at least a second: invoicing wants end > start). */
@@ -297,7 +326,14 @@ function usageCharges(usage: PeriodUsage, usagePrice: PricedPlan, price: PricedP
   return usage.flatMap((line) => {
     const component = componentOf(line.metricName);
     if (!component) return [];
-    return [{ component, quantity: line.quantity, billedBefore: line.billedBefore, late: line.late, period: { start: unixSeconds(line.period.start), end: unixSeconds(line.period.end) } }];
+    return [{
+      component,
+      quantity: line.quantity,
+      billedBefore: line.billedBefore,
+      late: line.late,
+      period: { start: unixSeconds(line.period.start), end: unixSeconds(line.period.end) },
+      ...(line.interval ? { interval: line.interval } : {}),
+    }];
   });
 }
 
@@ -506,8 +542,12 @@ export function cancelAtPeriodEnd(subscription: Subscription, now: Date): Subscr
 export function pause(subscription: Subscription, resumeAt: Date | null, now: Date): SubscriptionChange {
   if (subscription.status !== 'active') throw wrongState('subscription_not_active', `Only an active subscription can be paused; '${subscription.id}' is ${subscription.status}.`);
   if (subscription.pendingChange) throw wrongState('subscription_pending_change', `Subscription '${subscription.id}' has a change pending at its period's end; cancel it (DELETE …/pending-change) before pausing.`);
+  // A pause has no period end to end at: dropping the scheduled end silently would bill on after the resume.
+  if (subscription.cancelAtPeriodEnd) {
+    throw wrongState('subscription_cancel_scheduled', `Subscription '${subscription.id}' ends at its period's end; keep it (POST …/reactivate) before pausing, or cancel it now.`);
+  }
   if (resumeAt && resumeAt.getTime() <= now.getTime()) throw invalidArgument('resume_at', 'resume_at must be in the future.');
-  const paused: Subscription = { ...subscription, status: 'paused', pausedAt: now, resumeAt, cancelAtPeriodEnd: false, cancelledAt: null, updatedAt: now };
+  const paused: Subscription = { ...subscription, status: 'paused', pausedAt: now, resumeAt, updatedAt: now };
   return { subscription: paused, events: [{ kind: 'paused', subscription: paused }] };
 }
 
@@ -605,9 +645,12 @@ export function renew(subscription: Subscription, at: Date, now: Date, usage: Pe
   return { subscription: renewed, events: [...(update ? [update(renewed)] : []), { kind: 'activated', subscription: renewed }], invoice };
 }
 
-/** A new period of the subscription's (new) interval begins now and is billed: an interval change. */
-export function beginPeriodNow(subscription: Subscription, now: Date): { subscription: Subscription; invoice: PeriodInvoice } {
-  const { subscription: started, invoice } = beginPeriod(subscription, (s) => startPeriodsAt(s, now), 'subscription_update', now);
+/**
+ * A new period of the subscription's (new) interval begins now and is billed: an interval change.
+ * `usage` is the cut period's (cutUsageToBill), each line priced on the interval it ran on.
+ */
+export function beginPeriodNow(subscription: Subscription, now: Date, usage: PeriodUsage = []): { subscription: Subscription; invoice: PeriodInvoice } {
+  const { subscription: started, invoice } = beginPeriod(subscription, (s) => startPeriodsAt(s, now), 'subscription_update', now, usage);
   return { subscription: started, invoice };
 }
 

@@ -9,6 +9,7 @@ import {
   cancelAtPeriodEnd,
   cancelNow,
   createSubscription,
+  cutUsageToBill,
   extendTrial,
   finalUsageToBill,
   keep,
@@ -175,10 +176,21 @@ export class SubscriptionsService {
     return this.change(tx, tenant, id, cancelPendingChange);
   }
 
+  /**
+   * The invoice of the new period also bills the usage of the period the change cuts short:
+   * measured (and recorded as billed, under that period's key) under the row lock once the
+   * change is known to be allowed, so a refused change records nothing and no clock step bills
+   * that period meanwhile.
+   */
   async changeBillingInterval(tx: Tx, tenant: TenantRef, id: string, interval: string): Promise<Subscription> {
     const current = await this.subscriptions.get(tenant, id, tx);
     const offered = await this.catalog.planIntervals(tenant, current.planId);
-    return this.change(tx, tenant, id, (subscription, now) => changeBillingInterval(subscription, interval, offered, now));
+    const subscription = await this.subscriptions.getForUpdate(tx, tenant, id);
+    const now = await this.clocks.timeOf(tx, subscription.testClockId);
+    changeBillingInterval(subscription, interval, offered, now);
+    const toBill = cutUsageToBill(subscription, now);
+    const [usage] = toBill ? await this.usage.periodUsage([{ tenant, subscriptionId: id, ...toBill }]) : [[]];
+    return this.save(tx, changeBillingInterval(subscription, interval, offered, now, usage));
   }
 
   /**
@@ -211,7 +223,7 @@ export class SubscriptionsService {
   private async usageToBill(subscription: Subscription, bill: boolean): Promise<PeriodUsage> {
     const toBill = usagePeriodToBill(subscription);
     if (!toBill) return [];
-    const [usage] = await this.usage.periodUsage([{ tenant: subscription.tenant, subscriptionId: subscription.id, period: toBill.period, metricNames: toBill.metricNames, billingKey: bill ? toBill.billingKey : null }]);
+    const [usage] = await this.usage.periodUsage([{ tenant: subscription.tenant, subscriptionId: subscription.id, period: toBill.period, billingInterval: toBill.billingInterval, metricNames: toBill.metricNames, billingKey: bill ? toBill.billingKey : null }]);
     return usage;
   }
 

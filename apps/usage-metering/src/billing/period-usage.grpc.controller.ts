@@ -20,6 +20,7 @@ export class PeriodUsageGrpcController {
       period: { start: fromSeconds(query.periodStart), end: fromSeconds(query.periodEnd) },
       metricNames: query.metricNames,
       billingKey: query.billingKey === '' ? null : query.billingKey,
+      billingInterval: query.billingInterval === '' ? null : query.billingInterval,
     }));
     const results = await this.periodUsage.periodUsage(queries);
     return {
@@ -32,6 +33,7 @@ export class PeriodUsageGrpcController {
           quantity: line.quantity,
           billedBefore: line.billedBefore,
           late: line.late,
+          billingInterval: line.billingInterval ?? '',
         })),
       })),
     };

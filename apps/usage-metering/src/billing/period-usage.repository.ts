@@ -13,6 +13,7 @@ interface LineRow {
   quantity: string;
   billed_before: string;
   late: boolean;
+  billing_interval: string | null;
 }
 
 const fromLineRow = (row: LineRow): PeriodUsageLine => ({
@@ -21,6 +22,7 @@ const fromLineRow = (row: LineRow): PeriodUsageLine => ({
   quantity: BigInt(row.quantity),
   billedBefore: BigInt(row.billed_before),
   late: row.late,
+  billingInterval: row.billing_interval,
 });
 
 /** usage_billings (what invoices billed of each period's usage) and the totals they are measured against. */
@@ -58,7 +60,7 @@ export class PeriodUsageRepository {
   /** The lines a billing recorded, or none if the key has not billed. */
   async billedUnder(db: Db, tenant: TenantRef, subscriptionId: string, billingKey: string): Promise<PeriodUsageLine[]> {
     const rows = await db.query<LineRow>(
-      `SELECT metric_name, period_start, period_end, quantity::text, billed_before::text, late FROM usage_billings
+      `SELECT metric_name, period_start, period_end, quantity::text, billed_before::text, late, billing_interval FROM usage_billings
         WHERE account_id = $1 AND livemode = $2 AND subscription_id = $3 AND billing_key = $4
         ORDER BY late, period_start, metric_name`,
       [tenant.accountId, tenant.livemode, subscriptionId, billingKey],
@@ -68,13 +70,14 @@ export class PeriodUsageRepository {
 
   /** What all billings so far took of each metric and period of the subscription. */
   async billed(db: Db, tenant: TenantRef, subscriptionId: string): Promise<BilledUsage[]> {
-    const rows = await db.query<{ metric_name: string; period_start: Date; period_end: Date; billed: string }>(
-      `SELECT metric_name, period_start, max(period_end) AS period_end, sum(quantity)::text AS billed FROM usage_billings
+    // Every billing of a period records the interval it ran on (its first billing's, on late lines).
+    const rows = await db.query<{ metric_name: string; period_start: Date; period_end: Date; billed: string; billing_interval: string | null }>(
+      `SELECT metric_name, period_start, max(period_end) AS period_end, sum(quantity)::text AS billed, max(billing_interval) AS billing_interval FROM usage_billings
         WHERE account_id = $1 AND livemode = $2 AND subscription_id = $3
         GROUP BY metric_name, period_start`,
       [tenant.accountId, tenant.livemode, subscriptionId],
     );
-    return rows.map((row) => ({ metricName: row.metric_name, period: { start: row.period_start, end: row.period_end }, billed: BigInt(row.billed) }));
+    return rows.map((row) => ({ metricName: row.metric_name, period: { start: row.period_start, end: row.period_end }, billed: BigInt(row.billed), billingInterval: row.billing_interval }));
   }
 
   /** The subscription's totals of the given period starts, keyed by totalsKey. */
@@ -92,14 +95,15 @@ export class PeriodUsageRepository {
   async record(db: Db, tenant: TenantRef, subscriptionId: string, billingKey: string, lines: PeriodUsageLine[], now: Date): Promise<void> {
     if (lines.length === 0) return;
     await db.execute(
-      `INSERT INTO usage_billings (account_id, livemode, subscription_id, billing_key, metric_name, period_start, period_end, quantity, billed_before, late, created_at)
-       SELECT $1, $2, $3, $4, l.metric_name, l.period_start, l.period_end, l.quantity, l.billed_before, l.late, $10
-         FROM unnest($5::text[], $6::timestamptz[], $7::timestamptz[], $8::bigint[], $9::bigint[], $11::boolean[])
-           AS l(metric_name, period_start, period_end, quantity, billed_before, late)`,
+      `INSERT INTO usage_billings (account_id, livemode, subscription_id, billing_key, metric_name, period_start, period_end, quantity, billed_before, late, created_at, billing_interval)
+       SELECT $1, $2, $3, $4, l.metric_name, l.period_start, l.period_end, l.quantity, l.billed_before, l.late, $10, l.billing_interval
+         FROM unnest($5::text[], $6::timestamptz[], $7::timestamptz[], $8::bigint[], $9::bigint[], $11::boolean[], $12::text[])
+           AS l(metric_name, period_start, period_end, quantity, billed_before, late, billing_interval)`,
       [
         tenant.accountId, tenant.livemode, subscriptionId, billingKey,
         lines.map((line) => line.metricName), lines.map((line) => line.period.start), lines.map((line) => line.period.end),
         lines.map((line) => line.quantity.toString()), lines.map((line) => line.billedBefore.toString()), now, lines.map((line) => line.late),
+        lines.map((line) => line.billingInterval),
       ],
     );
   }

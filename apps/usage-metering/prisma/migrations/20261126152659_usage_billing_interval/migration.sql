@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "usage_billings" ADD COLUMN     "billing_interval" TEXT;
