@@ -53,8 +53,8 @@ export function assertRefundable(invoice: RefundableInvoice): void {
 export const alreadyRefunded = (invoiceId: string) =>
   failedPrecondition('invoice_refunded', `Invoice '${invoiceId}' is refunded, or a refund of it is under way.`);
 
-/** A new refund of the full amount of the payment that settled the invoice. */
-export function newRefund(tenant: TenantRef, invoiceId: string, payment: Payment, reason: RefundReason, requestId: string, now: Date): Refund {
+/** A new refund of the full amount of the payment that settled the invoice (a provider's payment or a wallet debit). */
+export function newRefund(tenant: TenantRef, invoiceId: string, payment: Pick<Payment, 'id' | 'amount'>, reason: RefundReason, requestId: string, now: Date): Refund {
   return {
     id: newId('cn'),
     tenant,
@@ -70,6 +70,16 @@ export function newRefund(tenant: TenantRef, invoiceId: string, payment: Payment
     createdAt: now,
     recordedAt: null,
   };
+}
+
+/**
+ * A refund of an invoice a wallet paid: the wallet is credited back in the transaction that keeps
+ * the refund, so it is `succeeded` from the start (no provider; its `providerRefundId` is never
+ * sent anywhere) and only its credit note is left to record. `paymentId` is the debit's id, the
+ * `payment` invoicing recorded when the wallet paid.
+ */
+export function newWalletRefund(tenant: TenantRef, invoiceId: string, debit: Pick<Payment, 'id' | 'amount'>, reason: RefundReason, requestId: string, now: Date): Refund {
+  return { ...newRefund(tenant, invoiceId, debit, reason, requestId, now), status: 'succeeded' };
 }
 
 /**

@@ -217,6 +217,21 @@ export class WalletsService {
     return 'paid';
   }
 
+  /** The wallet debit that paid `invoiceId`, if a wallet paid it (what a refund of it gives back). */
+  findInvoiceDebit(tx: Tx, tenant: TenantRef, invoiceId: string): Promise<WalletTransaction | undefined> {
+    return this.wallets.findInvoiceDebit(tx, tenant, invoiceId);
+  }
+
+  /**
+   * A refund of a wallet-paid invoice gives the debit back to its wallet: a credit of the same
+   * amount, keyed `refund:<cn_…>` (once per refund), in the caller's transaction with the wallet
+   * locked. A credit crosses no threshold downwards, so it sends no wallet event.
+   */
+  async creditRefund(tx: Tx, debit: WalletTransaction, refundId: string): Promise<WalletTransaction> {
+    const wallet = await this.wallets.getForUpdate(tx, debit.tenant, debit.walletId);
+    return (await this.applyEntry(tx, wallet, { kind: 'refund', amount: -debit.amount, key: `refund:${refundId}`, invoiceId: debit.invoiceId })).transaction;
+  }
+
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     return this.prisma.$transaction(work, { maxWait: 10_000, timeout: 15_000 });
   }
