@@ -67,7 +67,8 @@ const ledgerOf = (walletId: string) =>
 async function walletOf(tenant: Tenant, balance: number, settings: { autoRecharge?: Wallet['autoRecharge'] } = {}): Promise<Wallet> {
   const { customer } = await subscription.client.createCustomer({ tenant, name: 'Mwila Banda', email: 'mwila@example.com' });
   const created = await wallets.transaction((tx) => wallets.create(tx, tenant, { customerId: customer!.id, currency: 'zmw', lowBalanceThreshold: 0 }));
-  await wallets.transaction((tx) => wallets.update(tx, tenant, created.id, settings));
+  const updated = await wallets.transaction((tx) => wallets.update(tx, tenant, created.id, settings));
+  if (balance === 0) return updated;
   return wallets.transaction(async (tx) => (await wallets.applyEntry(tx, await new WalletsRepository(prisma).getForUpdate(tx, tenant, created.id), { kind: 'top_up', amount: balance, key: `test:${created.id}` })).wallet);
 }
 
@@ -153,5 +154,17 @@ describe('refunds of an invoice a wallet paid', () => {
     expect(await grpcFailure(payments.client.refundInvoice({ tenant, invoiceId: paid.id, reason: 'duplicate', requestId: 'req_other' }))).toMatchObject({ errorCode: 'invoice_refunded' });
     expect((await ledgerOf(wallet.id)).filter((row) => row.kind === 'refund')).toHaveLength(1);
     expect(pawapay.requests.length).toBe(before);
+  });
+
+  it('refuse a paid top-up invoice (409 invoice_top_up): its money is in the wallet', async () => {
+    const tenant = newTenant(false);
+    const wallet = await walletOf(tenant, 0);
+    const topUpInvoice = await walletInvoicing.raiseTopUpInvoice(wallet, 'wtu_refund_test', 2_000, '', `top-up-${wallet.id}`, false);
+    const { payment } = await payments.client.initiatePayment({ tenant, invoiceId: topUpInvoice.id, phoneNumber: '+260971000001', provider: 'MTN_MOMO_ZMB', requestId: '' });
+    await payments.client.decideSandboxPayment({ token: payment!.redirectUrl.slice(payment!.redirectUrl.lastIndexOf('/') + 1), decision: 'approve' });
+    await eventually(async () => (await invoiceOf(tenant, topUpInvoice.id)).status === 'paid', 15_000, 'the top-up invoice paid');
+    expect(await grpcFailure(payments.client.refundInvoice({ tenant, invoiceId: topUpInvoice.id, reason: 'requested_by_customer', requestId: '' }))).toMatchObject({ errorCode: 'invoice_top_up' });
+    expect((await invoiceOf(tenant, topUpInvoice.id)).status).toBe('paid');
+    expect(await queryDatabase(payments.databaseUrl, 'SELECT id FROM refunds WHERE invoice_id = $1', [topUpInvoice.id])).toEqual([]);
   });
 });

@@ -197,7 +197,7 @@ describe('live prepaid wallets at pawaPay', () => {
     queryDatabase<{ payload: { livemode: boolean; data: { top_up?: { id: string; payment: string; automatic: boolean } } } }>(mesh.databaseUrls[service],
       'SELECT payload FROM outbox_events WHERE key = $1 AND type = $2 ORDER BY seq', [key, type]);
 
-  it('recharge by themselves with a pawaPay deposit pushed to the stored phone, credited once when callbacks race the status check; a refund of a wallet-paid invoice credits the wallet back', async () => {
+  it('recharge by themselves with a pawaPay deposit pushed to the stored phone, credited once when callbacks race the status check; a refund of a wallet-paid invoice credits the wallet back; one-off invoices are paid from it, top-up invoices never', async () => {
     const live = api(mesh, keys.live);
     const customer = (await live('POST', '/v1/customers', { name: 'Bwalya Mwansa', email: `bwalya-${randomBytes(4).toString('hex')}@example.com` })).body;
     const id = (await live('POST', '/v1/wallets', { customer: customer.id, currency: 'zmw' })).body.id as string;
@@ -260,5 +260,14 @@ describe('live prepaid wallets at pawaPay', () => {
     expect((await live('POST', '/v1/refunds', { invoice_id: paidByWallet.id, reason: 'duplicate' })).body.error).toMatchObject({ code: 'invoice_refunded' });
     expect((await outboxOf('invoicing', paidByWallet.id, 'invoice.refunded')).map((row) => row.payload.livemode)).toEqual([true]);
     expect(pawapay.requests.filter((request) => request.path === '/v2/refunds')).toHaveLength(0);
+
+    // The wallet pays a one-off invoice too (4500 → 4000); never a top-up's own invoice, which stays for the payer.
+    const ownTopUp = (await live('POST', `/v1/wallets/${id}/top-ups`, { amount: 1_000 })).body;
+    const oneOff = (await live('POST', '/v1/invoices', { customer: customer.id, status: 'open', amount: 500, currency: 'zmw', description: 'Meter repair' })).body;
+    expect(oneOff).toMatchObject({ billing_reason: 'manual', status: 'open' });
+    await eventually(async () => (await live('GET', `/v1/invoices/${oneOff.id}`)).body.status === 'paid', 60_000, 'the one-off invoice paid by the wallet');
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect((await live('GET', `/v1/wallets/${id}/transactions?limit=1`)).body).toMatchObject({ total: 5, data: [{ kind: 'invoice_payment', amount: -500, balance_after: 4_000, invoice: oneOff.id }] });
+    expect((await live('GET', `/v1/invoices/${ownTopUp.invoice}`)).body).toMatchObject({ billing_reason: 'top_up', status: 'open' });
   });
 });

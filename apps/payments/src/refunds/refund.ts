@@ -35,6 +35,7 @@ export interface Refund {
 export interface RefundableInvoice {
   id: string;
   status: string;
+  billingReason: string;
 }
 
 export function checkRefundReason(reason: string): RefundReason {
@@ -42,8 +43,12 @@ export function checkRefundReason(reason: string): RefundReason {
   return reason as RefundReason;
 }
 
-/** Only a paid invoice is refunded; anything else answers the invoice's specific code (409). */
+/** Only a paid invoice, and not a wallet's top-up, is refunded; anything else answers its specific code (409). */
 export function assertRefundable(invoice: RefundableInvoice): void {
+  if (invoice.status === 'paid' && invoice.billingReason === 'top_up') {
+    // Its money is in a wallet now (perhaps spent): giving it back at the provider would leave the balance it bought.
+    throw failedPrecondition('invoice_top_up', `Invoice '${invoice.id}' paid a wallet top-up; its money is in the wallet and is not refunded.`);
+  }
   if (invoice.status === 'paid') return;
   const code = invoice.status === 'open' || invoice.status === 'failed' ? 'invoice_not_paid' : `invoice_${invoice.status}`;
   throw failedPrecondition(code, `Invoice '${invoice.id}' is ${invoice.status}; only a paid invoice can be refunded.`);
