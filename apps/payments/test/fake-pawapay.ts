@@ -18,6 +18,7 @@ interface Deposit {
   currency: string;
   country: string;
   phoneNumber: string;
+  provider: string;
   failureReason?: { failureCode: string; failureMessage: string };
 }
 
@@ -36,7 +37,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{1
 /**
  * A local stand-in for pawaPay's Merchant API v2, speaking its documented requests and answers
  * (not a mock of our code): `POST /v2/paymentpage` answers `{redirectUrl}` (or a REJECTED
- * deposit), `GET /v2/deposits/{depositId}` answers `{status: FOUND|NOT_FOUND, data}`,
+ * deposit), `POST /v2/deposits` (a push to the payer's phone, no page) answers
+ * `{depositId, status: ACCEPTED|DUPLICATE_IGNORED|REJECTED}`, `GET /v2/deposits/{depositId}` answers `{status: FOUND|NOT_FOUND, data}`,
  * `POST /v2/refunds` answers `{refundId, status: ACCEPTED|DUPLICATE_IGNORED|REJECTED}` and keeps
  * the refund ACCEPTED until the test finishes it (`finishRefund`), `GET /v2/refunds/{refundId}`
  * answers `{status: FOUND|NOT_FOUND, data}`. Bearer token required. It signs the callbacks it
@@ -50,6 +52,11 @@ export class FakePawapay {
   readonly keys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   /** Amounts the fake rejects at initiation (as pawaPay rejects amounts beyond a provider's limits). */
   rejectAmounts = new Set<string>();
+  /**
+   * Deposits the fake carries out but whose answer it never sends (it drops the connection), as
+   * when the network fails after pawaPay accepted: the caller cannot know it was accepted.
+   */
+  dropDepositAnswers = 0;
   private server?: Server;
   baseUrl = '';
 
@@ -84,7 +91,7 @@ export class FakePawapay {
    */
   callback(url: string, depositId: string, options: { key?: KeyObject; tamper?: boolean } = {}): { method: string; authority: string; path: string; headers: Record<string, string>; body: Buffer } {
     const deposit = this.deposits.get(depositId)!;
-    const body = Buffer.from(JSON.stringify({ ...deposit, created: new Date().toISOString(), payer: { type: 'MMO', accountDetails: { phoneNumber: deposit.phoneNumber, provider: 'MTN_MOMO_ZMB' } } }));
+    const body = Buffer.from(JSON.stringify({ ...deposit, created: new Date().toISOString(), payer: { type: 'MMO', accountDetails: { phoneNumber: deposit.phoneNumber, provider: deposit.provider } } }));
     const target = new URL(url);
     const request = { method: 'POST', authority: target.host, path: target.pathname, headers: { 'content-type': 'application/json' }, body };
     const headers = signRequest(request, options.key ?? this.keys.privateKey, 'pawapay-test-key', new Date());
@@ -143,8 +150,31 @@ export class FakePawapay {
       if (this.rejectAmounts.has(amount.amount!)) {
         return answer(200, { depositId, status: 'REJECTED', failureReason: { failureCode: 'AMOUNT_OUT_OF_BOUNDS', failureMessage: 'The amount is beyond the provider limits.' } });
       }
-      this.deposits.set(depositId, { depositId, status: 'ACCEPTED', amount: amount.amount!, currency: amount.currency!, country: String(body!.country), phoneNumber: String(body!.phoneNumber) });
+      this.deposits.set(depositId, { depositId, status: 'ACCEPTED', amount: amount.amount!, currency: amount.currency!, country: String(body!.country), phoneNumber: String(body!.phoneNumber), provider: 'MTN_MOMO_ZMB' });
       return answer(200, { redirectUrl: `${this.baseUrl}/pay/${depositId}` });
+    }
+    if (request.method === 'POST' && path === '/v2/deposits') {
+      const depositId = String(body?.depositId ?? '');
+      const payer = (body?.payer ?? {}) as { type?: string; accountDetails?: { phoneNumber?: string; provider?: string } };
+      const invalid = !UUID.test(depositId) || !/^(0|[1-9]\d*)(\.\d{1,2})?$/.test(String(body?.amount ?? '')) || !/^[A-Z]{3}$/.test(String(body?.currency ?? ''))
+        || payer.type !== 'MMO' || !/^\d{8,15}$/.test(payer.accountDetails?.phoneNumber ?? '') || !/^[A-Z_]+$/.test(payer.accountDetails?.provider ?? '');
+      if (invalid) return answer(400, { failureReason: { failureCode: 'INVALID_INPUT', failureMessage: 'The request does not follow the schema.' } });
+      // Idempotent by depositId, as pawaPay documents: a repeat is ignored, whatever it says.
+      if (this.deposits.has(depositId)) return answer(200, { depositId, status: 'DUPLICATE_IGNORED', created: new Date().toISOString() });
+      if (this.rejectAmounts.has(String(body!.amount))) {
+        return answer(200, { depositId, status: 'REJECTED', failureReason: { failureCode: 'AMOUNT_OUT_OF_BOUNDS', failureMessage: 'The amount is beyond the provider limits.' } });
+      }
+      const provider = payer.accountDetails!.provider!;
+      this.deposits.set(depositId, {
+        depositId, status: 'ACCEPTED', amount: String(body!.amount), currency: String(body!.currency), country: provider.slice(provider.lastIndexOf('_') + 1),
+        phoneNumber: payer.accountDetails!.phoneNumber!, provider,
+      });
+      if (this.dropDepositAnswers > 0) {
+        this.dropDepositAnswers -= 1;
+        request.socket.destroy();
+        return;
+      }
+      return answer(200, { depositId, status: 'ACCEPTED', created: new Date().toISOString() });
     }
     const status = /^\/v2\/deposits\/([^/]+)$/.exec(path);
     if (request.method === 'GET' && status) {

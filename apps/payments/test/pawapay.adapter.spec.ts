@@ -1,6 +1,6 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { money } from '@recur/money';
-import { newPayment, type Payment } from '../src/payments/payment';
+import { newPayment, type Payment, providerPaymentIdFor } from '../src/payments/payment';
 import { PawapayAdapter } from '../src/providers/pawapay.adapter';
 import { FakePawapay } from './fake-pawapay';
 
@@ -70,10 +70,34 @@ describe('PawapayAdapter', () => {
     expect(await adapter.status(live)).toEqual({ state: 'settled', outcome: { status: 'failed', code: 'insufficient_balance', message: 'The customer does not have enough funds.' } });
   });
 
+  it('pushes a deposit to the payer\'s phone (POST /v2/deposits, the documented body); a repeat of its depositId is DUPLICATE_IGNORED, still under way; a rejection is reported', async () => {
+    const push = (key: string) => newPayment({ accountId: 'acct_1', livemode: true }, { invoice, phoneNumber: '+260971234567', provider: 'MTN_MOMO_ZMB', providerPaymentId: providerPaymentIdFor(key) }, new Date());
+    const first = push('wtu_adapter_push');
+    expect(first.providerPaymentId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(await adapter.push(first, 'https://recur.test/pay/return/x')).toEqual({ redirectUrl: 'https://recur.test/pay/return/x' });
+    expect(pawapay.requests.at(-1)).toMatchObject({
+      method: 'POST', path: '/v2/deposits',
+      body: { depositId: first.providerPaymentId, amount: '150.50', currency: 'ZMW', payer: { type: 'MMO', accountDetails: { phoneNumber: '260971234567', provider: 'MTN_MOMO_ZMB' } }, clientReferenceId: 'in_test' },
+    });
+    // A second try of the same top-up (its answer or its commit lost) asks for the same deposit.
+    const retry = push('wtu_adapter_push');
+    expect(retry.providerPaymentId).toBe(first.providerPaymentId);
+    expect(await adapter.push(retry, 'https://recur.test/pay/return/x')).toEqual({ redirectUrl: 'https://recur.test/pay/return/x' });
+    expect(pawapay.deposits.get(first.providerPaymentId)).toMatchObject({ status: 'ACCEPTED', amount: '150.50' });
+    expect(await adapter.status(retry)).toEqual({ state: 'pending' });
+    pawapay.rejectAmounts.add('150.50');
+    try {
+      expect(await adapter.push(push('wtu_adapter_rejected'), 'https://recur.test/r')).toEqual({ rejected: { code: 'amount_out_of_bounds', message: 'The amount is beyond the provider limits.' } });
+    } finally {
+      pawapay.rejectAmounts.delete('150.50');
+    }
+  });
+
   it('never sends a sandbox payment to pawaPay, whatever calls it', async () => {
     const before = pawapay.requests.length;
     const sandbox = payment(false);
     await expect(adapter.start(sandbox, 'https://recur.test/r')).rejects.toMatchObject({ code: 'sandbox_reached_live_provider' });
+    await expect(adapter.push(sandbox, 'https://recur.test/r')).rejects.toMatchObject({ code: 'sandbox_reached_live_provider' });
     await expect(adapter.status(sandbox)).rejects.toMatchObject({ code: 'sandbox_reached_live_provider' });
     await expect(adapter.refund({ refundId: 'x', payment: sandbox, amount: sandbox.amount })).rejects.toMatchObject({ code: 'sandbox_reached_live_provider' });
     expect(pawapay.requests.length).toBe(before);

@@ -254,7 +254,7 @@ describe('pawaPay callbacks and the janitor', () => {
     const invoice = await openInvoice(tenant);
     const { payment } = await initiate(tenant, invoice.id);
     const providerPaymentId = (await queryDatabase<{ provider_payment_id: string }>(payments.databaseUrl, 'SELECT provider_payment_id FROM payments WHERE id = $1', [payment!.id]))[0].provider_payment_id;
-    pawapay.deposits.set(providerPaymentId, { depositId: providerPaymentId, status: 'COMPLETED', amount: '123.45', currency: 'ZMW', country: 'ZMB', phoneNumber: '260971234567' });
+    pawapay.deposits.set(providerPaymentId, { depositId: providerPaymentId, status: 'COMPLETED', amount: '123.45', currency: 'ZMW', country: 'ZMB', phoneNumber: '260971234567', provider: 'MTN_MOMO_ZMB' });
     expect(await deliver(pawapay.callback(CALLBACK_URL, providerPaymentId))).toMatchObject({ outcome: 'unknown_payment' });
     expect((await client.getPayment({ tenant, id: payment!.id })).payment!.status).toBe('pending');
   });

@@ -1,13 +1,17 @@
-import { startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
+import { randomBytes } from 'node:crypto';
+import { connectDatabase, queryDatabase, startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
 import { constructEvent } from '@recur/webhooks';
 import { SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
+import { FakePawapay } from '../../../apps/payments/test/fake-pawapay';
 import { api, eventually, type Keys, type Mesh, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
 
 /**
  * Prepaid wallets as a new user meets them, through the gateway only, every service its own
  * process on Kafka, webhooks at a real receiver: a wallet topped up through the sandbox payer
  * page (its invoice says top-up), a renewal on a test clock paid by the wallet, the low-balance
- * event once per crossing, and an auto recharge that settles by itself on the sandbox.
+ * event once per crossing, and an auto recharge that settles by itself on the sandbox. Live, at
+ * a local stand-in of pawaPay: an auto recharge pushed as a pawaPay deposit, settled once by its
+ * callbacks racing the status check, and the refund of an invoice the wallet paid.
  */
 let mesh: Mesh;
 let keys: Keys;
@@ -20,9 +24,20 @@ const DAY = 86_400;
 const START = Date.UTC(2030, 0, 1) / 1000;
 const FEBRUARY = Date.UTC(2030, 1, 1) / 1000;
 const MARCH = Date.UTC(2030, 2, 1) / 1000;
+const pawapay = new FakePawapay(`pawapay-token-${randomBytes(8).toString('hex')}`);
 
 beforeAll(async () => {
-  [mesh, receiver] = await Promise.all([startMesh({ env: { 'webhook-dispatch': { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } } }), startWebhookReceiver()]);
+  await pawapay.start();
+  [mesh, receiver] = await Promise.all([
+    startMesh({
+      env: {
+        'webhook-dispatch': { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' },
+        // Live payments go to the local pawaPay stand-in; the janitor's status checks start soon after initiation.
+        payments: { PAWAPAY_BASE_URL: pawapay.baseUrl, PAWAPAY_API_TOKEN: pawapay.token, PAWAPAY_CALLBACK_PUBLIC_KEY: pawapay.publicKeyPem, PAYMENT_STATUS_CHECK_AFTER_MS: '500' },
+      },
+    }),
+    startWebhookReceiver(),
+  ]);
   ({ keys } = await mesh.createAccount('Kafue Water'));
   call = api(mesh, keys.test);
   const endpoint = await call('POST', '/v1/webhooks', { url: `${receiver.url}${HOOK}`, events: ['wallet.topped_up', 'wallet.low_balance', 'wallet.auto_recharge', 'invoice.created'] });
@@ -32,7 +47,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   mesh?.webhookDispatch.close();
-  await Promise.all([mesh?.stop(), receiver?.stop()]);
+  await Promise.all([mesh?.stop(), receiver?.stop(), pawapay.stop()]);
 }, 60_000);
 
 interface Envelope {
@@ -173,5 +188,86 @@ describe('prepaid wallets', () => {
     expect(await delivered('wallet.auto_recharge')).toHaveLength(1);
     // The first invoice, raised before the wallet held anything, is still for the payer to pay.
     expect((await call('GET', `/v1/invoices?subscription=${subscription.id}&status=open`)).body.total).toBe(1);
+  });
+});
+
+describe('live prepaid wallets at pawaPay', () => {
+  /** Live events are read at their source, the service's outbox (a live endpoint must be https). */
+  const outboxOf = (service: 'payments' | 'invoicing', key: string, type: string) =>
+    queryDatabase<{ payload: { livemode: boolean; data: { top_up?: { id: string; payment: string; automatic: boolean } } } }>(mesh.databaseUrls[service],
+      'SELECT payload FROM outbox_events WHERE key = $1 AND type = $2 ORDER BY seq', [key, type]);
+
+  it('recharge by themselves with a pawaPay deposit pushed to the stored phone, credited once when callbacks race the status check; a refund of a wallet-paid invoice credits the wallet back; one-off invoices are paid from it, top-up invoices never', async () => {
+    const live = api(mesh, keys.live);
+    const customer = (await live('POST', '/v1/customers', { name: 'Bwalya Mwansa', email: `bwalya-${randomBytes(4).toString('hex')}@example.com` })).body;
+    const id = (await live('POST', '/v1/wallets', { customer: customer.id, currency: 'zmw' })).body.id as string;
+    expect((await live('PATCH', `/v1/wallets/${id}`, { auto_recharge: { enabled: true, threshold: 1_000, amount: 3_000, phone_number: '+260971234567', provider: 'MTN_MOMO_ZMB' } })).status).toBe(200);
+
+    // A first top-up of 1500, paid by the payer on pawaPay's page (the session, then its signed callback).
+    const topUp = (await live('POST', `/v1/wallets/${id}/top-ups`, { amount: 1_500 })).body;
+    const payment = await live('POST', '/v1/payments/initiate', { invoice_id: topUp.invoice, phone_number: '+260971234567', provider: 'MTN_MOMO_ZMB' });
+    expect([payment.status, payment.body.redirectUrl.startsWith(pawapay.baseUrl)]).toEqual([201, true]);
+    const pageDeposit = new URL(payment.body.redirectUrl).pathname.split('/').pop()!;
+    pawapay.finish(pageDeposit, 'COMPLETED');
+    expect((await pawapay.sendCallback(`${mesh.baseUrl}/callbacks/pawapay`, pageDeposit)).status).toBe(200);
+    await eventually(async () => (await live('GET', `/v1/wallets/${id}`)).body.balance === 1_500, 60_000, 'the live wallet topped up to 1500');
+
+    // A subscription's first invoice of 1000: the wallet pays it (1500 → 500), crossing 1000: an automatic top-up of 3000.
+    const plan = (await live('POST', '/v1/plans', { name: 'Water', pricing_model: 'flat_rate', amount_monthly: 1_000, currency: 'zmw' })).body;
+    const subscription = (await live('POST', '/v1/subscriptions', { customer: customer.id, plan: plan.id, billing_interval: 'monthly' })).body;
+    const paidByWallet = await eventually(async () => (await live('GET', `/v1/invoices?subscription=${subscription.id}&status=paid`)).body.data?.[0], 60_000, 'the first invoice paid by the wallet');
+    const [started] = await eventually(async () => {
+      const rows = await outboxOf('payments', id, 'wallet.auto_recharge');
+      return rows.length > 0 ? rows : undefined;
+    }, 60_000, 'wallet.auto_recharge');
+    const pushPayment = started.payload.data.top_up!.payment;
+    expect(started.payload).toMatchObject({ livemode: true, data: { top_up: { automatic: true, payment: expect.stringMatching(/^pay_/) } } });
+
+    // No page: one pawaPay deposit pushed to the stored phone, with the documented body.
+    const pushes = pawapay.requests.filter((request) => request.path === '/v2/deposits');
+    expect(pushes).toHaveLength(1);
+    const depositId = pushes[0].body!.depositId as string;
+    expect(pushes[0].body).toMatchObject({ amount: '30.00', currency: 'ZMW', payer: { type: 'MMO', accountDetails: { phoneNumber: '260971234567', provider: 'MTN_MOMO_ZMB' } } });
+    expect((await live('GET', `/v1/payments/${pushPayment}`)).body).toMatchObject({ status: 'pending', phone_number: '+260971234567', provider: 'MTN_MOMO_ZMB' });
+
+    // The payer approves on the phone. Signed callbacks through the gateway and the janitor's status check reach the payment at once.
+    pawapay.finish(depositId, 'COMPLETED');
+    await queryDatabase(mesh.databaseUrls.payments, "UPDATE payments SET due_at = now() + interval '900 milliseconds', lease_until = NULL WHERE id = $1", [pushPayment]);
+    const holder = await connectDatabase(mesh.databaseUrls.payments);
+    await holder.query('BEGIN');
+    await holder.query('SELECT 1 FROM payments WHERE id = $1 FOR UPDATE', [pushPayment]);
+    const racing = Promise.all(Array.from({ length: 4 }, () => pawapay.sendCallback(`${mesh.baseUrl}/callbacks/pawapay`, depositId)));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await holder.query('COMMIT');
+    await holder.end();
+    expect((await racing).map((answer) => answer.status)).toEqual([200, 200, 200, 200]);
+    await eventually(async () => (await live('GET', `/v1/wallets/${id}`)).body.balance === 3_500, 60_000, 'the live wallet recharged to 3500');
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect((await live('GET', `/v1/wallets/${id}`)).body.balance).toBe(3_500);
+    expect((await live('GET', `/v1/payments/${pushPayment}`)).body.status).toBe('succeeded');
+    expect(await outboxOf('payments', pushPayment, 'recur.payments.v1.PaymentSucceeded')).toHaveLength(1);
+    expect((await outboxOf('payments', id, 'wallet.topped_up')).map((row) => row.payload.data.top_up!.automatic)).toEqual([false, true]);
+    expect(await outboxOf('payments', id, 'wallet.auto_recharge')).toHaveLength(1);
+    expect(pawapay.requests.filter((request) => request.path === '/v2/deposits')).toHaveLength(1);
+
+    // Refunding the invoice the wallet paid gives the 1000 back to the wallet at once: 201, a credit note, the invoice refunded.
+    const refunded = await live('POST', '/v1/refunds', { invoice_id: paidByWallet.id, reason: 'requested_by_customer' });
+    expect(refunded.status).toBe(201);
+    expect(refunded.body).toMatchObject({ object: 'credit_note', livemode: true, number: 'CN-000001', invoice: paidByWallet.id, amount: 1_000, currency: 'zmw', payment: expect.stringMatching(/^wtx_/) });
+    expect((await live('GET', `/v1/invoices/${paidByWallet.id}`)).body.status).toBe('refunded');
+    expect((await live('GET', `/v1/wallets/${id}`)).body.balance).toBe(4_500);
+    expect((await live('GET', `/v1/wallets/${id}/transactions?limit=1`)).body).toMatchObject({ total: 4, data: [{ kind: 'refund', amount: 1_000, balance_after: 4_500, invoice: paidByWallet.id }] });
+    expect((await live('POST', '/v1/refunds', { invoice_id: paidByWallet.id, reason: 'duplicate' })).body.error).toMatchObject({ code: 'invoice_refunded' });
+    expect((await outboxOf('invoicing', paidByWallet.id, 'invoice.refunded')).map((row) => row.payload.livemode)).toEqual([true]);
+    expect(pawapay.requests.filter((request) => request.path === '/v2/refunds')).toHaveLength(0);
+
+    // The wallet pays a one-off invoice too (4500 → 4000); never a top-up's own invoice, which stays for the payer.
+    const ownTopUp = (await live('POST', `/v1/wallets/${id}/top-ups`, { amount: 1_000 })).body;
+    const oneOff = (await live('POST', '/v1/invoices', { customer: customer.id, status: 'open', amount: 500, currency: 'zmw', description: 'Meter repair' })).body;
+    expect(oneOff).toMatchObject({ billing_reason: 'manual', status: 'open' });
+    await eventually(async () => (await live('GET', `/v1/invoices/${oneOff.id}`)).body.status === 'paid', 60_000, 'the one-off invoice paid by the wallet');
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect((await live('GET', `/v1/wallets/${id}/transactions?limit=1`)).body).toMatchObject({ total: 5, data: [{ kind: 'invoice_payment', amount: -500, balance_after: 4_000, invoice: oneOff.id }] });
+    expect((await live('GET', `/v1/invoices/${ownTopUp.invoice}`)).body).toMatchObject({ billing_reason: 'top_up', status: 'open' });
   });
 });

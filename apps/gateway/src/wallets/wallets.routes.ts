@@ -62,7 +62,7 @@ export const WALLET_TRANSACTION_SCHEMA = responseSchema<WalletTransactionJson>('
     object: { type: 'string', enum: ['wallet_transaction'] },
     livemode: { type: 'boolean' },
     wallet: { type: 'string' },
-    kind: { type: 'string', enum: ['top_up', 'invoice_payment'] },
+    kind: { type: 'string', enum: ['top_up', 'invoice_payment', 'refund'], description: 'top_up and refund (a wallet-paid invoice refunded) credit; invoice_payment debits.' },
     amount: { type: 'integer', description: 'Signed: credits positive, debits negative.' },
     balance_after: { type: 'integer' },
     currency: { type: 'string' },

@@ -27,10 +27,10 @@ export class InvoicingClient implements SettlementRecorder, OnModuleDestroy {
   }
 
   /** The invoice as payments needs it; an invoice unknown in the tenant is a bad `invoice_id`. */
-  async payableInvoice(tenant: TenantRef, id: string): Promise<PayableInvoice> {
+  async payableInvoice(tenant: TenantRef, id: string): Promise<PayableInvoice & { billingReason: string }> {
     try {
       const { invoice } = await this.client.getInvoice({ tenant: toTenantMessage(tenant), id }, { timeoutMs: INVOICING_TIMEOUT_MS });
-      return { id: invoice!.id, number: invoice!.number, status: invoice!.status, amountDue: moneyFromMessage(invoice!.amountDue, 'amount_due') };
+      return { id: invoice!.id, number: invoice!.number, status: invoice!.status, amountDue: moneyFromMessage(invoice!.amountDue, 'amount_due'), billingReason: invoice!.billingReason };
     } catch (failure) {
       const error = fromGrpcError(failure);
       if (error.kind === 'not_found') throw invalidArgument('invoice_id', `No such invoice: '${id}'`, 'resource_missing');

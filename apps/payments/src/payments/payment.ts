@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { DomainError, failedPrecondition, invalidArgument, newId, type TenantRef } from '@recur/kernel';
 import { equals, type Money, toDecimalString } from '@recur/money';
@@ -81,6 +81,22 @@ export interface NewPaymentFields {
   invoice: PayableInvoice;
   phoneNumber: string;
   provider: string;
+  /** The provider's id when it must be the same on every try (a push: providerPaymentIdFor); random otherwise. */
+  providerPaymentId?: string;
+}
+
+/**
+ * The provider's id (pawaPay's depositId) of the payment started for `key` (an automatic
+ * top-up's id): a UUID in version 4's shape drawn from a hash of the key instead of from
+ * randomness, so every try of one top-up — after a lost answer, after a crash before the commit —
+ * asks pawaPay for the same deposit and pawaPay ignores the repeats (DUPLICATE_IGNORED).
+ */
+export function providerPaymentIdFor(key: string): string {
+  const bytes = createHash('sha256').update(`recur-deposit:${key}`).digest().subarray(0, 16);
+  bytes[6] = (bytes[6] & 0x0f) | 0x40;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /** A new pending payment of the invoice's amount due; the redirect address comes from its adapter. */
@@ -99,7 +115,7 @@ export function newPayment(tenant: TenantRef, fields: NewPaymentFields, now: Dat
     phoneNumber,
     provider,
     adapter: adapterFor(tenant),
-    providerPaymentId: randomUUID(),
+    providerPaymentId: fields.providerPaymentId ?? randomUUID(),
     pageToken: randomBytes(32).toString('base64url'),
     redirectUrl: '',
     failureCode: null,

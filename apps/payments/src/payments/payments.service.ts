@@ -15,6 +15,7 @@ import {
   type PayableInvoice,
   type Payment,
   paymentNotFound,
+  providerPaymentIdFor,
   rejectedAtStart,
   settle,
 } from './payment';
@@ -58,17 +59,32 @@ export class PaymentsService {
    * Starts paying `invoice` (read from invoicing by the caller), or answers the invoice's
    * pending payment: a repeat never starts a second charge. The adapter is the tenant's mode's.
    */
-  async initiate(tx: Tx, tenant: TenantRef, invoice: PayableInvoice, fields: InitiationFields): Promise<Payment> {
+  initiate(tx: Tx, tenant: TenantRef, invoice: PayableInvoice, fields: InitiationFields): Promise<Payment> {
+    return this.begin(tx, tenant, invoice, fields, undefined);
+  }
+
+  /**
+   * Starts collecting `invoice` with nobody at a page: a push to the stored phone (auto
+   * recharge). `key` (the automatic top-up's id) fixes the provider's id, so a retry of a try
+   * whose answer or commit was lost asks the provider for the same deposit, never a second one.
+   */
+  initiatePush(tx: Tx, tenant: TenantRef, invoice: PayableInvoice, fields: InitiationFields, key: string): Promise<Payment> {
+    return this.begin(tx, tenant, invoice, fields, providerPaymentIdFor(key));
+  }
+
+  private async begin(tx: Tx, tenant: TenantRef, invoice: PayableInvoice, fields: InitiationFields, pushId: string | undefined): Promise<Payment> {
     checkPhoneNumber(fields.phoneNumber, checkProvider(fields.provider));
     await this.payments.lockInvoice(tx, tenant, invoice.id);
     const pending = await this.payments.findPending(tx, tenant, invoice.id);
     if (pending) return pending;
     assertPayable(invoice);
     const now = this.now();
-    const payment = newPayment(tenant, { invoice, ...fields }, now);
+    const payment = newPayment(tenant, { invoice, ...fields, providerPaymentId: pushId }, now);
     // The payment (with the provider's id we chose) is part of the same commit as the session:
-    // if the provider call fails, nothing is kept and a retry starts afresh with a new id.
-    const started = await this.adapters.forPayment(payment).start(payment, this.returnUrl(payment));
+    // if the provider call fails, nothing is kept and a page session's retry starts afresh with a
+    // new id; a push's retry repeats its fixed id, which the provider de-duplicates.
+    const adapter = this.adapters.forPayment(payment);
+    const started = pushId === undefined ? await adapter.start(payment, this.returnUrl(payment)) : await adapter.push(payment, this.returnUrl(payment));
     const change = 'rejected' in started
       ? rejectedAtStart(payment, started.rejected.code, started.rejected.message, now)
       : { payment: { ...payment, redirectUrl: started.redirectUrl }, events: [] };

@@ -88,7 +88,7 @@ function refundFinalOf(refund: RefundJson): RefundFinal | null {
 }
 
 /**
- * The live adapter: pawaPay Merchant API v2 (payment page, deposit status, refunds, signed
+ * The live adapter: pawaPay Merchant API v2 (payment page, deposits, deposit status, refunds, signed
  * callbacks). Base URL and token come from configuration; its sandbox and production differ
  * only by them. It refuses any sandbox payment itself, a second wall behind adapterFor.
  */
@@ -116,6 +116,28 @@ export class PawapayAdapter implements PaymentProviderAdapter {
     };
     const answer = await this.call<{ redirectUrl?: string; status?: string; failureReason?: FailureReason }>(payment, 'POST', '/v2/paymentpage', body);
     if (answer.redirectUrl) return { redirectUrl: answer.redirectUrl };
+    const { code, message } = failure(answer.failureReason, 'REJECTED');
+    return { rejected: { code, message } };
+  }
+
+  /**
+   * pawaPay's Initiate Deposit (`POST /v2/deposits`): the payer's provider pushes a PIN prompt to
+   * the phone. ACCEPTED and DUPLICATE_IGNORED (our repeat of the same depositId, after a lost
+   * answer or a crash) both leave the deposit under way; its final status comes by callback or
+   * status check, as for a payment page's deposit.
+   */
+  async push(payment: Payment, returnUrl: string): Promise<StartResult> {
+    const body = {
+      depositId: payment.providerPaymentId,
+      amount: toDecimalString(payment.amount),
+      currency: payment.amount.currency.toUpperCase(),
+      payer: { type: 'MMO', accountDetails: { phoneNumber: payment.phoneNumber.replace(/^\+/, ''), provider: payment.provider } },
+      clientReferenceId: payment.invoiceId,
+      customerMessage: `Invoice ${payment.invoiceNumber}`.slice(0, 22).padEnd(4, '.'),
+      metadata: [{ invoiceId: payment.invoiceId }, { paymentId: payment.id }],
+    };
+    const answer = await this.call<{ status?: string; failureReason?: FailureReason }>(payment, 'POST', '/v2/deposits', body);
+    if (answer.status === 'ACCEPTED' || answer.status === 'DUPLICATE_IGNORED') return { redirectUrl: returnUrl };
     const { code, message } = failure(answer.failureReason, 'REJECTED');
     return { rejected: { code, message } };
   }

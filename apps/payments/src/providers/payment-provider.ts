@@ -57,6 +57,13 @@ export interface PaymentProviderAdapter {
   readonly name: AdapterName;
   /** Starts a payment page session for `payment`; the payer returns to `returnUrl`. */
   start(payment: Payment, returnUrl: string): Promise<StartResult>;
+  /**
+   * Asks the payer's phone for `payment` with nobody at a page (a push the payer approves with
+   * their PIN: auto recharge). Idempotent at the provider by the payment's provider id, so a
+   * repeat after a lost answer or a crash is not a second charge. Answers where someone who
+   * comes looking for the payment is sent (`returnUrl`, Recur's return page), or the refusal.
+   */
+  push(payment: Payment, returnUrl: string): Promise<StartResult>;
   /** Asks the provider what became of the payment. */
   status(payment: Payment): Promise<ProviderStatus>;
   /** Refunds a succeeded payment in full at the provider. */

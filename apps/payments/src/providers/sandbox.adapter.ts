@@ -17,6 +17,14 @@ export class SandboxAdapter implements PaymentProviderAdapter {
     return Promise.resolve({ redirectUrl: `${this.pagesUrl}/sandbox/pay/${payment.pageToken}` });
   }
 
+  /**
+   * The simulated phone is the sandbox payer page: the auto-recharge worker approves it there at
+   * once (README, Prepaid wallets), so the push is a page like any other sandbox payment.
+   */
+  push(payment: Payment): Promise<StartResult> {
+    return this.start(payment);
+  }
+
   status(): Promise<ProviderStatus> {
     return Promise.resolve({ state: 'pending' });
   }

@@ -35,6 +35,7 @@ export interface Refund {
 export interface RefundableInvoice {
   id: string;
   status: string;
+  billingReason: string;
 }
 
 export function checkRefundReason(reason: string): RefundReason {
@@ -42,8 +43,12 @@ export function checkRefundReason(reason: string): RefundReason {
   return reason as RefundReason;
 }
 
-/** Only a paid invoice is refunded; anything else answers the invoice's specific code (409). */
+/** Only a paid invoice, and not a wallet's top-up, is refunded; anything else answers its specific code (409). */
 export function assertRefundable(invoice: RefundableInvoice): void {
+  if (invoice.status === 'paid' && invoice.billingReason === 'top_up') {
+    // Its money is in a wallet now (perhaps spent): giving it back at the provider would leave the balance it bought.
+    throw failedPrecondition('invoice_top_up', `Invoice '${invoice.id}' paid a wallet top-up; its money is in the wallet and is not refunded.`);
+  }
   if (invoice.status === 'paid') return;
   const code = invoice.status === 'open' || invoice.status === 'failed' ? 'invoice_not_paid' : `invoice_${invoice.status}`;
   throw failedPrecondition(code, `Invoice '${invoice.id}' is ${invoice.status}; only a paid invoice can be refunded.`);
@@ -53,8 +58,8 @@ export function assertRefundable(invoice: RefundableInvoice): void {
 export const alreadyRefunded = (invoiceId: string) =>
   failedPrecondition('invoice_refunded', `Invoice '${invoiceId}' is refunded, or a refund of it is under way.`);
 
-/** A new refund of the full amount of the payment that settled the invoice. */
-export function newRefund(tenant: TenantRef, invoiceId: string, payment: Payment, reason: RefundReason, requestId: string, now: Date): Refund {
+/** A new refund of the full amount of the payment that settled the invoice (a provider's payment or a wallet debit). */
+export function newRefund(tenant: TenantRef, invoiceId: string, payment: Pick<Payment, 'id' | 'amount'>, reason: RefundReason, requestId: string, now: Date): Refund {
   return {
     id: newId('cn'),
     tenant,
@@ -70,6 +75,16 @@ export function newRefund(tenant: TenantRef, invoiceId: string, payment: Payment
     createdAt: now,
     recordedAt: null,
   };
+}
+
+/**
+ * A refund of an invoice a wallet paid: the wallet is credited back in the transaction that keeps
+ * the refund, so it is `succeeded` from the start (no provider; its `providerRefundId` is never
+ * sent anywhere) and only its credit note is left to record. `paymentId` is the debit's id, the
+ * `payment` invoicing recorded when the wallet paid.
+ */
+export function newWalletRefund(tenant: TenantRef, invoiceId: string, debit: Pick<Payment, 'id' | 'amount'>, reason: RefundReason, requestId: string, now: Date): Refund {
+  return { ...newRefund(tenant, invoiceId, debit, reason, requestId, now), status: 'succeeded' };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, type Clock, failedPrecondition, type TenantRef } from '@recur/kernel';
 import type { creditNoteV1 } from '@recur/contracts';
+import { money } from '@recur/money';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { InvoicingClient } from '../invoices/invoicing.client';
 import { adapterFor } from '../payments/payment';
@@ -8,7 +9,8 @@ import { PaymentsRepository } from '../payments/payments.repository';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../payments-config';
 import type { ReceivedCallback, RefundFinal } from '../providers/payment-provider';
 import { ProviderAdapters } from '../providers/provider-adapters.service';
-import { alreadyRefunded, assertRefundable, checkRefundReason, newRefund, type Refund, type RefundableInvoice, withProviderResult } from './refund';
+import { WalletsService } from '../wallets/wallets.service';
+import { alreadyRefunded, assertRefundable, checkRefundReason, newRefund, newWalletRefund, type Refund, type RefundableInvoice, withProviderResult } from './refund';
 import { RefundsRepository } from './refunds.repository';
 
 /** Where a refund got: the credit note invoicing issued, the provider's refusal, or still at the provider (processing). */
@@ -23,7 +25,8 @@ export type RefundCallbackOutcome = 'settled' | 'already_settled' | 'pending' | 
 const REFUND_STATUS_CHECK_MAX_MS = 30 * 60_000;
 
 /**
- * Refunds: payments refunds at the provider, invoicing records the credit note. The refund
+ * Refunds: payments refunds at the provider (or, for an invoice a wallet paid, credits the
+ * wallet back at once), invoicing records the credit note. The refund
  * row is committed before the provider is called; every later step is idempotent (the
  * provider by our refund id, invoicing by the credit note id), so whoever finishes a refund —
  * the request itself, its repeat, or the refund worker after a crash — finishes it once.
@@ -35,6 +38,7 @@ export class RefundsService {
     private readonly payments: PaymentsRepository,
     private readonly adapters: ProviderAdapters,
     private readonly invoicing: InvoicingClient,
+    private readonly wallets: WalletsService,
     private readonly prisma: PrismaService,
     @Inject(CLOCK) private readonly now: Clock,
     @Inject(PAYMENTS_CONFIG) private readonly config: PaymentsConfig,
@@ -55,11 +59,19 @@ export class RefundsService {
         throw alreadyRefunded(invoice.id);
       }
       assertRefundable(invoice);
-      const payment = await this.payments.findSucceeded(tx, tenant, invoice.id);
-      if (!payment) throw failedPrecondition('invoice_not_paid', `Invoice '${invoice.id}' was not paid through a payment; there is nothing to refund at a provider.`);
       const now = this.now();
-      const refund = newRefund(tenant, invoice.id, payment, checkedReason, requestId, now);
+      const payment = await this.payments.findSucceeded(tx, tenant, invoice.id);
+      if (payment) {
+        const refund = newRefund(tenant, invoice.id, payment, checkedReason, requestId, now);
+        await this.refunds.insert(tx, refund, this.recoverAt(now));
+        return refund;
+      }
+      // A wallet paid it: the money goes back to the wallet, in this transaction — done at once.
+      const debit = await this.wallets.findInvoiceDebit(tx, tenant, invoice.id);
+      if (!debit) throw failedPrecondition('invoice_not_paid', `Invoice '${invoice.id}' was paid neither through a payment nor by a wallet; there is nothing to refund.`);
+      const refund = newWalletRefund(tenant, invoice.id, { id: debit.id, amount: money(-debit.amount, debit.currency) }, checkedReason, requestId, now);
       await this.refunds.insert(tx, refund, this.recoverAt(now));
+      await this.wallets.creditRefund(tx, debit, refund.id);
       return refund;
     }, { maxWait: 10_000, timeout: 10_000 });
   }

@@ -27,9 +27,12 @@ export interface AutoRechargeWorkerOptions {
  * `wallet_top_ups`. A `requested` top-up (kept in the transaction of the debit that crossed the
  * threshold) gets its invoice (CreateInvoice, idempotent by the top-up id) and a payment started
  * with the wallet's stored phone number and provider, in one transaction with the top-up
- * turning `pending` and `wallet.auto_recharge`. On the sandbox nobody stands at a payer page:
- * the simulated phone approves the push at once, and the magic number decides the outcome as
- * Approve would (README, Prepaid wallets). The paid invoice then credits the wallet like any top-up.
+ * turning `pending` and `wallet.auto_recharge`. The payment is a push to that phone, as nobody
+ * stands at a page: live, a pawaPay deposit (`POST /v2/deposits`) whose depositId is derived from
+ * the top-up's id, so a retry after a lost answer or a crash asks for the same deposit; it settles
+ * by callback or the janitor's status check like any live payment. On the sandbox the simulated
+ * phone approves the push at once, and the magic number decides the outcome as Approve would
+ * (README, Prepaid wallets). The paid invoice then credits the wallet like any top-up.
  */
 export class AutoRechargeWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly worker: JobWorker<string>;
@@ -97,8 +100,8 @@ export class AutoRechargeWorker implements OnApplicationBootstrap, OnModuleDestr
     await this.prisma.$transaction(async (tx) => {
       const current = await this.wallets.getTopUpForUpdate(tx, topUp.id);
       if (current?.status !== 'requested') return;
-      const payment = await this.payments.initiate(
-        tx, topUp.tenant, { id: invoice.id, number: invoice.number, status: invoice.status, amountDue: money(topUp.amount, topUp.currency) }, { phoneNumber, provider },
+      const payment = await this.payments.initiatePush(
+        tx, topUp.tenant, { id: invoice.id, number: invoice.number, status: invoice.status, amountDue: money(topUp.amount, topUp.currency) }, { phoneNumber, provider }, topUp.id,
       );
       const now = this.now();
       const started: WalletTopUp = { ...current, status: 'pending', invoiceId: invoice.id, paymentUrl: invoice.paymentUrl, paymentId: payment.id, updatedAt: now };

@@ -10,12 +10,17 @@ import { WalletsService } from './wallets.service';
 export const CONSUMER = 'payments.wallets';
 const HANDLES = createRegistry(invoicingEventsV1.InvoiceFinalizedSchema, invoicingEventsV1.InvoicePaidSchema, invoicingEventsV1.InvoicePaymentFailedSchema);
 
-/** The billing reasons of the invoices a wallet pays first: a subscription's own invoices. */
-export const WALLET_PAID_BILLING_REASONS: readonly string[] = ['subscription_create', 'subscription_cycle', 'subscription_update', 'subscription_final'];
+/**
+ * The billing reasons of the invoices a wallet pays first: a subscription's own invoices and
+ * one-off invoices (`manual`). Never `top_up` (a top-up invoice paid by its own wallet would
+ * credit back what it debited: money out of nothing), nor `sales_link` (a checkout's payer is at
+ * the page, paying now).
+ */
+export const WALLET_PAID_BILLING_REASONS: readonly string[] = ['subscription_create', 'subscription_cycle', 'subscription_update', 'subscription_final', 'manual'];
 
 /**
  * Reads invoicing's events for wallets, each once (the inbox claim commits with the change):
- * - InvoiceFinalized of a subscription invoice: the customer's wallet pays it when it covers it;
+ * - InvoiceFinalized of a subscription or one-off invoice: the customer's wallet pays it when it covers it;
  * - InvoicePaid of a top-up invoice: the wallet is credited (wallet.topped_up);
  * - InvoicePaymentFailed of an automatic top-up's invoice: that top-up is no longer in flight.
  */
@@ -39,7 +44,7 @@ export class WalletInvoiceEventsConsumer implements OnApplicationBootstrap {
       if (!(await claimInboxEvent(tx, CONSUMER, event.id))) return 'duplicate';
       if (payload.typeUrl.endsWith(invoicingEventsV1.InvoiceFinalizedSchema.typeName)) {
         const invoice = anyUnpack(payload, invoicingEventsV1.InvoiceFinalizedSchema)?.invoice;
-        if (!invoice?.subscriptionId || !WALLET_PAID_BILLING_REASONS.includes(invoice.billingReason)) return 'processed';
+        if (!invoice || !WALLET_PAID_BILLING_REASONS.includes(invoice.billingReason)) return 'processed';
         const amountDue = moneyFromMessage(invoice.amountDue, 'amount_due');
         await this.wallets.payInvoice(tx, tenant, { id: invoice.id, customerId: invoice.customerId, currency: amountDue.currency, amountDue: amountDue.amountMinor });
       } else if (payload.typeUrl.endsWith(invoicingEventsV1.InvoicePaidSchema.typeName)) {

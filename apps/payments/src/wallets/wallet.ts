@@ -28,7 +28,8 @@ export interface Wallet {
   updatedAt: Date;
 }
 
-export type WalletTransactionKind = 'top_up' | 'invoice_payment';
+/** top_up and refund credit, invoice_payment debits (a refund gives a wallet-paid invoice's debit back). */
+export type WalletTransactionKind = 'top_up' | 'invoice_payment' | 'refund';
 
 /** One row of the append-only ledger. */
 export interface WalletTransaction {
@@ -40,7 +41,7 @@ export interface WalletTransaction {
   amount: number;
   balanceAfter: number;
   currency: string;
-  /** What makes the row happen once per wallet: `top_up:<wtu_…>`, `invoice:<in_…>`. */
+  /** What makes the row happen once per wallet: `top_up:<wtu_…>`, `invoice:<in_…>`, `refund:<cn_…>`. */
   key: string;
   invoiceId: string;
   topUpId: string;

@@ -91,6 +91,12 @@ export class WalletsRepository {
     });
   }
 
+  /** The wallet debit that paid the invoice (its `invoice:<id>` row), if a wallet of the tenant paid it. */
+  async findInvoiceDebit(tx: Tx, tenant: TenantRef, invoiceId: string): Promise<WalletTransaction | undefined> {
+    const row = await tx.walletTransaction.findFirst({ where: { accountId: tenant.accountId, livemode: tenant.livemode, invoiceId, kind: 'invoice_payment', key: `invoice:${invoiceId}` } });
+    return row ? fromTransactionRow(row) : undefined;
+  }
+
   async hasTransaction(tx: Tx, walletId: string, key: string): Promise<boolean> {
     return (await tx.walletTransaction.count({ where: { walletId, key } })) > 0;
   }

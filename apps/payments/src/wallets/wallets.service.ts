@@ -195,7 +195,7 @@ export class WalletsService {
   }
 
   /**
-   * The wallet pays a subscription invoice first (README, Prepaid wallets): when the customer's
+   * The wallet pays a subscription or one-off invoice first (README, Prepaid wallets): when the customer's
    * wallet in the invoice's currency holds the whole amount due, invoicing marks the invoice
    * paid by the wallet debit (PayInvoice, its payment id the debit's id) and the debit is
    * appended, in this transaction. Otherwise nothing happens and the invoice is collected as
@@ -215,6 +215,21 @@ export class WalletsService {
     if (paid !== 'paid') return paid;
     await this.applyEntry(tx, wallet, { kind: 'invoice_payment', amount: -invoice.amountDue, key, invoiceId: invoice.id, id: transactionId });
     return 'paid';
+  }
+
+  /** The wallet debit that paid `invoiceId`, if a wallet paid it (what a refund of it gives back). */
+  findInvoiceDebit(tx: Tx, tenant: TenantRef, invoiceId: string): Promise<WalletTransaction | undefined> {
+    return this.wallets.findInvoiceDebit(tx, tenant, invoiceId);
+  }
+
+  /**
+   * A refund of a wallet-paid invoice gives the debit back to its wallet: a credit of the same
+   * amount, keyed `refund:<cn_…>` (once per refund), in the caller's transaction with the wallet
+   * locked. A credit crosses no threshold downwards, so it sends no wallet event.
+   */
+  async creditRefund(tx: Tx, debit: WalletTransaction, refundId: string): Promise<WalletTransaction> {
+    const wallet = await this.wallets.getForUpdate(tx, debit.tenant, debit.walletId);
+    return (await this.applyEntry(tx, wallet, { kind: 'refund', amount: -debit.amount, key: `refund:${refundId}`, invoiceId: debit.invoiceId })).transaction;
   }
 
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
