@@ -3,14 +3,18 @@
 // local receiver, through a real webhook-dispatch process and PostgreSQL.
 //
 //   npm run bench:webhooks            # BENCH_EVENTS=1000 BENCH_ENDPOINTS=5 by default
+//   BENCH_ENDPOINTS=1 npm run bench:webhooks   # the issue's burst literally: 1 000 events to one endpoint
 //   BENCH_RATE=100 npm run bench:webhooks   # produce at a steady 100 events/s instead of one burst
 //
-// Prints deliveries/s and event-to-delivery latency (Kafka produce → receiver arrival) p50/p90/p99.
+// Prints deliveries/s and event-to-delivery latency (Kafka produce → receiver arrival) p50/p90/p99,
+// where a delivery's time went (from the stored rows: queued → first attempt started, the post,
+// post answered → outcome committed) and the dispatcher's CPU per delivery.
 // A burst measures throughput (latency is then mostly queueing); a steady rate below capacity
 // measures the pipeline's own latency. In the same run, a plain HTTP client (Node's http, the
 // dispatcher's concurrency, keep-alive) posts the same bodies to the same receiver: the ratio of
 // the two rates says how much of the receiver's speed the pipeline keeps.
-// BENCH_PROFILE=<dir> writes a `--cpu-prof` profile of the webhook-dispatch process.
+// BENCH_PROFILE=<dir> writes a `--cpu-prof` profile of the webhook-dispatch process and
+// summarises the burst's part of it.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
@@ -18,13 +22,13 @@ import { resolve as resolvePath } from 'node:path';
 import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
 import { ROOT } from '../bootstrap.mjs';
-import { benchDir, latencySummary, loadAverage, printWarnings, profileArgs, startInfrastructure, summariseProfiles } from './harness.mjs';
+import { benchDir, cpuMs, latencySummary, loadAverage, monotonicMicros, printWarnings, profileArgs, startInfrastructure, summariseProfiles } from './harness.mjs';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
 const RATE = Number(process.env.BENCH_RATE ?? 0);
 const ENDPOINTS = Number(process.env.BENCH_ENDPOINTS ?? 5);
-/** The dispatcher's default WEBHOOK_CONCURRENCY: the plain client posts as many at once. */
-const CONCURRENCY = 32;
+/** The dispatcher's WEBHOOK_CONCURRENCY (its default unless set): the plain client posts as many at once. */
+const CONCURRENCY = Number(process.env.WEBHOOK_CONCURRENCY ?? 32);
 const PROFILE_DIR = process.env.BENCH_PROFILE ? resolvePath(process.env.BENCH_PROFILE) : undefined;
 if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
 
@@ -62,7 +66,7 @@ const receiverUrl = `http://127.0.0.1:${receiver.address().port}`;
 const grpcPort = await freePort();
 const prefix = `bench-${randomBytes(3).toString('hex')}`;
 const dispatch = await startApp('webhook-dispatch', {
-  env: { DATABASE_URL: postgres.urlFor('bench_webhooks'), GRPC_HOST: '127.0.0.1', GRPC_PORT: String(grpcPort), METRICS_PORT: '0', KAFKA_BROKERS: brokers, KAFKA_TOPIC_PREFIX: prefix, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' },
+  env: { DATABASE_URL: postgres.urlFor('bench_webhooks'), GRPC_HOST: '127.0.0.1', GRPC_PORT: String(grpcPort), METRICS_PORT: '0', KAFKA_BROKERS: brokers, KAFKA_TOPIC_PREFIX: prefix, WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_CONCURRENCY: String(CONCURRENCY) },
   ready: { grpcPort },
   nodeArgs: profileArgs(PROFILE_DIR, 'webhook-dispatch'),
 });
@@ -77,6 +81,8 @@ await producer.connect();
 const producedAt = new Map();
 const topic = publicEventsTopic('subscription', { KAFKA_TOPIC_PREFIX: prefix });
 const started = Date.now();
+const dispatchCpuBefore = cpuMs(dispatch.pid);
+const profileFrom = monotonicMicros();
 const batchSize = RATE > 0 ? Math.max(1, Math.round(RATE / 10)) : 100;
 for (let offset = 0; offset < EVENTS; offset += batchSize) {
   if (RATE > 0) {
@@ -94,6 +100,8 @@ for (let offset = 0; offset < EVENTS; offset += batchSize) {
 const expected = EVENTS * ENDPOINTS;
 while (arrivals.size < expected && Date.now() - started < 600_000) await new Promise((resolve) => setTimeout(resolve, 100));
 
+const dispatchCpu = cpuMs(dispatch.pid) - dispatchCpuBefore;
+const profileTo = monotonicMicros();
 const latencies = [...arrivals].map(([key, at]) => at - producedAt.get(key.split('|')[1]));
 const seconds = (lastArrival - started) / 1000;
 const deliveryRate = arrivals.size / seconds;
@@ -101,16 +109,25 @@ console.log(`\nRecur webhook benchmark: ${EVENTS} events × ${ENDPOINTS} endpoin
 console.log(`load average: ${loadAverage()}`);
 console.log(`delivered ${arrivals.size}/${expected} in ${seconds.toFixed(1)} s: ${deliveryRate.toFixed(0)} deliveries/s`);
 console.log(`event-to-delivery latency ${latencySummary(latencies, { max: true })}`);
+console.log(`webhook-dispatch CPU (consumer and dispatcher): ${(dispatchCpu / 1000).toFixed(1)} s, ${((1000 * dispatchCpu) / arrivals.size).toFixed(0)} µs per delivery`);
 
 // Where the time goes: Kafka → recorded by the consumer, and recorded → arrived at the receiver.
 const { Client } = require('pg');
 const db = new Client({ connectionString: postgres.urlFor('bench_webhooks') });
 await db.connect();
 const { rows } = await db.query('SELECT id, received_at FROM events');
+// Each delivery's first attempt: queued (created_at), attempt started (after the claim), the post's
+// duration, and when its outcome was written (updated_at, stamped as the record is sent).
+const { rows: firstAttempts } = await db.query(`
+  SELECT d.created_at, a.attempted_at, a.duration_ms, d.updated_at
+  FROM deliveries d JOIN delivery_attempts a ON a.delivery_id = d.id AND a.number = 1`);
 await db.end();
 const recordedAt = new Map(rows.map((row) => [row.id, row.received_at.getTime()]));
 console.log(`  produce → recorded by the consumer: ${latencySummary([...recordedAt].map(([id, at]) => at - producedAt.get(id)))}`);
 console.log(`  recorded → arrived at the receiver: ${latencySummary([...arrivals].map(([key, at]) => at - recordedAt.get(key.split('|')[1])))}`);
+console.log(`  queued → attempt started (waiting for a claim): ${latencySummary(firstAttempts.map((row) => row.attempted_at - row.created_at))}`);
+console.log(`  the post (signed request → answer): ${latencySummary(firstAttempts.map((row) => row.duration_ms))}`);
+console.log(`  answer → outcome stamped for recording: ${latencySummary(firstAttempts.map((row) => row.updated_at - row.attempted_at - row.duration_ms))}`);
 
 // The same number of posts of the same bodies to the same receiver by a plain client.
 const sampleBody = JSON.stringify({ id: 'evt_plain', type: 'customer.created', created: Math.floor(Date.now() / 1000), livemode: false, data: { object: { id: 'cus_0', object: 'customer' } } });
@@ -130,8 +147,10 @@ let nextPost = 0;
 await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
   while (nextPost < expected) await plainPost(nextPost++);
 }));
-const plainRate = expected / ((performance.now() - plainStarted) / 1000);
-console.log(`plain HTTP client, same bodies, same receiver, ${CONCURRENCY} at once: ${plainRate.toFixed(0)} posts/s; deliveries are ${((100 * deliveryRate) / plainRate).toFixed(1)} % of it`);
+const plainSeconds = (performance.now() - plainStarted) / 1000;
+const plainRate = expected / plainSeconds;
+console.log(`plain HTTP client, same bodies, same receiver, ${CONCURRENCY} at once: ${expected} posts in ${plainSeconds.toFixed(2)} s, ${plainRate.toFixed(0)} posts/s; deliveries are ${((100 * deliveryRate) / plainRate).toFixed(1)} % of it`);
+console.log(`load average after the plain client: ${loadAverage()}`);
 
 await producer.disconnect();
 client.close();
@@ -139,4 +158,5 @@ printWarnings([dispatch]);
 await dispatch.kill('SIGTERM');
 receiver.close();
 await infrastructure.stop();
-if (PROFILE_DIR) summariseProfiles(PROFILE_DIR);
+// The profile of the burst alone (produce → last arrival), not of the process's start.
+if (PROFILE_DIR) summariseProfiles(PROFILE_DIR, [profileFrom, profileTo]);

@@ -23,6 +23,18 @@ export interface JobWorkerOptions<Job> {
   nextDueAt?(): Promise<Date | null>;
   /** Jobs running at once in this process; default 1. */
   concurrency?: number;
+  /**
+   * Jobs claimed ahead of a free slot, default 0: they wait in the process (leased) and start
+   * as soon as a running job finishes, so a slot never waits for a claim's round trip. Their
+   * lease runs while they wait: see `stillLeased`.
+   */
+  prefetch?: number;
+  /**
+   * Whether a claimed job still holds its lease long enough to run, asked as it starts. A job
+   * that does not is dropped, not run (its lease lapses and it is claimed again), so no job runs
+   * past its lease, when another worker may have claimed it. Default: always.
+   */
+  stillLeased?(job: Job, now: Date): boolean;
   /** LISTEN on this channel: a NOTIFY (sent at the commit that queued a job) wakes the worker. */
   wakeUp?: { databaseUrl: string; channel: string };
   /** The safety poll, for a NOTIFY lost across a reconnect; default 1000 ms. */
@@ -37,18 +49,23 @@ const MIN_SLEEP_MS = 10;
 
 /**
  * Runs due jobs of one kind: claims them (leases, so replicas share the work and a job whose
- * worker died is claimed again once its lease lapses), runs up to `concurrency` at once, and
- * sleeps until a NOTIFY, a job finishing, the next due time or the safety poll. A wake-up that
- * arrives while it is busy is kept (WakeUp), so it is never lost. stop() waits for the jobs
- * in flight, so their outcomes are recorded.
+ * worker died is claimed again once its lease lapses), runs up to `concurrency` at once (with
+ * up to `prefetch` more claimed and waiting for a slot), and sleeps until a NOTIFY, a job
+ * finishing, the next due time or the safety poll. A wake-up that arrives while it is busy is
+ * kept (WakeUp), so it is never lost. stop() waits for the jobs claimed, running or waiting,
+ * so their outcomes are recorded.
  */
 export class JobWorker<Job> {
   private readonly concurrency: number;
+  private readonly prefetch: number;
+  private readonly minClaim: number;
   private readonly pollMs: number;
   private readonly failureBackoff: (failures: number) => number;
   private readonly wakeUp = new WakeUp();
   private readonly stopping = new WakeUp();
   private readonly inFlight = new Set<Promise<void>>();
+  /** Claimed ahead (prefetch), in claim order, waiting for a slot. */
+  private readonly waiting: Job[] = [];
   private running = false;
   private loop?: Promise<void>;
   private listener?: Client;
@@ -57,6 +74,9 @@ export class JobWorker<Job> {
 
   constructor(private readonly options: JobWorkerOptions<Job>) {
     this.concurrency = options.concurrency ?? 1;
+    this.prefetch = options.prefetch ?? 0;
+    // Claiming ahead, claim once a quarter of the places to wait are free: fewer, larger claims.
+    this.minClaim = Math.max(1, Math.ceil(this.prefetch / 4));
     this.pollMs = options.pollMs ?? 1_000;
     this.failureBackoff = options.failureBackoff ?? exponentialBackoff();
   }
@@ -76,7 +96,7 @@ export class JobWorker<Job> {
     this.stopping.signal();
     this.wakeUp.signal();
     await this.loop;
-    await Promise.allSettled([...this.inFlight]);
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
     await this.listener?.end().catch(() => undefined);
     this.listener = undefined;
     this.loop = undefined;
@@ -103,7 +123,7 @@ export class JobWorker<Job> {
         this.fail('claim', error);
         continue;
       }
-      const full = this.inFlight.size >= this.concurrency;
+      const full = this.room() < this.minClaim;
       if (claimed > 0 && !full) continue;
       // When full, a finishing job wakes the loop; the poll is only the safety net.
       await this.wakeUp.sleep(full ? this.pollMs : await this.msUntilNextDue());
@@ -111,12 +131,27 @@ export class JobWorker<Job> {
   }
 
   private async claimAndStart(): Promise<number> {
-    const capacity = this.concurrency - this.inFlight.size;
-    if (capacity <= 0) return 0;
-    const jobs = await this.options.claim(capacity, this.options.clock());
+    const room = this.room();
+    if (room < this.minClaim) return 0;
+    const jobs = await this.options.claim(room, this.options.clock());
     if (jobs.length === 0) this.failures = 0;
-    for (const job of jobs) this.startRun(job);
+    this.waiting.push(...jobs);
+    this.startWaiting();
     return jobs.length;
+  }
+
+  /** How many more jobs may be claimed: free slots plus free places to wait. */
+  private room(): number {
+    return this.concurrency + this.prefetch - this.inFlight.size - this.waiting.length;
+  }
+
+  /** Starts waiting jobs while slots are free. */
+  private startWaiting(): void {
+    while (this.waiting.length > 0 && this.inFlight.size < this.concurrency) {
+      const job = this.waiting.shift()!;
+      if (this.options.stillLeased && !this.options.stillLeased(job, this.options.clock())) continue;
+      this.startRun(job);
+    }
   }
 
   private startRun(job: Job): void {
@@ -131,6 +166,7 @@ export class JobWorker<Job> {
     this.inFlight.add(run);
     void run.finally(() => {
       this.inFlight.delete(run);
+      this.startWaiting();
       this.wakeUp.signal();
     });
   }

@@ -277,3 +277,86 @@ describe('JobWorker', () => {
     expect(claims).toBeLessThan(15);
   });
 });
+
+describe('JobWorker claiming ahead (prefetch)', () => {
+  /** A worker on the real clock whose claims lease for `leaseMs` and return each job's lease end. */
+  function prefetchingWorker(name: string, options: { leaseMs: number; runMs: number; running: Set<string>; overlaps: string[]; guard: boolean }) {
+    return new JobWorker<{ id: string; lease_until: Date }>({
+      name: `prefetching ${name}`,
+      clock: () => new Date(),
+      concurrency: 1,
+      prefetch: 3,
+      pollMs: 50,
+      claim: async (limit, now) =>
+        (await pool.query<{ id: string; lease_until: Date }>(`WITH ${claimDueRowsSql(JOBS)} SELECT id, lease_until FROM claimed ORDER BY id`, claimParams(now, options.leaseMs, limit))).rows,
+      stillLeased: options.guard ? (job, now) => job.lease_until.getTime() - now.getTime() >= options.runMs : undefined,
+      run: async ({ id }) => {
+        if (options.running.has(id)) options.overlaps.push(id);
+        options.running.add(id);
+        await sleep(options.runMs);
+        options.running.delete(id);
+        await finish(id, name);
+      },
+    });
+  }
+
+  it('runs every job once across two workers, each holding claimed jobs waiting for its slots', async () => {
+    const running = new Set<string>();
+    const overlaps: string[] = [];
+    const workers = ['a', 'b'].map((name) => prefetchingWorker(name, { leaseMs: 30_000, runMs: 10, running, overlaps, guard: true }));
+    for (let i = 0; i < 40; i++) await addJob(`job_${String(i).padStart(2, '0')}`, new Date(Date.now() - 1_000));
+    await Promise.all(workers.map((worker) => worker.start()));
+    try {
+      await eventually(async () => (await pool.query(`SELECT count(*)::int AS n FROM test_jobs WHERE status = 'done'`)).rows[0].n === 40, 20_000, 'all jobs');
+    } finally {
+      await Promise.all(workers.map((worker) => worker.stop()));
+    }
+    const { rows } = await pool.query<{ ran_by: string[] }>('SELECT ran_by FROM test_jobs');
+    expect(overlaps).toEqual([]);
+    expect(rows.every((row) => row.ran_by.length === 1)).toBe(true);
+    expect(new Set(rows.map((row) => row.ran_by[0]))).toEqual(new Set(['a', 'b']));
+  });
+
+  it('drops a claimed job whose lease would lapse while it runs: another worker claims it, and it runs once', async () => {
+    // Leases of 600 ms, jobs of 250 ms, one slot and three claimed ahead: the third job of a
+    // claim would start 500 ms into a 600 ms lease and outlive it.
+    const running = new Set<string>();
+    const overlaps: string[] = [];
+    const workers = ['a', 'b'].map((name) => prefetchingWorker(name, { leaseMs: 600, runMs: 250, running, overlaps, guard: true }));
+    for (let i = 0; i < 12; i++) await addJob(`job_${String(i).padStart(2, '0')}`, new Date(Date.now() - 1_000));
+    await Promise.all(workers.map((worker) => worker.start()));
+    try {
+      await eventually(async () => (await pool.query(`SELECT count(*)::int AS n FROM test_jobs WHERE status = 'done'`)).rows[0].n === 12, 25_000, 'all jobs');
+      // A job run past its lease would finish after another worker's run: wait for stragglers.
+      await sleep(600);
+    } finally {
+      await Promise.all(workers.map((worker) => worker.stop()));
+    }
+    const { rows } = await pool.query<{ id: string; ran_by: string[] }>('SELECT id, ran_by FROM test_jobs ORDER BY id');
+    expect(overlaps).toEqual([]);
+    expect(rows.filter((row) => row.ran_by.length !== 1)).toEqual([]);
+  });
+
+  it('runs the jobs it claimed ahead before stop() returns', async () => {
+    const ran: string[] = [];
+    const worker = new JobWorker<{ id: string }>({
+      name: 'prefetching stop',
+      clock: fakeClock().now,
+      concurrency: 1,
+      prefetch: 4,
+      pollMs: NO_POLL_MS,
+      claim: async (limit, now) => (await pool.query<{ id: string }>(`WITH ${claimDueRowsSql(JOBS)} SELECT id FROM claimed ORDER BY id`, claimParams(now, 30_000, limit))).rows,
+      run: async ({ id }) => {
+        await sleep(50);
+        ran.push(id);
+        await finish(id);
+      },
+    });
+    for (let i = 0; i < 5; i++) await addJob(`job_${i}`, T0);
+    await worker.start();
+    await eventually(async () => ran.length >= 1, 5_000, 'the first job');
+    await worker.stop();
+    expect(ran).toEqual(['job_0', 'job_1', 'job_2', 'job_3', 'job_4']);
+    expect((await pool.query(`SELECT count(*)::int AS n FROM test_jobs WHERE status = 'pending'`)).rows[0].n).toBe(0);
+  });
+});

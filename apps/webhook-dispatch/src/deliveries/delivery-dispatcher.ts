@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { claimDueRowsSql, claimParams, type DueRowsTable, JobWorker, nextDueAtSql } from '@recur/jobs';
-import { CLOCK, type Clock, newId } from '@recur/kernel';
+import { CLOCK, type Clock } from '@recur/kernel';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
 import { markSpanFailed, withClientSpan } from '@recur/telemetry';
 import { signatureHeaders } from '@recur/webhooks';
@@ -8,8 +8,9 @@ import { PrismaService } from '../infrastructure/prisma.service';
 import { WEBHOOK_CONFIG } from '../tokens';
 import type { WebhookConfig } from '../webhook-config';
 import { DELIVERIES_CHANNEL } from './deliveries.service';
-import { sendDelivery, type SendResult } from './http-sender';
-import { isSuccessStatus, nextStep } from './schedule';
+import { AttemptsRepository } from './attempts.repository';
+import { sendDelivery } from './http-sender';
+import { isSuccessStatus } from './schedule';
 
 /** A claimed delivery with what its attempt needs: the endpoint and the event (absent if gone). */
 interface ClaimedDelivery {
@@ -28,10 +29,16 @@ interface ClaimedDelivery {
   event_data: unknown;
   /** W3C headers of the trace that queued the delivery; null for rows queued untraced. */
   trace_headers: Record<string, string> | null;
+  /** Until when this claim holds the delivery. */
+  lease_until: Date;
 }
 
-/** How long past the receiver timeout a claimed delivery stays leased to its worker. */
-const LEASE_MARGIN_MS = 15_000;
+/**
+ * How long a claim holds a delivery: claimed ahead, it may wait up to one receiver timeout for
+ * a slot (every slot frees within one), then its own post takes up to another, plus a margin
+ * for recording. A worker killed holding it leaves it to be claimed again after this.
+ */
+const leaseMs = (timeoutMs: number) => 2 * timeoutMs + 15_000;
 const IDLE_POLL_MS = 1_000;
 
 /** Pending deliveries are due-time rows: due at `next_attempt_at`, leased until `lease_until`. */
@@ -40,34 +47,27 @@ const DELIVERY_ROWS: DueRowsTable = { table: 'deliveries', dueAt: 'next_attempt_
 /** Leases due deliveries and reads their endpoint and event, in one round trip. */
 const CLAIM_DUE_DELIVERIES = `
   WITH ${claimDueRowsSql(DELIVERY_ROWS)}
-  SELECT c.id, c.attempt_count, c.manual, c.event_id, c.trace_headers,
+  SELECT c.id, c.attempt_count, c.manual, c.event_id, c.trace_headers, c.lease_until,
          e.url, e.secret, e.status AS endpoint_status, e.deleted_at AS endpoint_deleted_at,
          ev.type AS event_type, ev.created AS event_created, ev.livemode AS event_livemode, ev.data AS event_data
   FROM claimed c
   LEFT JOIN webhook_endpoints e ON e.id = c.endpoint_id
   LEFT JOIN events ev ON ev.id = c.event_id`;
 
-/** Records an attempt and the delivery's next step; nothing when the attempt number is already recorded. */
-const RECORD_ATTEMPT = `
-  WITH attempt AS (
-    INSERT INTO delivery_attempts (id, delivery_id, number, attempted_at, status_code, error, duration_ms, response_excerpt, manual)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-    ON CONFLICT (delivery_id, number) DO NOTHING
-    RETURNING delivery_id
-  )
-  UPDATE deliveries SET attempt_count = $3, status = $10, next_attempt_at = $11,
-         lease_until = NULL, manual = false, updated_at = $12
-  WHERE id IN (SELECT delivery_id FROM attempt)`;
-
 /**
  * Sends due deliveries. The schedule lives in the database (`next_attempt_at`), so a
  * restart resumes it where it stood. A JobWorker claims due rows with a lease
  * (FOR UPDATE SKIP LOCKED, so replicas share the work); an attempt whose worker died
  * is taken up again when its lease lapses. Each attempt is recorded with its outcome.
+ *
+ * Throughput (README, Performance): the worker claims up to `concurrency` deliveries ahead of
+ * its free slots (one statement for many), so a slot that frees starts the next post at once;
+ * outcomes are written in groups by the AttemptsRepository while the slot posts the next one.
  */
 @Injectable()
 export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly worker: JobWorker<ClaimedDelivery>;
+  private readonly attempts: AttemptsRepository;
 
   constructor(
     private readonly prisma: PrismaService,
@@ -75,14 +75,20 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     @Inject(WEBHOOK_CONFIG) private readonly config: WebhookConfig,
     @Inject(CLOCK) private readonly now: Clock,
   ) {
+    this.attempts = new AttemptsRepository(prisma.pool, now, 2 * config.concurrency, (error, attempts) =>
+      runtime.logger.warn(`${attempts} delivery outcomes not recorded; those deliveries are attempted again once their leases lapse`, { error: error.message }),
+    );
     this.worker = new JobWorker<ClaimedDelivery>({
       name: 'webhook deliveries',
       clock: now,
       concurrency: config.concurrency,
+      prefetch: config.concurrency,
+      // A delivery that waited for a slot is posted only if its lease outlasts the receiver's timeout.
+      stillLeased: (delivery, at) => delivery.lease_until.getTime() - at.getTime() >= config.timeoutMs,
       wakeUp: { databaseUrl: runtime.config.databaseUrl, channel: DELIVERIES_CHANNEL },
       pollMs: IDLE_POLL_MS,
-      // Claims and records run once per delivery: on Prisma's `pg` pool, without the ORM.
-      claim: async (limit, at) => (await this.prisma.pool.query<ClaimedDelivery>(CLAIM_DUE_DELIVERIES, claimParams(at, config.timeoutMs + LEASE_MARGIN_MS, limit))).rows,
+      // Claims and records, one statement for many deliveries: on Prisma's `pg` pool, without the ORM.
+      claim: async (limit, at) => (await this.prisma.pool.query<ClaimedDelivery>(CLAIM_DUE_DELIVERIES, claimParams(at, leaseMs(config.timeoutMs), limit))).rows,
       run: (delivery) => this.attempt(delivery),
       nextDueAt: async () => (await this.prisma.$queryRawUnsafe<{ next_due_at: Date | null }[]>(nextDueAtSql(DELIVERY_ROWS)))[0]?.next_due_at ?? null,
       log: (message, fields) => runtime.logger.warn(message, fields),
@@ -93,9 +99,10 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     return this.worker.start();
   }
 
-  /** Attempts in flight finish (bounded by the receiver timeout) so their outcome is recorded. */
-  onModuleDestroy(): Promise<void> {
-    return this.worker.stop();
+  /** Attempts in flight finish (bounded by the receiver timeout) and their outcomes are written. */
+  async onModuleDestroy(): Promise<void> {
+    await this.worker.stop();
+    await this.attempts.drained();
   }
 
   private async attempt(claimed: ClaimedDelivery): Promise<void> {
@@ -116,27 +123,10 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
         if (sent.statusCode === null || !isSuccessStatus(sent.statusCode)) markSpanFailed(span, sent.error ?? `answered ${sent.statusCode}`);
         return sent;
       });
-      await this.record(claimed, attemptedAt, result);
+      await this.attempts.record({ deliveryId: claimed.id, number: claimed.attempt_count + 1, manual: claimed.manual, attemptedAt, result });
     } catch (error) {
       // The lease lapses and another pass retries the attempt.
       this.runtime.logger.warn(`delivery ${claimed.id} attempt failed to run: ${(error as Error).message}`);
     }
-  }
-
-  /**
-   * Records the attempt and the delivery's next step in one statement. The attempt number
-   * is unique per delivery: if another worker already recorded it (our lease lapsed), this
-   * records nothing and leaves that worker's outcome in place.
-   */
-  private async record(claimed: ClaimedDelivery, attemptedAt: Date, result: SendResult): Promise<void> {
-    const number = claimed.attempt_count + 1;
-    const ok = result.statusCode !== null && isSuccessStatus(result.statusCode);
-    const step = nextStep(number, { ok }, claimed.manual);
-    const recordedAt = this.now();
-    const nextAttemptAt = step.status === 'pending' ? new Date(recordedAt.getTime() + step.delayMs) : null;
-    await this.prisma.pool.query(RECORD_ATTEMPT, [
-      newId('wha'), claimed.id, number, attemptedAt, result.statusCode, result.error, result.durationMs, result.responseExcerpt, claimed.manual,
-      step.status, nextAttemptAt, recordedAt,
-    ]);
   }
 }
