@@ -38,6 +38,9 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   // The request id comes first, so even a body that fails to parse gets one.
   fastify.addHook('onRequest', assignRequestId);
   registerBodyParser(fastify);
+  // Fastify refuses a QUERY without a Content-Type (400) before any middleware; no route takes
+  // QUERY, so it is read as bodiless and reaches the route table's 405 like any other method.
+  fastify.addHttpMethod('QUERY', { hasBody: false, overrideExisting: true });
   const idempotency = app.get(IdempotencyRepository);
   fastify.addHook('onSend', recordIdempotentAnswer(idempotency));
   app.useGlobalPipes(createValidationPipe());
