@@ -28,7 +28,8 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     const { applied } = await applyMigrations({ databaseUrl: config.databaseUrl, migrationsDir: GATEWAY_MIGRATIONS_DIR });
     if (applied.length > 0) logger.info('migrations applied', { applied });
   }
-  // Paths match as Express matched them: a trailing slash names the same page; ids of any length reach the route table.
+  // Paths match as they did on Express: a trailing slash names the same page, and a page token or
+  // an id longer than Fastify's default 100 characters reaches its handler (no 414).
   const adapter = new FastifyAdapter({ skipMiddie: true, bodyLimit: BODY_LIMIT_BYTES, routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 } });
   // Nest middleware (the `/v1` pipeline: gateway.module.ts) runs once the body is parsed, as it
   // did on Express: the door rules and the idempotency fingerprint read it.
