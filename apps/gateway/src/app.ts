@@ -1,21 +1,21 @@
 import 'reflect-metadata';
 import { join } from 'node:path';
+import middie from '@fastify/middie';
 import { NestFactory } from '@nestjs/core';
-import express from 'express';
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { applyMigrations } from '@recur/persistence';
 import { CLOCK, type Clock } from '@recur/kernel';
 import { JsonLogger } from '@recur/telemetry';
 import type { GatewayConfig } from './config';
 import { GatewayModule } from './gateway.module';
 import { ApiExceptionFilter } from './http/api-exception.filter';
-import { RequestIdMiddleware } from './http/request-id.middleware';
+import { BODY_LIMIT_BYTES, registerBodyParser } from './http/body-parsers';
+import { assignRequestId } from './http/request-id';
 import { createValidationPipe } from './http/validation';
+import { recordIdempotentAnswer } from './idempotency/idempotency.middleware';
 import { IdempotencyRepository } from './idempotency/idempotency.repository';
 
 export const GATEWAY_MIGRATIONS_DIR = join(__dirname, '..', 'prisma', 'migrations');
-/** Largest accepted JSON body. */
-export const BODY_LIMIT = '256kb';
 
 export interface RunningGateway {
   port: number;
@@ -28,24 +28,28 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     const { applied } = await applyMigrations({ databaseUrl: config.databaseUrl, migrationsDir: GATEWAY_MIGRATIONS_DIR });
     if (applied.length > 0) logger.info('migrations applied', { applied });
   }
-  const app = await NestFactory.create<NestExpressApplication>(GatewayModule.forConfig(config), { logger, bodyParser: false });
+  // Paths match as they did on Express: a trailing slash names the same page, and a page token or
+  // an id longer than Fastify's default 100 characters reaches its handler (no 414).
+  const adapter = new FastifyAdapter({ skipMiddie: true, bodyLimit: BODY_LIMIT_BYTES, routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 } });
+  // Nest middleware (the `/v1` pipeline: gateway.module.ts) runs once the body is parsed, as it
+  // did on Express: the door rules and the idempotency fingerprint read it.
+  await adapter.getInstance().register(middie, { hook: 'preHandler' });
+  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forConfig(config), adapter, { logger, bodyParser: false });
+  const fastify = app.getHttpAdapter().getInstance();
   // The request id comes first, so even a body that fails to parse gets one.
-  const requestId = new RequestIdMiddleware();
-  app.use(requestId.use.bind(requestId));
-  // Provider callbacks are verified over their exact bytes; the payer pages post forms.
-  app.use('/callbacks', express.raw({ type: () => true, limit: '64kb' }));
-  app.use(['/sandbox/pay', '/pay'], express.urlencoded({ extended: false, limit: '8kb' }));
-  // The portals' pages post forms.
-  app.use(['/portal', '/customer-portal', '/buy'], express.urlencoded({ extended: false, limit: '16kb' }));
-  app.useBodyParser('json', { limit: BODY_LIMIT });
+  fastify.addHook('onRequest', assignRequestId);
+  registerBodyParser(fastify);
+  // Fastify refuses a QUERY without a Content-Type (400) before any middleware; no route takes
+  // QUERY, so it is read as bodiless and reaches the route table's 405 like any other method.
+  fastify.addHttpMethod('QUERY', { hasBody: false, overrideExisting: true });
+  const idempotency = app.get(IdempotencyRepository);
+  fastify.addHook('onSend', recordIdempotentAnswer(idempotency));
   app.useGlobalPipes(createValidationPipe());
   app.useGlobalFilters(new ApiExceptionFilter(logger));
-  app.disable('x-powered-by');
   await app.listen(config.httpPort, config.httpHost);
   const port = (app.getHttpServer().address() as { port: number }).port;
 
   // Idempotency records older than their 24 h retention are purged hourly.
-  const idempotency = app.get(IdempotencyRepository);
   const clock = app.get<Clock>(CLOCK);
   const purge = setInterval(() => {
     idempotency.purgeExpired(clock()).catch((error: Error) => logger.warn(`idempotency purge failed: ${error.message}`));

@@ -1,6 +1,6 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../http/api-error';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config';
 
@@ -12,7 +12,7 @@ export class OperatorTokenGuard implements CanActivate {
   constructor(@Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig) {}
 
   canActivate(context: ExecutionContext): boolean {
-    const header = context.switchToHttp().getRequest<Request>().header('authorization') ?? '';
+    const header = context.switchToHttp().getRequest<FastifyRequest>().headers.authorization ?? '';
     const token = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
     // Compare digests: equal lengths, constant time, whatever the input.
     if (!token || !timingSafeEqual(digest(token), digest(this.config.operatorToken))) {

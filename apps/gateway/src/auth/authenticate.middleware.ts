@@ -1,9 +1,8 @@
+import type { ServerResponse } from 'node:http';
 import { Inject, Injectable, type NestMiddleware } from '@nestjs/common';
 import { CLOCK, type Clock } from '@recur/kernel';
-import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../http/api-error';
-import { sendApiError } from '../http/api-exception.filter';
-import { requestState } from '../http/request-context';
+import { type MiddlewareRequest, requestState } from '../http/request-context';
 import { isWellFormedKey } from './api-key';
 import { API_KEY_HEADER } from './api-key-header';
 import { ApiKeysRepository } from './api-keys.repository';
@@ -20,11 +19,11 @@ export class AuthenticateMiddleware implements NestMiddleware {
     @Inject(CLOCK) private readonly now: Clock,
   ) {}
 
-  async use(request: Request, response: Response, next: NextFunction): Promise<void> {
+  async use(request: MiddlewareRequest, _response: ServerResponse, next: (error?: unknown) => void): Promise<void> {
     const state = requestState(request);
-    const key = request.header(API_KEY_HEADER);
-    if (!key) {
-      return sendApiError(response, new ApiError(401, 'api_key_missing', `No API key provided. Send your key in the ${API_KEY_HEADER} header.`), state.requestId);
+    const key = request.headers[API_KEY_HEADER];
+    if (typeof key !== 'string' || !key) {
+      return next(new ApiError(401, 'api_key_missing', `No API key provided. Send your key in the ${API_KEY_HEADER} header.`));
     }
     let caller;
     try {
@@ -33,7 +32,7 @@ export class AuthenticateMiddleware implements NestMiddleware {
       return next(error);
     }
     if (!caller) {
-      return sendApiError(response, new ApiError(401, 'api_key_invalid', 'Invalid API key provided.'), state.requestId);
+      return next(new ApiError(401, 'api_key_invalid', 'Invalid API key provided.'));
     }
     state.caller = caller;
     next();

@@ -1,8 +1,7 @@
+import type { ServerResponse } from 'node:http';
 import { Injectable, type NestMiddleware } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
-import { sendApiError } from './api-exception.filter';
 import { checkJsonBody, checkPathParams, checkQuery } from './input-rules';
-import { requestState } from './request-context';
+import { type MiddlewareRequest, requestState } from './request-context';
 
 /**
  * Applies the door rules (input-rules.ts) once the route is matched and before the idempotency
@@ -10,10 +9,8 @@ import { requestState } from './request-context';
  */
 @Injectable()
 export class InputRulesMiddleware implements NestMiddleware {
-  use(request: Request, response: Response, next: NextFunction): void {
+  use(request: MiddlewareRequest, _response: ServerResponse, next: (error?: unknown) => void): void {
     const state = requestState(request);
-    const refusal = checkPathParams(state.params ?? {}) ?? checkQuery(request.query as Record<string, unknown>) ?? checkJsonBody(request.body);
-    if (refusal) return sendApiError(response, refusal, state.requestId);
-    next();
+    next(checkPathParams(state.params ?? {}) ?? checkQuery(request.query) ?? checkJsonBody(request.body));
   }
 }

@@ -33,7 +33,7 @@ export function checkJsonBody(body: unknown): ApiError | undefined {
   return undefined;
 }
 
-/** Query names and values free of U+0000 (Express gives strings, arrays or nested objects). */
+/** Query names and values free of U+0000 (strings, or arrays of them for repeated names). */
 export function checkQuery(query: Record<string, unknown>): ApiError | undefined {
   return checkJsonBody(query);
 }

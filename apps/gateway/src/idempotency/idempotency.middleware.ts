@@ -1,13 +1,12 @@
 import { createHash } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import { Inject, Injectable, type NestMiddleware } from '@nestjs/common';
 import { CLOCK, type Clock } from '@recur/kernel';
-import type { NextFunction, Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/api-error';
-import { sendApiError } from '../http/api-exception.filter';
-import { callerOf, requestState } from '../http/request-context';
+import { callerOf, type MiddlewareRequest, requestPath, requestState } from '../http/request-context';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_KEY_PATTERN } from './idempotency-key';
 import { IdempotencyRepository } from './idempotency.repository';
-
 
 /** Key order does not change a JSON body's meaning, so it does not change its fingerprint. */
 function canonicalJson(value: unknown): string {
@@ -27,6 +26,7 @@ function canonicalJson(value: unknown): string {
  * idempotency_key_in_progress. 5xx answers are not stored, so a retry runs again.
  * The record's id is forwarded to the service as the command's request id, and a retry
  * (after a 5xx or a gateway crash) reuses the record, so it lands on the same resource.
+ * The answer is stored by `recordIdempotentAnswer`, Fastify's `onSend` hook, as it is sent.
  */
 @Injectable()
 export class IdempotencyMiddleware implements NestMiddleware {
@@ -35,21 +35,21 @@ export class IdempotencyMiddleware implements NestMiddleware {
     @Inject(CLOCK) private readonly now: Clock,
   ) {}
 
-  async use(request: Request, response: Response, next: NextFunction): Promise<void> {
+  async use(request: MiddlewareRequest, response: ServerResponse, next: (error?: unknown) => void): Promise<void> {
     const state = requestState(request);
     state.commandId = state.requestId;
     if (request.method !== 'POST') return next();
     // Node joins repeated headers with ", "; two keys are an ambiguous request, not one key.
     const keys = request.headersDistinct[IDEMPOTENCY_HEADER];
     if (keys && keys.length > 1) {
-      return sendApiError(response, new ApiError(400, 'idempotency_key_invalid', 'Send one Idempotency-Key header, not several.', 'Idempotency-Key'), state.requestId);
+      return next(new ApiError(400, 'idempotency_key_invalid', 'Send one Idempotency-Key header, not several.', 'Idempotency-Key'));
     }
     const key = keys?.[0];
     if (key === undefined) return next();
     if (!IDEMPOTENCY_KEY_PATTERN.test(key)) {
-      return sendApiError(response, new ApiError(400, 'idempotency_key_invalid', `Idempotency-Key must be 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} visible ASCII characters.`, 'Idempotency-Key'), state.requestId);
+      return next(new ApiError(400, 'idempotency_key_invalid', `Idempotency-Key must be 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} visible ASCII characters.`, 'Idempotency-Key'));
     }
-    const fingerprint = createHash('sha256').update(`${request.method} ${request.path}\n${canonicalJson(request.body ?? {})}`).digest('hex');
+    const fingerprint = createHash('sha256').update(`${request.method} ${requestPath(request)}\n${canonicalJson(request.body ?? {})}`).digest('hex');
     const caller = callerOf(request);
     let claim;
     try {
@@ -59,37 +59,39 @@ export class IdempotencyMiddleware implements NestMiddleware {
     }
     switch (claim.outcome) {
       case 'mismatch':
-        return sendApiError(response, new ApiError(409, 'idempotency_key_reused', 'This Idempotency-Key was already used with a different request; use a new key.', 'Idempotency-Key'), state.requestId);
+        return next(new ApiError(409, 'idempotency_key_reused', 'This Idempotency-Key was already used with a different request; use a new key.', 'Idempotency-Key'));
       case 'in_progress':
-        return sendApiError(response, new ApiError(409, 'idempotency_key_in_progress', 'A request with this Idempotency-Key is still being processed; retry shortly.', 'Idempotency-Key'), state.requestId);
+        return next(new ApiError(409, 'idempotency_key_in_progress', 'A request with this Idempotency-Key is still being processed; retry shortly.', 'Idempotency-Key'));
       case 'replay':
+        // The stored answer as it was sent; the middleware answers on the Node.js response (Request-Id is already on it).
         response.setHeader('Idempotent-Replayed', 'true');
-        response.status(claim.status).type('application/json').send(claim.body);
+        response.writeHead(claim.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(claim.body) }).end(claim.body);
         return;
       case 'claimed':
         state.commandId = claim.recordId;
-        this.recordAnswer(response, claim.recordId);
+        state.idempotencyRecordId = claim.recordId;
         return next();
     }
   }
+}
 
-  /** Captures the JSON answer as it is sent and stores it against the key. */
-  private recordAnswer(response: Response, recordId: string): void {
-    const send = response.send.bind(response);
-    let stored = false;
-    response.send = (body?: unknown) => {
-      if (!stored) {
-        stored = true;
-        const text = typeof body === 'string' ? body : Buffer.isBuffer(body) ? body.toString('utf8') : JSON.stringify(body);
-        const settle =
-          response.statusCode >= 500 ? this.records.release(recordId)
-          : response.statusCode === 400 ? this.records.forget(recordId)
-          : this.records.complete(recordId, response.statusCode, text);
-        // Answer the client only once the record is durable, so a replay is always possible.
-        settle.then(() => send(body), () => send(body));
-        return response;
-      }
-      return send(body);
-    };
-  }
+/**
+ * Fastify's `onSend` hook: stores the answer of a request that claimed an idempotency key
+ * against that key, before the client gets it, so a replay is always possible. 5xx answers
+ * release the key (a retry runs again), 400s forget it (the request was never valid).
+ */
+export function recordIdempotentAnswer(records: IdempotencyRepository) {
+  return async (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
+    const recordId = requestState(request.raw)?.idempotencyRecordId;
+    if (!recordId) return payload;
+    const status = reply.statusCode;
+    const text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : undefined;
+    const settle =
+      status >= 500 || text === undefined ? records.release(recordId)
+      : status === 400 ? records.forget(recordId)
+      : records.complete(recordId, status, text);
+    // Answer the client only once the record is durable; a failed write does not hold the answer back.
+    await settle.catch(() => undefined);
+    return payload;
+  };
 }

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /**
  * What every server-rendered page of the gateway shares: HTML escaping (the `html` template
@@ -96,10 +96,10 @@ export function layout(title: string, body: SafeHtml, options: LayoutOptions = {
  * to this origin: links may carry tokens, and with `no-referrer` Chromium sends `Origin: null`
  * on the pages' own form posts, which the same-origin check must then refuse.
  */
-export function sendPage(response: Response, status: number, page: string): void {
+export function sendPage(response: FastifyReply, status: number, page: string): void {
   response
-    .status(status)
-    .set({
+    .code(status)
+    .headers({
       'content-type': 'text/html; charset=utf-8',
       'cache-control': 'no-store',
       'referrer-policy': 'same-origin',
@@ -121,7 +121,7 @@ export function tokensMatch(expected: string | undefined, given: unknown): boole
   return timingSafeEqual(Buffer.from(expected), Buffer.from(given));
 }
 
-export function cookieValue(request: Request, name: string): string | undefined {
+export function cookieValue(request: FastifyRequest, name: string): string | undefined {
   for (const part of (request.headers.cookie ?? '').split(';')) {
     const [key, ...value] = part.trim().split('=');
     if (key === name) {
@@ -136,7 +136,7 @@ export function cookieValue(request: Request, name: string): string | undefined 
 }
 
 /** A post whose browser names its origin must come from this host (the second CSRF wall, after the token). */
-export function sameOrigin(request: Request): boolean {
+export function sameOrigin(request: FastifyRequest): boolean {
   const origin = request.headers.origin;
   if (origin === undefined) return true;
   if (origin === 'null') return false;
@@ -151,12 +151,38 @@ export function sameOrigin(request: Request): boolean {
  * Cookies are `Secure` when the browser reached us over https — directly, or through a proxy
  * that says so (a proxy's claim can only make the cookie stricter).
  */
-export function isHttps(request: Request): boolean {
-  return request.secure || request.headers['x-forwarded-proto'] === 'https';
+export function isHttps(request: FastifyRequest): boolean {
+  return request.protocol === 'https' || request.headers['x-forwarded-proto'] === 'https';
+}
+
+export interface CookieOptions {
+  path: string;
+  httpOnly?: boolean;
+  secure?: boolean;
+  sameSite?: 'strict' | 'lax';
+  /** Lifetime in milliseconds; without it the cookie lasts the browser session. */
+  maxAge?: number;
+}
+
+/** Adds a `Set-Cookie` to the answer (the value URI-encoded, as `cookieValue` decodes it). */
+export function setCookie(response: FastifyReply, name: string, value: string, options: CookieOptions): void {
+  const attributes = [`${name}=${encodeURIComponent(value)}`];
+  if (options.maxAge !== undefined) attributes.push(`Max-Age=${Math.floor(options.maxAge / 1000)}`);
+  attributes.push(`Path=${options.path}`);
+  if (options.httpOnly) attributes.push('HttpOnly');
+  if (options.secure) attributes.push('Secure');
+  if (options.sameSite) attributes.push(`SameSite=${options.sameSite === 'strict' ? 'Strict' : 'Lax'}`);
+  // Fastify keeps every `set-cookie` header given, in order.
+  response.header('set-cookie', attributes.join('; '));
+}
+
+/** Tells the browser to drop a cookie: empty, expired long ago, on the path it was set for. */
+export function clearCookie(response: FastifyReply, name: string, options: { path: string }): void {
+  response.header('set-cookie', `${name}=; Path=${options.path}; Expires=${new Date(0).toUTCString()}`);
 }
 
 /** The form fields of a urlencoded post, as strings (repeated fields as arrays). */
-export function formOf(request: Request): Record<string, string | string[] | undefined> {
+export function formOf(request: FastifyRequest): Record<string, string | string[] | undefined> {
   return (request.body ?? {}) as Record<string, string | string[] | undefined>;
 }
 

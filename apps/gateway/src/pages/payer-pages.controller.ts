@@ -1,9 +1,9 @@
 import { Controller, Get, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import { fromGrpcError, moneyFromMessage, type paymentsV1 } from '@recur/contracts';
 import type { JsonLogger } from '@recur/telemetry';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ServiceClients } from '../infrastructure/service-clients';
-import { cookieValue, randomToken, sameOrigin, sendPage, tokensMatch } from './page-kit';
+import { clearCookie, cookieValue, randomToken, sameOrigin, sendPage, setCookie, tokensMatch } from './page-kit';
 import { PAGES_LOGGER } from './pages-logger';
 import { errorPage, notFoundPage, type PagePayment, returnPage, sandboxPayerPage } from './payer-pages.html';
 
@@ -27,17 +27,17 @@ export class PayerPagesController {
   ) {}
 
   @Get('sandbox/pay/:token')
-  async sandboxPage(@Param('token') token: string, @Res() response: Response): Promise<void> {
+  async sandboxPage(@Param('token') token: string, @Res() response: FastifyReply): Promise<void> {
     const page = await this.payerPage(token, response);
     if (!page) return;
     if (!page.sandbox) return sendPage(response, 404, notFoundPage());
     const csrf = randomToken();
-    response.cookie(CSRF_COOKIE, csrf, { httpOnly: true, sameSite: 'strict', path: '/sandbox/pay', secure: false });
+    setCookie(response, CSRF_COOKIE, csrf, { httpOnly: true, sameSite: 'strict', path: '/sandbox/pay', secure: false });
     sendPage(response, 200, sandboxPayerPage(toPagePayment(page.payment!), token, csrf, page.expectedOutcome));
   }
 
   @Post('sandbox/pay/:token')
-  async decide(@Param('token') token: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async decide(@Param('token') token: string, @Req() request: FastifyRequest, @Res() response: FastifyReply): Promise<void> {
     const form = (request.body ?? {}) as Record<string, unknown>;
     if (!sameOrigin(request) || !tokensMatch(cookieValue(request, CSRF_COOKIE), form.csrf)) {
       return sendPage(response, 403, errorPage('This form has expired or did not come from this page. Reload the page and try again.'));
@@ -47,16 +47,16 @@ export class PayerPagesController {
     } catch (error) {
       return this.fail(response, error);
     }
-    response.clearCookie(CSRF_COOKIE, { path: '/sandbox/pay' });
-    response.redirect(303, `/pay/return/${encodeURIComponent(token)}`);
+    clearCookie(response, CSRF_COOKIE, { path: '/sandbox/pay' });
+    response.redirect(`/pay/return/${encodeURIComponent(token)}`, 303);
   }
 
   @Get('pay/return/:token')
-  async returned(@Param('token') token: string, @Res() response: Response): Promise<void> {
+  async returned(@Param('token') token: string, @Res() response: FastifyReply): Promise<void> {
     const page = await this.payerPage(token, response);
     if (!page) return;
     const successUrl = page.payment!.status === 'succeeded' ? await this.saleSuccessUrl(page) : '';
-    if (successUrl) return response.redirect(303, successUrl);
+    if (successUrl) return response.redirect(successUrl, 303);
     sendPage(response, 200, returnPage(toPagePayment(page.payment!)));
   }
 
@@ -77,7 +77,7 @@ export class PayerPagesController {
     }
   }
 
-  private async payerPage(token: string, response: Response): Promise<paymentsV1.GetPayerPageResponse | undefined> {
+  private async payerPage(token: string, response: FastifyReply): Promise<paymentsV1.GetPayerPageResponse | undefined> {
     try {
       return await this.services.payments.getPayerPage({ token });
     } catch (error) {
@@ -86,7 +86,7 @@ export class PayerPagesController {
     }
   }
 
-  private fail(response: Response, failure: unknown): void {
+  private fail(response: FastifyReply, failure: unknown): void {
     const error = fromGrpcError(failure);
     if (error.kind === 'not_found') return sendPage(response, 404, notFoundPage());
     if (error.kind === 'invalid_argument') return sendPage(response, 400, errorPage(error.message));

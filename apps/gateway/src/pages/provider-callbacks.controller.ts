@@ -1,6 +1,6 @@
 import { Controller, HttpCode, Param, Post, Req } from '@nestjs/common';
 import { fromGrpcError } from '@recur/contracts';
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 import { ServiceClients } from '../infrastructure/service-clients';
 
 /**
@@ -17,7 +17,7 @@ export class ProviderCallbacksController {
 
   @Post(':provider')
   @HttpCode(200)
-  async callback(@Param('provider') provider: string, @Req() request: Request): Promise<{ received: true; outcome: string }> {
+  async callback(@Param('provider') provider: string, @Req() request: FastifyRequest): Promise<{ received: true; outcome: string }> {
     try {
       const { outcome } = await this.services.payments.handleProviderCallback(received(provider, request));
       return { received: true, outcome };
@@ -33,7 +33,7 @@ export class ProviderCallbacksController {
    */
   @Post(':provider/refunds')
   @HttpCode(200)
-  async refundCallback(@Param('provider') provider: string, @Req() request: Request): Promise<{ received: true; outcome: string }> {
+  async refundCallback(@Param('provider') provider: string, @Req() request: FastifyRequest): Promise<{ received: true; outcome: string }> {
     try {
       const { outcome } = await this.services.payments.handleProviderRefundCallback(received(provider, request));
       return { received: true, outcome };
@@ -43,8 +43,8 @@ export class ProviderCallbacksController {
   }
 }
 
-/** The callback as received: method, authority, path, lowercase headers and the raw body, for the signature check. */
-function received(provider: string, request: Request) {
+/** The callback as received: method, authority, path, lowercase headers and the raw body (body-parsers.ts keeps the bytes under /callbacks), for the signature check. */
+function received(provider: string, request: FastifyRequest) {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers)) if (typeof value === 'string') headers[name.toLowerCase()] = value;
   return {

@@ -1,7 +1,7 @@
 import { All, Controller, Req, Res, StreamableFile } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/api-error';
-import { callerOf, requestState } from '../http/request-context';
+import { callerOf, requestPath, requestState } from '../http/request-context';
 import { AlternativeAnswer, type FileAnswer } from './define-routes';
 import { RouteRunner } from './route-runner';
 
@@ -15,25 +15,26 @@ import { RouteRunner } from './route-runner';
 export class ApiController {
   constructor(private readonly routes: RouteRunner) {}
 
-  @All('{*path}')
-  async dispatch(@Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<unknown> {
-    const state = requestState(request);
+  // `/v1` and everything under it, in Fastify's router syntax.
+  @All(['', '*'])
+  async dispatch(@Req() request: FastifyRequest, @Res({ passthrough: true }) response: FastifyReply): Promise<unknown> {
+    const state = requestState(request.raw);
     const route = state.route;
-    if (!route) throw new ApiError(404, 'route_not_found', `Unrecognized request URL (${request.method} ${request.path}).`);
-    const caller = callerOf(request);
+    if (!route) throw new ApiError(404, 'route_not_found', `Unrecognized request URL (${request.method} ${requestPath(request.raw)}).`);
+    const caller = callerOf(request.raw);
     const result = await this.routes.run(route, {
       tenant: caller.tenant,
       accountName: caller.accountName,
       commandId: state.commandId ?? state.requestId,
       params: state.params ?? {},
       body: request.body,
-      query: { ...request.query },
+      query: { ...(request.query as Record<string, unknown>) },
     });
     if (route.alternative && result instanceof AlternativeAnswer) {
-      response.status(route.alternative.status);
+      response.code(route.alternative.status);
       return result.body;
     }
-    response.status(route.status);
+    response.code(route.status);
     if (route.file) {
       const { content, filename } = result as FileAnswer;
       return new StreamableFile(Buffer.from(content), { type: route.file.contentType, disposition: `attachment; filename="${filename}"`, length: content.byteLength });

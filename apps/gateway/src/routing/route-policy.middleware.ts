@@ -1,8 +1,7 @@
+import type { ServerResponse } from 'node:http';
 import { Injectable, type NestMiddleware } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../http/api-error';
-import { sendApiError } from '../http/api-exception.filter';
-import { callerOf, requestState } from '../http/request-context';
+import { callerOf, type MiddlewareRequest, requestPath, requestState } from '../http/request-context';
 import { matchRoute } from './route-table';
 
 /**
@@ -14,28 +13,27 @@ import { matchRoute } from './route-table';
  */
 @Injectable()
 export class RoutePolicyMiddleware implements NestMiddleware {
-  use(request: Request, response: Response, next: NextFunction): void {
+  use(request: MiddlewareRequest, response: ServerResponse, next: (error?: unknown) => void): void {
     const state = requestState(request);
     const caller = callerOf(request);
-    const match = matchRoute(request.method, request.path);
+    const method = request.method ?? 'GET';
+    const path = requestPath(request);
+    const match = matchRoute(method, path);
     if (!match.entry) {
       if (match.pathExists) response.setHeader('Allow', match.allowed.join(', '));
-      const error = match.pathExists
-        ? new ApiError(405, 'method_not_allowed', `${request.method} is not allowed on ${request.path}.`)
-        : new ApiError(404, 'route_not_found', `Unrecognized request URL (${request.method} ${request.path}).`);
-      return sendApiError(response, error, state.requestId);
+      return next(
+        match.pathExists
+          ? new ApiError(405, 'method_not_allowed', `${method} is not allowed on ${path}.`)
+          : new ApiError(404, 'route_not_found', `Unrecognized request URL (${method} ${path}).`),
+      );
     }
     state.route = match.entry;
     state.params = match.params;
     if (caller.kind === 'publishable' && !match.entry.publishable) {
-      return sendApiError(
-        response,
-        new ApiError(403, 'publishable_key_forbidden', 'A publishable key may only read plans (GET /v1/plans, /v1/plans/:id, /v1/plans/:id/tiers, /v1/plans/:id/price-components).'),
-        state.requestId,
-      );
+      return next(new ApiError(403, 'publishable_key_forbidden', 'A publishable key may only read plans (GET /v1/plans, /v1/plans/:id, /v1/plans/:id/tiers, /v1/plans/:id/price-components).'));
     }
     if (caller.scope === 'read_only' && !match.entry.read) {
-      return sendApiError(response, new ApiError(403, 'api_key_read_only', 'This key is read-only and cannot make changes.'), state.requestId);
+      return next(new ApiError(403, 'api_key_read_only', 'This key is read-only and cannot make changes.'));
     }
     next();
   }

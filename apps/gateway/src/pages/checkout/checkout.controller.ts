@@ -3,12 +3,12 @@ import { fromGrpcError, moneyFromMessage, type salesLinkV1 } from '@recur/contra
 import type { JsonLogger } from '@recur/telemetry';
 import { CUSTOMER_EMAIL_MAX, CUSTOMER_NAME_MAX, EMAIL_PATTERN, PAYMENT_PROVIDER_CODES } from '@recur/vocabulary';
 import { IsIn, IsNotEmpty, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 
 import { apiErrorOf } from '../../http/api-exception.filter';
 import { createValidationPipe } from '../../http/validation';
 import { ServiceClients } from '../../infrastructure/service-clients';
-import { cookieValue, field, formOf, isHttps, randomToken, sameOrigin, sendPage, tokensMatch } from '../page-kit';
+import { clearCookie, cookieValue, field, formOf, isHttps, randomToken, sameOrigin, sendPage, setCookie, tokensMatch } from '../page-kit';
 import { PAGES_LOGGER } from '../pages-logger';
 import { checkoutMessagePage, checkoutPage, type CheckoutView } from './checkout.html';
 
@@ -55,13 +55,13 @@ export class CheckoutController {
   ) {}
 
   @Get(':token')
-  async show(@Param('token') token: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async show(@Param('token') token: string, @Req() request: FastifyRequest, @Res() response: FastifyReply): Promise<void> {
     const offer = await this.offer(token, request, response);
     if (offer) this.render(request, response, token, offer, 200, { checkoutToken: randomToken() });
   }
 
   @Post(':token')
-  async submit(@Param('token') token: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async submit(@Param('token') token: string, @Req() request: FastifyRequest, @Res() response: FastifyReply): Promise<void> {
     const offer = await this.offer(token, request, response);
     if (!offer) return;
     const form = formOf(request);
@@ -80,7 +80,7 @@ export class CheckoutController {
     try {
       body = (await this.validation.transform(typed, { type: 'body', metatype: CheckoutFormDto })) as CheckoutFormDto;
     } catch (error) {
-      return this.render(request, response, token, offer, 400, { checkoutToken, typed, error: apiErrorOf(error, request).message });
+      return this.render(request, response, token, offer, 400, { checkoutToken, typed, error: apiErrorOf(error, request.raw).message });
     }
     let sale: salesLinkV1.CheckOutSalesLinkResponse;
     try {
@@ -99,8 +99,8 @@ export class CheckoutController {
     const checkout = sale.checkout!;
     if (checkout.status === 'completed' && !checkout.invoiceId) {
       // A trial has nothing to pay: the buyer goes where the link says (the link's own URL, from the subscription service).
-      response.clearCookie(CSRF_COOKIE, { path: BASE });
-      if (sale.successUrl) return response.redirect(303, sale.successUrl);
+      clearCookie(response, CSRF_COOKIE, { path: BASE });
+      if (sale.successUrl) return response.redirect(sale.successUrl, 303);
       return sendPage(response, 200, checkoutMessagePage('Your trial has started', `Thank you, ${body.name}. Nothing is due today; we will e-mail your first invoice when the trial ends.`));
     }
     if (!checkout.invoiceId) {
@@ -116,8 +116,8 @@ export class CheckoutController {
         // Per sale and payer details: a double submit finds the same payment; corrected details start one.
         requestId: `${checkout.id}:${body.provider}:${body.phone_number}`,
       });
-      response.clearCookie(CSRF_COOKIE, { path: BASE });
-      response.redirect(303, payment!.redirectUrl);
+      clearCookie(response, CSRF_COOKIE, { path: BASE });
+      response.redirect(payment!.redirectUrl, 303);
     } catch (error) {
       const failure = fromGrpcError(error);
       if (failure.kind === 'invalid_argument' || failure.kind === 'failed_precondition') {
@@ -128,7 +128,7 @@ export class CheckoutController {
     }
   }
 
-  private async offer(token: string, request: Request, response: Response): Promise<salesLinkV1.GetSalesLinkPageResponse | undefined> {
+  private async offer(token: string, request: FastifyRequest, response: FastifyReply): Promise<salesLinkV1.GetSalesLinkPageResponse | undefined> {
     try {
       const page = await this.services.subscription.getSalesLinkPage({ token });
       if (page.salesLink!.active) return page;
@@ -142,8 +142,8 @@ export class CheckoutController {
   }
 
   private render(
-    request: Request,
-    response: Response,
+    request: FastifyRequest,
+    response: FastifyReply,
     token: string,
     page: salesLinkV1.GetSalesLinkPageResponse,
     status: number,
@@ -152,7 +152,7 @@ export class CheckoutController {
     const link = page.salesLink!;
     const amount = moneyFromMessage(page.offer!.amount);
     const csrf = randomToken();
-    response.cookie(CSRF_COOKIE, csrf, { httpOnly: true, sameSite: 'strict', secure: isHttps(request), path: BASE });
+    setCookie(response, CSRF_COOKIE, csrf, { httpOnly: true, sameSite: 'strict', secure: isHttps(request), path: BASE });
     sendPage(response, status, checkoutPage({
       action: `${BASE}/${encodeURIComponent(token)}`,
       csrf,
@@ -169,8 +169,8 @@ export class CheckoutController {
     }));
   }
 
-  private fail(request: Request, response: Response, error: unknown): void {
-    const failure = apiErrorOf(error, request);
+  private fail(request: FastifyRequest, response: FastifyReply, error: unknown): void {
+    const failure = apiErrorOf(error, request.raw);
     if (failure.status === 404) return sendPage(response, 404, checkoutMessagePage('Not found', 'There is no such offer. Check the link you were given.'));
     if (failure.status >= 500) this.logger.warn(`checkout page failed: ${failure.code}: ${failure.message}`);
     sendPage(response, failure.status >= 500 ? 503 : failure.status, checkoutMessagePage('Something went wrong', failure.status >= 500 ? 'Please try again in a moment.' : failure.message));

@@ -2,7 +2,7 @@ import { Controller, Get, Inject, Param, Post, Query, Req, Res } from '@nestjs/c
 import { type CustomerJson, type InvoiceJson, type SubscriptionJson, toTenantMessage } from '@recur/contracts';
 import { newId } from '@recur/kernel';
 import type { JsonLogger } from '@recur/telemetry';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AccountsService } from '../../accounts/accounts.service';
 import { UpdateCustomerDto } from '../../customers/customers.dto';
 import { apiErrorOf } from '../../http/api-exception.filter';
@@ -11,7 +11,7 @@ import { createValidationPipe } from '../../http/validation';
 import { ServiceClients } from '../../infrastructure/service-clients';
 import type { FileAnswer } from '../../routing/define-routes';
 import { declaredRoute, RouteRunner } from '../../routing/route-runner';
-import { cookieValue, field, formOf, isHttps, randomToken, sameOrigin, sendPage, tokensMatch } from '../page-kit';
+import { cookieValue, field, formOf, isHttps, randomToken, sameOrigin, sendPage, setCookie, tokensMatch } from '../page-kit';
 import { PAGES_LOGGER } from '../pages-logger';
 import { CustomerPortalLinks, type PortalClaims } from './customer-portal-links';
 import { customerPortalPage, type CustomerPortalView, linkProblemPage } from './customer-portal.html';
@@ -53,13 +53,13 @@ export class CustomerPortalController {
   ) {}
 
   @Get(':token')
-  async show(@Param('token') token: string, @Req() request: Request, @Res() response: Response, @Query('notice') notice?: string): Promise<void> {
+  async show(@Param('token') token: string, @Req() request: FastifyRequest, @Res() response: FastifyReply, @Query('notice') notice?: string): Promise<void> {
     const claims = await this.claims(token, response);
     if (claims) await this.render(request, response, token, claims, 200, { notice: NOTICES[notice ?? ''] });
   }
 
   @Post(':token/details')
-  async updateDetails(@Param('token') token: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async updateDetails(@Param('token') token: string, @Req() request: FastifyRequest, @Res() response: FastifyReply): Promise<void> {
     const claims = await this.postClaims(token, request, response);
     if (!claims) return;
     const form = formOf(request);
@@ -74,15 +74,15 @@ export class CustomerPortalController {
         source: 'portal',
         requestId: newId('req'),
       });
-      response.redirect(303, `${this.base(token)}?notice=details-saved`);
+      response.redirect(`${this.base(token)}?notice=details-saved`, 303);
     } catch (error) {
-      const failure = apiErrorOf(error, request);
+      const failure = apiErrorOf(error, request.raw);
       await this.render(request, response, token, claims, failure.status, { error: failure.message, typed });
     }
   }
 
   @Post(':token/subscriptions/:id/cancel')
-  async cancel(@Param('token') token: string, @Param('id') id: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async cancel(@Param('token') token: string, @Param('id') id: string, @Req() request: FastifyRequest, @Res() response: FastifyReply): Promise<void> {
     const claims = await this.postClaims(token, request, response);
     if (!claims) return;
     try {
@@ -93,15 +93,15 @@ export class CustomerPortalController {
       const subscription = (await this.run(claims, ROUTES.getSubscription, { params: { id } })) as SubscriptionJson;
       if (subscription.customer !== claims.customerId) return sendPage(response, 404, linkProblemPage('Not found', 'There is no such subscription on your account.'));
       await this.run(claims, ROUTES.cancelSubscription, { params: { id }, body: { at_period_end: true } });
-      response.redirect(303, `${this.base(token)}?notice=cancelled`);
+      response.redirect(`${this.base(token)}?notice=cancelled`, 303);
     } catch (error) {
-      const failure = apiErrorOf(error, request);
+      const failure = apiErrorOf(error, request.raw);
       await this.render(request, response, token, claims, failure.status, { error: failure.message });
     }
   }
 
   @Get(':token/invoices/:id/pdf')
-  async pdf(@Param('token') token: string, @Param('id') id: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async pdf(@Param('token') token: string, @Param('id') id: string, @Req() request: FastifyRequest, @Res() response: FastifyReply): Promise<void> {
     const claims = await this.claims(token, response);
     if (!claims) return;
     try {
@@ -110,8 +110,8 @@ export class CustomerPortalController {
       const { name: accountName } = await this.accounts.getAccount(claims.tenant.accountId);
       const { content, filename } = (await this.run(claims, ROUTES.invoicePdf, { params: { id }, accountName })) as FileAnswer;
       response
-        .status(200)
-        .set({ 'content-type': 'application/pdf', 'content-disposition': `attachment; filename="${filename}"`, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' })
+        .code(200)
+        .headers({ 'content-type': 'application/pdf', 'content-disposition': `attachment; filename="${filename}"`, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' })
         .send(Buffer.from(content));
     } catch (error) {
       this.fail(request, response, error);
@@ -119,8 +119,8 @@ export class CustomerPortalController {
   }
 
   private async render(
-    request: Request,
-    response: Response,
+    request: FastifyRequest,
+    response: FastifyReply,
     token: string,
     claims: PortalClaims,
     status: number,
@@ -136,7 +136,7 @@ export class CustomerPortalController {
         this.accounts.getAccount(claims.tenant.accountId),
       ]);
       const csrf = randomToken();
-      response.cookie(CSRF_COOKIE, csrf, { httpOnly: true, sameSite: 'strict', secure: isHttps(request), path: '/customer-portal' });
+      setCookie(response, CSRF_COOKIE, csrf, { httpOnly: true, sameSite: 'strict', secure: isHttps(request), path: '/customer-portal' });
       sendPage(response, status, customerPortalPage({
         base: this.base(token),
         csrf,
@@ -167,7 +167,7 @@ export class CustomerPortalController {
     return `/customer-portal/${encodeURIComponent(token)}`;
   }
 
-  private async claims(token: string, response: Response): Promise<PortalClaims | undefined> {
+  private async claims(token: string, response: FastifyReply): Promise<PortalClaims | undefined> {
     const check = await this.links.check(token).catch(() => ({ status: 'invalid' as const }));
     if (check.status === 'valid') return check.claims;
     if (check.status === 'expired') {
@@ -178,7 +178,7 @@ export class CustomerPortalController {
     return undefined;
   }
 
-  private async postClaims(token: string, request: Request, response: Response): Promise<PortalClaims | undefined> {
+  private async postClaims(token: string, request: FastifyRequest, response: FastifyReply): Promise<PortalClaims | undefined> {
     const claims = await this.claims(token, response);
     if (!claims) return undefined;
     if (!sameOrigin(request) || !tokensMatch(cookieValue(request, CSRF_COOKIE), formOf(request).csrf)) {
@@ -188,8 +188,8 @@ export class CustomerPortalController {
     return claims;
   }
 
-  private fail(request: Request, response: Response, error: unknown): void {
-    const failure = apiErrorOf(error, request);
+  private fail(request: FastifyRequest, response: FastifyReply, error: unknown): void {
+    const failure = apiErrorOf(error, request.raw);
     if (failure.status === 404) return sendPage(response, 404, linkProblemPage('Not found', 'There is no such item on your account.'));
     if (failure.status >= 500) this.logger.warn(`customer portal failed: ${failure.code}: ${failure.message}`);
     sendPage(response, failure.status >= 500 ? 503 : failure.status, linkProblemPage('Something went wrong', failure.status >= 500 ? 'Please try again in a moment.' : failure.message));

@@ -3,7 +3,7 @@ import type { WebhookDeliveryJson, WebhookEndpointJson } from '@recur/contracts'
 import { toTenantMessage } from '@recur/contracts';
 import { CLOCK, type Clock, newId, type TenantRef } from '@recur/kernel';
 import type { JsonLogger } from '@recur/telemetry';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AccountsService, type ApiKeyView } from '../../accounts/accounts.service';
 import { CreateKeyDto, RollKeyDto } from '../../accounts/operator.dto';
 import type { AppMode } from '../../auth/api-key';
@@ -12,7 +12,7 @@ import { apiErrorOf } from '../../http/api-exception.filter';
 import { createValidationPipe } from '../../http/validation';
 import { ServiceClients } from '../../infrastructure/service-clients';
 import { declaredRoute, RouteRunner } from '../../routing/route-runner';
-import { cookieValue, field, formOf, isHttps, randomToken, sameOrigin, sendPage, tokensMatch } from '../page-kit';
+import { clearCookie, cookieValue, field, formOf, isHttps, randomToken, sameOrigin, sendPage, setCookie, tokensMatch } from '../page-kit';
 import { PAGES_LOGGER } from '../pages-logger';
 import {
   endpointPage,
@@ -77,48 +77,48 @@ export class DeveloperPortalController {
   ) {}
 
   @Get()
-  async home(@Req() request: Request, @Res() response: Response): Promise<void> {
+  async home(@Req() request: FastifyRequest, @Res() response: FastifyReply): Promise<void> {
     const session = await this.users.session(cookieValue(request, SESSION_COOKIE));
-    response.redirect(303, session ? '/portal/keys' : '/portal/sign-in');
+    response.redirect(session ? '/portal/keys' : '/portal/sign-in', 303);
   }
 
   @Get('sign-in')
-  signInForm(@Req() request: Request, @Res() response: Response): void {
+  signInForm(@Req() request: FastifyRequest, @Res() response: FastifyReply): void {
     sendPage(response, 200, signInPage(this.signInCsrf(request, response)));
   }
 
   @Post('sign-in')
-  async signIn(@Req() request: Request, @Res() response: Response): Promise<void> {
+  async signIn(@Req() request: FastifyRequest, @Res() response: FastifyReply): Promise<void> {
     const form = formOf(request);
     if (!sameOrigin(request) || !tokensMatch(cookieValue(request, SIGN_IN_CSRF_COOKIE), form.csrf)) {
       return sendPage(response, 403, signInPage(this.signInCsrf(request, response), 'This form expired. Please sign in again.'));
     }
     const token = await this.users.signIn(field(form, 'email'), field(form, 'password'));
     if (!token) return sendPage(response, 401, signInPage(this.signInCsrf(request, response), 'The e-mail or password is not right.', field(form, 'email')));
-    response.clearCookie(SIGN_IN_CSRF_COOKIE, { path: '/portal/sign-in' });
-    response.cookie(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'lax', secure: isHttps(request), path: '/portal', maxAge: PORTAL_SESSION_TTL_MS });
-    response.redirect(303, '/portal/keys');
+    clearCookie(response, SIGN_IN_CSRF_COOKIE, { path: '/portal/sign-in' });
+    setCookie(response, SESSION_COOKIE, token, { httpOnly: true, sameSite: 'lax', secure: isHttps(request), path: '/portal', maxAge: PORTAL_SESSION_TTL_MS });
+    response.redirect('/portal/keys', 303);
   }
 
   @Post('sign-out')
-  async signOut(@Req() request: Request, @Res() response: Response): Promise<void> {
+  async signOut(@Req() request: FastifyRequest, @Res() response: FastifyReply): Promise<void> {
     const session = await this.postSession(request, response);
     if (!session) return;
     await this.users.signOut(session.sessionId);
-    response.clearCookie(SESSION_COOKIE, { path: '/portal' });
-    response.redirect(303, '/portal/sign-in');
+    clearCookie(response, SESSION_COOKIE, { path: '/portal' });
+    response.redirect('/portal/sign-in', 303);
   }
 
   // ---- API keys
 
   @Get('keys')
-  async keys(@Req() request: Request, @Res() response: Response, @Query('notice') notice?: string): Promise<void> {
+  async keys(@Req() request: FastifyRequest, @Res() response: FastifyReply, @Query('notice') notice?: string): Promise<void> {
     const session = await this.pageSession(request, response);
     if (session) await this.renderKeys(response, session, 200, { notice: NOTICES[notice ?? ''] });
   }
 
   @Post('keys')
-  async createKey(@Req() request: Request, @Res() response: Response): Promise<void> {
+  async createKey(@Req() request: FastifyRequest, @Res() response: FastifyReply): Promise<void> {
     const session = await this.postSession(request, response);
     if (!session) return;
     const form = formOf(request);
@@ -130,12 +130,12 @@ export class DeveloperPortalController {
       const key = await this.accounts.createKey(session.accountId, input);
       await this.renderKeys(response, session, 201, { newKey: key });
     } catch (error) {
-      await this.renderKeys(response, session, apiErrorOf(error, request).status, { error: apiErrorOf(error, request).message });
+      await this.renderKeys(response, session, apiErrorOf(error, request.raw).status, { error: apiErrorOf(error, request.raw).message });
     }
   }
 
   @Post('keys/:keyId/roll')
-  async rollKey(@Param('keyId') keyId: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async rollKey(@Param('keyId') keyId: string, @Req() request: FastifyRequest, @Res() response: FastifyReply): Promise<void> {
     const session = await this.postSession(request, response);
     if (!session) return;
     try {
@@ -146,32 +146,32 @@ export class DeveloperPortalController {
       const key = await this.accounts.rollKey(keyId, expires_in_seconds ?? 0, session.accountId);
       await this.renderKeys(response, session, 201, { newKey: key, notice: 'The key was rolled. Its replacement is below.' });
     } catch (error) {
-      await this.renderKeys(response, session, apiErrorOf(error, request).status, { error: apiErrorOf(error, request).message });
+      await this.renderKeys(response, session, apiErrorOf(error, request.raw).status, { error: apiErrorOf(error, request.raw).message });
     }
   }
 
   @Post('keys/:keyId/revoke')
-  async revokeKey(@Param('keyId') keyId: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async revokeKey(@Param('keyId') keyId: string, @Req() request: FastifyRequest, @Res() response: FastifyReply): Promise<void> {
     const session = await this.postSession(request, response);
     if (!session) return;
     try {
       await this.accounts.revokeKey(keyId, session.accountId);
-      response.redirect(303, '/portal/keys?notice=key-revoked');
+      response.redirect('/portal/keys?notice=key-revoked', 303);
     } catch (error) {
-      await this.renderKeys(response, session, apiErrorOf(error, request).status, { error: apiErrorOf(error, request).message });
+      await this.renderKeys(response, session, apiErrorOf(error, request.raw).status, { error: apiErrorOf(error, request.raw).message });
     }
   }
 
   // ---- Webhooks
 
   @Get(':mode/webhooks')
-  async webhooks(@Param('mode') mode: string, @Req() request: Request, @Res() response: Response, @Query('notice') notice?: string): Promise<void> {
+  async webhooks(@Param('mode') mode: string, @Req() request: FastifyRequest, @Res() response: FastifyReply, @Query('notice') notice?: string): Promise<void> {
     const session = await this.pageSession(request, response);
     if (session && this.knownMode(mode, response)) await this.renderWebhooks(request, response, session, mode as AppMode, 200, { notice: NOTICES[notice ?? ''] });
   }
 
   @Post(':mode/webhooks')
-  async createWebhook(@Param('mode') mode: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async createWebhook(@Param('mode') mode: string, @Req() request: FastifyRequest, @Res() response: FastifyReply): Promise<void> {
     const session = await this.postSession(request, response);
     if (!session || !this.knownMode(mode, response)) return;
     const form = formOf(request);
@@ -182,50 +182,50 @@ export class DeveloperPortalController {
       })) as WebhookEndpointJson;
       await this.renderWebhooks(request, response, session, mode as AppMode, 201, { newSecret: endpoint.secret, notice: `Endpoint ${endpoint.url} added.` });
     } catch (error) {
-      const failure = apiErrorOf(error, request);
+      const failure = apiErrorOf(error, request.raw);
       await this.renderWebhooks(request, response, session, mode as AppMode, failure.status, { error: failure.message });
     }
   }
 
   @Get(':mode/webhooks/:id')
-  async endpoint(@Param('mode') mode: string, @Param('id') id: string, @Req() request: Request, @Res() response: Response, @Query('notice') notice?: string): Promise<void> {
+  async endpoint(@Param('mode') mode: string, @Param('id') id: string, @Req() request: FastifyRequest, @Res() response: FastifyReply, @Query('notice') notice?: string): Promise<void> {
     const session = await this.pageSession(request, response);
     if (session && this.knownMode(mode, response)) await this.renderEndpoint(request, response, session, mode as AppMode, id, 200, { notice: NOTICES[notice ?? ''] });
   }
 
   @Post(':mode/webhooks/:id/secret')
-  async revealSecret(@Param('mode') mode: string, @Param('id') id: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async revealSecret(@Param('mode') mode: string, @Param('id') id: string, @Req() request: FastifyRequest, @Res() response: FastifyReply): Promise<void> {
     const session = await this.postSession(request, response);
     if (!session || !this.knownMode(mode, response)) return;
     try {
       const { secret } = await this.services.webhookDispatch.revealEndpointSecret({ tenant: toTenantMessage(this.tenant(session, mode as AppMode)), id });
       await this.renderEndpoint(request, response, session, mode as AppMode, id, 200, { secret });
     } catch (error) {
-      await this.renderEndpoint(request, response, session, mode as AppMode, id, apiErrorOf(error, request).status, { error: apiErrorOf(error, request).message });
+      await this.renderEndpoint(request, response, session, mode as AppMode, id, apiErrorOf(error, request.raw).status, { error: apiErrorOf(error, request.raw).message });
     }
   }
 
   @Post(':mode/webhooks/:id/test')
-  async sendTest(@Param('mode') mode: string, @Param('id') id: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async sendTest(@Param('mode') mode: string, @Param('id') id: string, @Req() request: FastifyRequest, @Res() response: FastifyReply): Promise<void> {
     await this.endpointAction(request, response, mode, id, ROUTES.testWebhook, { params: { id } }, 'test-sent');
   }
 
   /** Enable or disable (`PATCH /v1/webhooks/:id` with `status`): a disabled endpoint receives nothing. */
   @Post(':mode/webhooks/:id/status')
-  async setStatus(@Param('mode') mode: string, @Param('id') id: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async setStatus(@Param('mode') mode: string, @Param('id') id: string, @Req() request: FastifyRequest, @Res() response: FastifyReply): Promise<void> {
     const status = field(formOf(request), 'status');
     await this.endpointAction(request, response, mode, id, ROUTES.updateWebhook, { params: { id }, body: { status } }, status === 'disabled' ? 'endpoint-disabled' : 'endpoint-enabled');
   }
 
   @Post(':mode/webhooks/:id/delete')
-  async deleteEndpoint(@Param('mode') mode: string, @Param('id') id: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async deleteEndpoint(@Param('mode') mode: string, @Param('id') id: string, @Req() request: FastifyRequest, @Res() response: FastifyReply): Promise<void> {
     const session = await this.postSession(request, response);
     if (!session || !this.knownMode(mode, response)) return;
     try {
       await this.run(session, mode as AppMode, ROUTES.deleteWebhook, { params: { id } });
-      response.redirect(303, `/portal/${mode}/webhooks?notice=endpoint-deleted`);
+      response.redirect(`/portal/${mode}/webhooks?notice=endpoint-deleted`, 303);
     } catch (error) {
-      await this.renderEndpoint(request, response, session, mode as AppMode, id, apiErrorOf(error, request).status, { error: apiErrorOf(error, request).message });
+      await this.renderEndpoint(request, response, session, mode as AppMode, id, apiErrorOf(error, request.raw).status, { error: apiErrorOf(error, request.raw).message });
     }
   }
 
@@ -234,8 +234,8 @@ export class DeveloperPortalController {
     @Param('mode') mode: string,
     @Param('id') id: string,
     @Param('deliveryId') deliveryId: string,
-    @Req() request: Request,
-    @Res() response: Response,
+    @Req() request: FastifyRequest,
+    @Res() response: FastifyReply,
   ): Promise<void> {
     await this.endpointAction(request, response, mode, id, ROUTES.retryDelivery, { params: { id, deliveryId } }, 'replayed');
   }
@@ -243,7 +243,7 @@ export class DeveloperPortalController {
   // ---- Events and settings
 
   @Get(':mode/events')
-  async events(@Param('mode') mode: string, @Req() request: Request, @Res() response: Response, @Query('offset') offsetText?: string): Promise<void> {
+  async events(@Param('mode') mode: string, @Req() request: FastifyRequest, @Res() response: FastifyReply, @Query('offset') offsetText?: string): Promise<void> {
     const session = await this.pageSession(request, response);
     if (!session || !this.knownMode(mode, response)) return;
     const offset = Math.min(Math.max(Number.parseInt(offsetText ?? '0', 10) || 0, 0), 10_000);
@@ -261,7 +261,7 @@ export class DeveloperPortalController {
   }
 
   @Get('settings')
-  async settings(@Req() request: Request, @Res() response: Response, @Query('notice') notice?: string): Promise<void> {
+  async settings(@Req() request: FastifyRequest, @Res() response: FastifyReply, @Query('notice') notice?: string): Promise<void> {
     const session = await this.pageSession(request, response);
     if (!session) return;
     const account = await this.accounts.getAccount(session.accountId);
@@ -269,18 +269,18 @@ export class DeveloperPortalController {
   }
 
   @Post('settings')
-  async saveSettings(@Req() request: Request, @Res() response: Response): Promise<void> {
+  async saveSettings(@Req() request: FastifyRequest, @Res() response: FastifyReply): Promise<void> {
     const session = await this.postSession(request, response);
     if (!session) return;
     await this.accounts.setPortalAllowsCancellation(session.accountId, field(formOf(request), 'portal_allows_cancellation') === 'on');
-    response.redirect(303, '/portal/settings?notice=saved');
+    response.redirect('/portal/settings?notice=saved', 303);
   }
 
   // ---- helpers
 
   private async endpointAction(
-    request: Request,
-    response: Response,
+    request: FastifyRequest,
+    response: FastifyReply,
     mode: string,
     id: string,
     route: (typeof ROUTES)[keyof typeof ROUTES],
@@ -291,9 +291,9 @@ export class DeveloperPortalController {
     if (!session || !this.knownMode(mode, response)) return;
     try {
       await this.run(session, mode as AppMode, route, input);
-      response.redirect(303, `/portal/${mode}/webhooks/${encodeURIComponent(id)}?notice=${notice}`);
+      response.redirect(`/portal/${mode}/webhooks/${encodeURIComponent(id)}?notice=${notice}`, 303);
     } catch (error) {
-      await this.renderEndpoint(request, response, session, mode as AppMode, id, apiErrorOf(error, request).status, { error: apiErrorOf(error, request).message });
+      await this.renderEndpoint(request, response, session, mode as AppMode, id, apiErrorOf(error, request.raw).status, { error: apiErrorOf(error, request.raw).message });
     }
   }
 
@@ -301,12 +301,12 @@ export class DeveloperPortalController {
     return this.routes.run(route, { tenant: this.tenant(session, mode), accountName: session.accountName, commandId: newId('req'), ...input });
   }
 
-  private async renderKeys(response: Response, session: PortalSessionView, status: number, messages: Flash & { newKey?: ApiKeyView }): Promise<void> {
+  private async renderKeys(response: FastifyReply, session: PortalSessionView, status: number, messages: Flash & { newKey?: ApiKeyView }): Promise<void> {
     const keys = await this.accounts.listKeys(session.accountId);
     sendPage(response, status, keysPage(this.frame(session, 'keys', 'sandbox'), keys.reverse(), Math.floor(this.now().getTime() / 1000), messages));
   }
 
-  private async renderWebhooks(request: Request, response: Response, session: PortalSessionView, mode: AppMode, status: number, messages: Flash & { newSecret?: string }): Promise<void> {
+  private async renderWebhooks(request: FastifyRequest, response: FastifyReply, session: PortalSessionView, mode: AppMode, status: number, messages: Flash & { newSecret?: string }): Promise<void> {
     try {
       const list = (await this.run(session, mode, ROUTES.listWebhooks, { query: { limit: '100' } })) as ListEnvelope<WebhookEndpointJson>;
       sendPage(response, status, webhooksPage(this.frame(session, 'webhooks', mode), list.data, messages));
@@ -316,8 +316,8 @@ export class DeveloperPortalController {
   }
 
   private async renderEndpoint(
-    request: Request,
-    response: Response,
+    request: FastifyRequest,
+    response: FastifyReply,
     session: PortalSessionView,
     mode: AppMode,
     id: string,
@@ -335,8 +335,8 @@ export class DeveloperPortalController {
     }
   }
 
-  private failPage(request: Request, response: Response, error: unknown): void {
-    const failure = apiErrorOf(error, request);
+  private failPage(request: FastifyRequest, response: FastifyReply, error: unknown): void {
+    const failure = apiErrorOf(error, request.raw);
     if (failure.status >= 500) this.logger.warn(`developer portal page failed: ${failure.code}: ${failure.message}`);
     sendPage(response, failure.status, portalErrorPage('Something went wrong', failure.status >= 500 ? 'A service is not available right now. Try again in a moment.' : failure.message));
   }
@@ -349,21 +349,21 @@ export class DeveloperPortalController {
     return { email: session.userEmail, accountName: session.accountName, csrf: session.csrfToken, section, mode };
   }
 
-  private knownMode(mode: string, response: Response): boolean {
+  private knownMode(mode: string, response: FastifyReply): boolean {
     if ((MODES as readonly string[]).includes(mode)) return true;
     sendPage(response, 404, portalErrorPage('Page not found', 'There is no such page in the developer portal.'));
     return false;
   }
 
   /** A page needs a session; without one the browser goes to sign-in. */
-  private async pageSession(request: Request, response: Response): Promise<PortalSessionView | undefined> {
+  private async pageSession(request: FastifyRequest, response: FastifyReply): Promise<PortalSessionView | undefined> {
     const session = await this.users.session(cookieValue(request, SESSION_COOKIE));
-    if (!session) response.redirect(303, '/portal/sign-in');
+    if (!session) response.redirect('/portal/sign-in', 303);
     return session;
   }
 
   /** A post needs a session, its CSRF token and a same-origin Origin (when the browser sends one). */
-  private async postSession(request: Request, response: Response): Promise<PortalSessionView | undefined> {
+  private async postSession(request: FastifyRequest, response: FastifyReply): Promise<PortalSessionView | undefined> {
     const session = await this.pageSession(request, response);
     if (!session) return undefined;
     if (!sameOrigin(request) || !tokensMatch(session.csrfToken, formOf(request).csrf)) {
@@ -374,9 +374,9 @@ export class DeveloperPortalController {
   }
 
   /** Sign-in has no session yet: its form is guarded by a double-submit cookie. */
-  private signInCsrf(request: Request, response: Response): string {
+  private signInCsrf(request: FastifyRequest, response: FastifyReply): string {
     const csrf = randomToken();
-    response.cookie(SIGN_IN_CSRF_COOKIE, csrf, { httpOnly: true, sameSite: 'strict', secure: isHttps(request), path: '/portal/sign-in' });
+    setCookie(response, SIGN_IN_CSRF_COOKIE, csrf, { httpOnly: true, sameSite: 'strict', secure: isHttps(request), path: '/portal/sign-in' });
     return csrf;
   }
 }

@@ -2,14 +2,14 @@ import { Controller, Get, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import { type InvoiceJson, presentInvoice, toTenantMessage } from '@recur/contracts';
 import { newId, type TenantRef } from '@recur/kernel';
 import type { JsonLogger } from '@recur/telemetry';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AccountsService } from '../../accounts/accounts.service';
 import { apiErrorOf } from '../../http/api-exception.filter';
 import { createValidationPipe } from '../../http/validation';
 import { ServiceClients } from '../../infrastructure/service-clients';
 import { InitiatePaymentDto } from '../../payments/payments.dto';
 import { linkProblemPage } from '../customer-portal/customer-portal.html';
-import { cookieValue, field, formOf, isHttps, randomToken, sameOrigin, sendPage, tokensMatch } from '../page-kit';
+import { cookieValue, field, formOf, isHttps, randomToken, sameOrigin, sendPage, setCookie, tokensMatch } from '../page-kit';
 import { PAGES_LOGGER } from '../pages-logger';
 import { invoicePaidPage, invoicePaymentPage, type InvoicePaymentView, invoiceVoidPage } from './invoice-payment.html';
 
@@ -43,13 +43,13 @@ export class InvoicePaymentController {
   ) {}
 
   @Get(':token')
-  async show(@Param('token') token: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async show(@Param('token') token: string, @Req() request: FastifyRequest, @Res() response: FastifyReply): Promise<void> {
     const found = await this.find(token, request, response);
     if (found) this.render(request, response, token, found, 200, {});
   }
 
   @Post(':token')
-  async pay(@Param('token') token: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async pay(@Param('token') token: string, @Req() request: FastifyRequest, @Res() response: FastifyReply): Promise<void> {
     const found = await this.find(token, request, response);
     if (!found) return;
     const form = formOf(request);
@@ -71,25 +71,25 @@ export class InvoicePaymentController {
         provider: body.provider,
         requestId: newId('req'),
       });
-      response.redirect(303, payment!.redirectUrl);
+      response.redirect(payment!.redirectUrl, 303);
     } catch (error) {
-      const failure = apiErrorOf(error, request);
+      const failure = apiErrorOf(error, request.raw);
       if (failure.status >= 500) return this.fail(request, response, error);
       this.render(request, response, token, found, failure.status, { error: failure.message, typed });
     }
   }
 
-  private render(request: Request, response: Response, token: string, found: PayableInvoice, status: number, messages: Pick<InvoicePaymentView, 'error' | 'typed'>): void {
+  private render(request: FastifyRequest, response: FastifyReply, token: string, found: PayableInvoice, status: number, messages: Pick<InvoicePaymentView, 'error' | 'typed'>): void {
     const { invoice, sellerName } = found;
     if (invoice.status === 'void') return sendPage(response, 410, invoiceVoidPage({ invoice, sellerName }));
     if (!PAYABLE.has(invoice.status)) return sendPage(response, 200, invoicePaidPage({ invoice, sellerName }));
     const csrf = randomToken();
-    response.cookie(CSRF_COOKIE, csrf, { httpOnly: true, sameSite: 'strict', secure: isHttps(request), path: '/pay' });
+    setCookie(response, CSRF_COOKIE, csrf, { httpOnly: true, sameSite: 'strict', secure: isHttps(request), path: '/pay' });
     sendPage(response, status, invoicePaymentPage({ action: `/pay/${encodeURIComponent(token)}`, csrf, sellerName, invoice, ...messages }));
   }
 
   /** The token's invoice, its tenant and its seller; answers the 404 page itself for an unknown token. */
-  private async find(token: string, request: Request, response: Response): Promise<PayableInvoice | undefined> {
+  private async find(token: string, request: FastifyRequest, response: FastifyReply): Promise<PayableInvoice | undefined> {
     if (!PAYMENT_TOKEN.test(token)) return this.notFound(response);
     try {
       const { tenant, invoice } = await this.services.invoicing.getInvoiceForPayment({ paymentToken: token });
@@ -102,13 +102,13 @@ export class InvoicePaymentController {
     }
   }
 
-  private notFound(response: Response): undefined {
+  private notFound(response: FastifyReply): undefined {
     sendPage(response, 404, linkProblemPage('This payment link does not exist', 'Open the link exactly as you received it, or ask the company that sent it for a new one.'));
     return undefined;
   }
 
-  private fail(request: Request, response: Response, error: unknown): void {
-    const failure = apiErrorOf(error, request);
+  private fail(request: FastifyRequest, response: FastifyReply, error: unknown): void {
+    const failure = apiErrorOf(error, request.raw);
     if (failure.status === 404) return void this.notFound(response);
     if (failure.status >= 500) this.logger.warn(`payment page failed: ${failure.code}: ${failure.message}`);
     sendPage(response, failure.status >= 500 ? 503 : failure.status, linkProblemPage('Something went wrong', failure.status >= 500 ? 'Please try again in a moment.' : failure.message));
