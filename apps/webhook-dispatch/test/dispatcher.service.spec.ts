@@ -51,10 +51,12 @@ describe('the dispatcher', () => {
       deliveryId = (await service.client.sendTestEvent({ tenant, id: endpoint.id })).delivery!.id;
       await eventually(async () => (await receiver.received('/hooks/crash')).length === 1, 20_000, 'the first arrival');
       const waitingWrite = `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%delivery_attempts%'`;
-      await eventually(async () => (await blocker.query(waitingWrite)).rowCount === 1, 10_000, 'the outcome write waiting');
+      // Asked on another connection: inside the blocker's transaction pg_stat_activity is a snapshot
+      // taken at its first read, so a write that starts waiting after that read would never show.
+      await eventually(async () => (await queryDatabase(service.databaseUrl, waitingWrite)).length === 1, 10_000, 'the outcome write waiting');
       await service.app.kill('SIGKILL');
       // The dead process's write never commits (PostgreSQL would otherwise run it once the lock frees).
-      await blocker.query(`SELECT pg_terminate_backend(pid) FROM (${waitingWrite}) AS waiting`);
+      await queryDatabase(service.databaseUrl, `SELECT pg_terminate_backend(pid) FROM (${waitingWrite}) AS waiting`);
     } finally {
       await blocker.query('ROLLBACK');
       await blocker.end();

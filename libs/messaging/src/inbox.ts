@@ -51,6 +51,24 @@ export interface EventHandlerOptions {
 }
 
 /**
+ * Decodes one message for a consumer: a message that does not decode is counted `malformed` and
+ * dropped (redelivering it would block its partition forever), a type the consumer does not
+ * handle (`decode` answers undefined) is counted `ignored`; both answer undefined.
+ */
+function decodeCounted<Event>(service: string, decode: (message: BusMessage) => Event | undefined, message: BusMessage, options: EventHandlerOptions): Event | undefined {
+  let event: Event | undefined;
+  try {
+    event = decode(message);
+  } catch (error) {
+    eventsConsumed.inc({ service, type: message.headers['event-type'] ?? 'unknown', outcome: 'malformed' });
+    options.warn?.('event dropped: it does not decode', { topic: message.topic, key: message.key, error: (error as Error).message });
+    return undefined;
+  }
+  if (!event) eventsConsumed.inc({ service, type: message.headers['event-type'] ?? 'unknown', outcome: 'ignored' });
+  return event;
+}
+
+/**
  * Wraps a consumer's handler: decodes the message with the generated schema, continues
  * the producer's trace in a consumer span, and counts the outcome. A message that does
  * not decode is dropped and counted `malformed`: redelivering it would block its
@@ -63,19 +81,8 @@ function tracedHandler<Event extends { id: string; type: string }>(
   options: EventHandlerOptions,
 ): MessageHandler {
   return async (message: BusMessage) => {
-    let event: Event | undefined;
-    try {
-      event = decode(message);
-    } catch (error) {
-      eventsConsumed.inc({ service, type: message.headers['event-type'] ?? 'unknown', outcome: 'malformed' });
-      options.warn?.('event dropped: it does not decode', { topic: message.topic, key: message.key, error: (error as Error).message });
-      return;
-    }
-    if (!event) {
-      eventsConsumed.inc({ service, type: message.headers['event-type'] ?? 'unknown', outcome: 'ignored' });
-      return;
-    }
-    const decoded = event;
+    const decoded = decodeCounted(service, decode, message, options);
+    if (!decoded) return;
     const parent = propagation.extract(context.active(), message.headers);
     await tracer.startActiveSpan(
       `${message.topic} process`,
@@ -131,18 +138,8 @@ function tracedBatchHandler<Event extends { id: string; type: string }>(
   return async (messages: BusMessage[]) => {
     const received: (ReceivedEvent<Event> & { span: Span; topic: string })[] = [];
     for (const message of messages) {
-      let event: Event | undefined;
-      try {
-        event = decode(message);
-      } catch (error) {
-        eventsConsumed.inc({ service, type: message.headers['event-type'] ?? 'unknown', outcome: 'malformed' });
-        options.warn?.('event dropped: it does not decode', { topic: message.topic, key: message.key, error: (error as Error).message });
-        continue;
-      }
-      if (!event) {
-        eventsConsumed.inc({ service, type: message.headers['event-type'] ?? 'unknown', outcome: 'ignored' });
-        continue;
-      }
+      const event = decodeCounted(service, decode, message, options);
+      if (!event) continue;
       const parent = propagation.extract(context.active(), message.headers);
       const span = tracer.startSpan(
         `${message.topic} process`,
