@@ -41,7 +41,7 @@ execFileSync('node', ['tools/bootstrap.mjs'], { cwd: ROOT, stdio: 'inherit' });
 const require = createRequire(import.meta.url);
 const { Pool } = require('pg');
 const { applyMigrations } = require('@recur/persistence');
-const { INGEST_SQL, ingestParameters } = require(join(ROOT, 'apps', 'usage-metering', 'dist', 'usage', 'usage.repository.js'));
+const { INGEST_SQL, INGEST_STATEMENT_NAME, ingestParameters } = require(join(ROOT, 'apps', 'usage-metering', 'dist', 'usage', 'usage.repository.js'));
 
 if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
 const startedAt = Date.now();
@@ -133,7 +133,7 @@ const rawIngest = async (worker, i) => {
   try {
     await client.query('BEGIN');
     const input = { subscriptionId: subscription, metricName: metric, quantity, idempotencyKey: key };
-    await client.query(INGEST_SQL, ingestParameters({ accountId, livemode }, [{ id, input, placement: { timestampAt: at, timestampGiven: given, period: { start, end } } }], created));
+    await client.query({ name: INGEST_STATEMENT_NAME, text: INGEST_SQL, values: ingestParameters({ accountId, livemode }, [{ id, input, placement: { timestampAt: at, timestampGiven: given, period: { start, end } } }], created) });
     await client.query('COMMIT');
     return true;
   } finally {

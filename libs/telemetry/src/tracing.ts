@@ -5,7 +5,7 @@ import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { GrpcInstrumentation } from '@opentelemetry/instrumentation-grpc';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, type ReadableSpan, type SpanExporter, SimpleSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { AlwaysOffSampler, BatchSpanProcessor, type ReadableSpan, type SpanExporter, SimpleSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
@@ -56,6 +56,8 @@ export interface TelemetryOptions {
  * (each app's `instrument.ts` is its first import), so their instrumentation can hook in.
  * Exporters come from the environment: OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set,
  * JSON lines when RECUR_TRACE_FILE is set, none otherwise (context still propagates).
+ * With no exporter, spans are not recorded (nothing would read them): trace and span ids still
+ * propagate, to logs and to other processes, for a fraction of a recorded span's cost.
  * Calling it again is a no-op: `npm start` hosts every app in one process.
  */
 export function startTelemetry(options: TelemetryOptions): void {
@@ -68,6 +70,7 @@ export function startTelemetry(options: TelemetryOptions): void {
   provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME ?? options.serviceName }),
     spanProcessors,
+    ...(spanProcessors.length === 0 ? { sampler: new AlwaysOffSampler() } : {}),
   });
   provider.register({ propagator: new W3CTraceContextPropagator() });
   registerInstrumentations({

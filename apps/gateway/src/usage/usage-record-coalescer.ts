@@ -53,7 +53,7 @@ export class UsageRecordCoalescer {
 
   constructor(
     private readonly recorder: UsageRecorder,
-    private readonly maxInFlight = 2,
+    private readonly maxInFlight = 1,
   ) {}
 
   record(tenant: Tenant, record: RecordInput): Promise<RecordedUsage> {
