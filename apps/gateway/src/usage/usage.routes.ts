@@ -1,9 +1,9 @@
 import { type usageMeteringV1, presentUsageAlert, presentUsageLimit, presentUsageRecord, presentUsageSummary, type UsageAlertJson, type UsageLimitJson, type UsageRecordJson, type UsageSummaryJson } from '@recur/contracts';
-import { toInt64 } from '@recur/money';
 import { listEnvelope } from '../http/list';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
 import type { ServiceClients } from '../infrastructure/service-clients';
 import { ListUsageAlertsQueryDto, ListUsageQueryDto, RecordUsageBatchDto, RecordUsageDto, SetUsageLimitDto, UsageSummaryQueryDto } from './usage.dto';
+import { receiptRecord, refusalsOf, toColumns } from './usage-receipt';
 import { UsageRecordCoalescer } from './usage-record-coalescer';
 import { validRecordUsageBatchBody, validRecordUsageBody } from './usage.validation';
 
@@ -117,53 +117,13 @@ export const USAGE_BATCH_SCHEMA = responseSchema<UsageBatchJson>('UsageBatch', {
   },
 });
 
-const toInput = (body: RecordUsageDto, prefix: string) => ({
-  subscriptionId: body.subscription,
-  metricName: body.metric_name,
-  quantity: toInt64(body.quantity, `${prefix}quantity`),
-  idempotencyKey: body.idempotency_key,
-  timestamp: body.timestamp === undefined ? undefined : BigInt(body.timestamp),
-});
-
-/** A batch's records as parallel lists (usage-metering's `UsageRecordColumns`): no message per record. */
-function toColumns(records: RecordUsageDto[]) {
-  const columns = { subscriptionIds: [] as string[], metricNames: [] as string[], quantities: [] as bigint[], idempotencyKeys: [] as string[], timestamps: [] as bigint[] };
-  for (const record of records) {
-    columns.subscriptionIds.push(record.subscription);
-    columns.metricNames.push(record.metric_name);
-    columns.quantities.push(BigInt(record.quantity));
-    columns.idempotencyKeys.push(record.idempotency_key);
-    columns.timestamps.push(record.timestamp === undefined ? 0n : BigInt(record.timestamp));
-  }
-  return columns;
-}
-
-/**
- * The batch's results from usage-metering's brief receipt and the records as sent: a stored or
- * replayed record has the subscription, metric, quantity and key the caller sent (a replay's body
- * must match its original's), so only ids, times and refusals cross the wire (README, Performance).
- */
+/** The batch's results, in the request's order, from usage-metering's brief receipt and the records as sent. */
 function presentBatchReceipt(livemode: boolean, records: RecordUsageDto[], receipt: usageMeteringV1.UsageBatchReceipt): UsageBatchResultJson[] {
-  const refusals = new Map(receipt.refusals.map((refusal) => [refusal.index, refusal.error!]));
+  const refusals = refusalsOf(receipt);
   return records.map((sent, index): UsageBatchResultJson => {
     const error = refusals.get(index);
     if (error) return { status: 'refused', record: null, error: { code: error.code, message: error.message, param: error.param || null } };
-    return {
-      status: receipt.replayed[index] ? 'replayed' : 'created',
-      record: {
-        id: receipt.ids[index],
-        object: 'usage_record',
-        livemode,
-        subscription: sent.subscription,
-        metric_name: sent.metric_name,
-        quantity: sent.quantity,
-        idempotency_key: sent.idempotency_key,
-        timestamp: Number(receipt.timestamps[index]),
-        period: { start: Number(receipt.periodStarts[index]), end: Number(receipt.periodEnds[index]) },
-        created: Number(receipt.created[index]),
-      },
-      error: null,
-    };
+    return { status: receipt.replayed[index] ? 'replayed' : 'created', record: receiptRecord(livemode, sent, receipt, index), error: null };
   });
 }
 
@@ -182,7 +142,7 @@ function coalescerOf(services: ServiceClients): UsageRecordCoalescer {
 export const USAGE_ROUTES = defineRoutes('Usage', [
   route({
     method: 'POST', path: '/v1/usage', summary: 'Record usage', body: RecordUsageDto, validBody: validRecordUsageBody, response: USAGE_RECORD_SCHEMA, status: 201,
-    handler: async ({ services, tenant, body }) => presentUsageRecord((await coalescerOf(services).record(tenant, toInput(body, ''))).record),
+    handler: async ({ services, tenant, body }) => (await coalescerOf(services).record(tenant, body)).record,
   }),
   route({
     method: 'POST', path: '/v1/usage/batch', summary: 'Record up to 1000 usage records', body: RecordUsageBatchDto, validBody: validRecordUsageBatchBody, response: USAGE_BATCH_SCHEMA,
