@@ -84,10 +84,12 @@ export function phases(stack, { per = 'count' } = {}) {
     results,
     cpuPer,
     async run(name, label, work) {
+      const gcBefore = await gcPauses(stack);
       const before = cpuByGroup(stack);
       results[name] = await work();
       const used = cpuBetween(before, cpuByGroup(stack));
       printPhase(label, results[name]);
+      if (gcBefore) console.log(`${''.padEnd(38)} ${describeGc(gcBefore, await gcPauses(stack))}`);
       cpuPer[name] = Object.fromEntries(Object.entries(used).map(([group, ms]) => [group, (ms * 1000) / Math.max(1, results[name][per])]));
     },
     /** CPU of all parties per request or unit (NaN for a phase not run): a ratio of two is what the machine would give were CPU its only limit. */
@@ -100,6 +102,36 @@ export function phases(stack, { per = 'count' } = {}) {
       for (const [name, label] of rows.filter(([name]) => cpuPer[name])) console.log(`| ${label} | ${groups.map((group) => cpuPer[name][group].toFixed(0)).join(' | ')} |`);
     },
   };
+}
+
+/**
+ * The stack's garbage-collection pauses so far, from its Prometheus endpoint (prom-client's
+ * `nodejs_gc_duration_seconds`): per kind, count, total seconds and how many took 10 ms or more.
+ * Undefined for a stack without one metrics endpoint (processes mode).
+ */
+async function gcPauses(stack) {
+  if (!stack.metricsUrl) return undefined;
+  const text = await (await fetch(stack.metricsUrl)).text();
+  const pauses = {};
+  const series = Array.from(text.matchAll(/^nodejs_gc_duration_seconds_(sum|count|bucket)\{(?:le="([^"]+)",)?kind="(\w+)"\} (\S+)$/gm), ([, part, le, kind, value]) => ({ part, le, kind, value: Number(value) }));
+  for (const { part, le, kind, value } of series) {
+    pauses[kind] ??= { count: 0, seconds: 0, under10ms: 0 };
+    if (part === 'count') pauses[kind].count = value;
+    if (part === 'sum') pauses[kind].seconds = value;
+    if (part === 'bucket' && le === '0.01') pauses[kind].under10ms = value;
+  }
+  return pauses;
+}
+
+/** `GC: 120 minor (310 ms, 2 ≥ 10 ms), 1 major (…)` between two readings. */
+function describeGc(before, after) {
+  const parts = Object.entries(after).map(([kind, now]) => {
+    const then = before[kind] ?? { count: 0, seconds: 0, under10ms: 0 };
+    const count = now.count - then.count;
+    const long = count - (now.under10ms - then.under10ms);
+    return count > 0 ? `${count} ${kind} (${((now.seconds - then.seconds) * 1000).toFixed(0)} ms, ${long} ≥ 10 ms)` : undefined;
+  });
+  return `GC pauses: ${parts.filter(Boolean).join(', ') || 'none'}`;
 }
 
 /** `p50 … ms  p90 … ms  p99 … ms` (and `max … ms`) of whole-millisecond latencies measured outside a loop. */
@@ -241,6 +273,7 @@ export async function startSingleProcess({ profileArgs = [], env = {}, stderr = 
     urlFor,
     mailDir: join(dataDir, 'mail'),
     ensureDatabase: (name) => ensureDatabase(urlFor('postgres'), name),
+    metricsUrl: `http://127.0.0.1:${port + 2000}/metrics`,
     pids: () => [child.pid],
     processGroups: (table) => ({ 'node (all 7 apps)': [child.pid], postgresql: descendantsNamed(table, child.pid, 'postgres') }),
     async stop() {
