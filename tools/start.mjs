@@ -53,6 +53,15 @@ const MAIL_DIR = join(DATA_DIR, 'mail');
 const IN_PROCESS_CALLS = process.env.RECUR_IN_PROCESS_CALLS !== 'false';
 /** The six services listen on consecutive ports from here, on 127.0.0.1. */
 const GRPC_BASE_PORT = Number(process.env.RECUR_GRPC_BASE_PORT ?? 50051);
+// Read (and refused when below 1 hour) before anything starts, as a deployed service does.
+const outboxRetentionHours = (() => {
+  try {
+    return require('@recur/service-host').outboxRetentionHoursFromEnv();
+  } catch (error) {
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  }
+})();
 
 const SERVICES = [
   { app: 'catalog', start: 'startCatalogService' },
@@ -198,7 +207,7 @@ async function main() {
     for (const { app, start, port } of SERVICES) {
       await postgres.ensureDatabase(databaseName(app));
       const module = require(join(ROOT, 'apps', app, 'dist', 'app.js'));
-      const service = await module[start]({ databaseUrl: postgres.urlFor(databaseName(app)), grpcHost: '127.0.0.1', grpcPort: port, metricsPort: 0, migrateOnStart: true, inProcessCalls: IN_PROCESS_CALLS }, bus);
+      const service = await module[start]({ databaseUrl: postgres.urlFor(databaseName(app)), grpcHost: '127.0.0.1', grpcPort: port, metricsPort: 0, migrateOnStart: true, inProcessCalls: IN_PROCESS_CALLS, outboxRetentionHours }, bus);
       if (!keepRunning(app, service)) return false;
       peers[app] = `127.0.0.1:${port}`;
     }

@@ -32,7 +32,8 @@ export function serviceConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Serv
   };
 }
 
-function outboxRetentionHoursFromEnv(env: NodeJS.ProcessEnv): number {
+/** OUTBOX_RETENTION_HOURS, at least 1; 24 when unset. Also read by the single-process host (`npm start`). */
+export function outboxRetentionHoursFromEnv(env: NodeJS.ProcessEnv = process.env): number {
   const hours = intEnv('OUTBOX_RETENTION_HOURS', DEFAULT_OUTBOX_RETENTION_MS / HOUR_MS, env);
   if (hours < 1) throw new ConfigError(`environment variable OUTBOX_RETENTION_HOURS must be at least 1, got '${hours}'`);
   return hours;

@@ -116,3 +116,16 @@ it('stops cleanly on SIGTERM, with Kafka (its consumers close before PostgreSQL 
   const started = await npmStart({ KAFKA_BROKERS: await testKafkaBrokers(), KAFKA_TOPIC_PREFIX: `start-${process.pid}` });
   await expectCleanStop(started, 'SIGTERM');
 }, 240_000);
+
+it('refuses an outbox retention under one hour before starting anything, as a deployed service does', async () => {
+  const child = spawn(process.execPath, [join(REPO_ROOT, 'tools', 'start.mjs')], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, RECUR_SKIP_BUILD: '1', RECUR_DATA_DIR: join(dataDir, 'refused'), OUTBOX_RETENTION_HOURS: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk) => (stderr += chunk));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  expect({ code, stderr }).toEqual({ code: 1, stderr: "environment variable OUTBOX_RETENTION_HOURS must be at least 1, got '0'\n" });
+  expect(existsSync(join(dataDir, 'refused'))).toBe(false);
+});
