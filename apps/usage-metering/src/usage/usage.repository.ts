@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { newId, type Page, type TenantRef } from '@recur/kernel';
+import { USAGE_ALERT_THRESHOLDS } from '@recur/vocabulary';
 import { appendToOutbox, type OutboxEvent } from '@recur/messaging';
 import type { PoolClient } from 'pg';
 import { PrismaService } from '../infrastructure/prisma.service';
@@ -48,6 +49,13 @@ export interface IngestRecord {
  * records not stored, and the totals with what they gained. Objects and JSON per record, the
  * returned ids and the lock-order sort cost Node.js more than the rest of a batch did;
  * PostgreSQL does them for far less.
+ *
+ * Run on its own (no transaction: one round trip instead of three), the statement is given the
+ * limits that watch its records ($11–$13) and fails whole (`usage_threshold_crossed`, SQLSTATE
+ * RU001) when a total it adds to crosses an alert threshold ($14) — the rule of
+ * `crossedThresholds`, on the totals as the row locks serialise them — because an alert must
+ * commit with its total: the caller then records the batch in a transaction with its alerts.
+ * Without limits it never fails so.
  */
 export const INGEST_SQL = `
   WITH placement AS (
@@ -69,10 +77,17 @@ export const INGEST_SQL = `
     SELECT $1, $2, subscription_id, metric_name, period_start, added FROM added ORDER BY subscription_id, metric_name, period_start
     ON CONFLICT (account_id, livemode, subscription_id, metric_name, period_start) DO UPDATE SET total = usage_totals.total + excluded.total
     RETURNING subscription_id, metric_name, period_start, total
+  ), watched AS (
+    SELECT * FROM unnest($11::text[], $12::text[], $13::bigint[]) AS w(subscription_id, metric_name, usage_limit)
   )
   SELECT (SELECT coalesce(string_agg(id, ','), '') FROM input WHERE id NOT IN (SELECT id FROM inserted)) AS skipped,
          (SELECT coalesce(json_agg(json_build_object('s', c.subscription_id, 'm', c.metric_name, 'p', c.period_start, 'e', a.period_end, 't', c.total::text, 'a', a.added::text)), '[]')
-            FROM counted c JOIN added a USING (subscription_id, metric_name, period_start)) AS totals`;
+            FROM counted c JOIN added a USING (subscription_id, metric_name, period_start)) AS totals,
+         (SELECT usage_threshold_crossed() FROM counted c JOIN added a USING (subscription_id, metric_name, period_start) JOIN watched w USING (subscription_id, metric_name)
+           WHERE EXISTS (SELECT FROM unnest($14::int[]) AS t(threshold)
+                          WHERE NOT (c.total - a.added > 0 AND (c.total - a.added) * 100 >= w.usage_limit * t.threshold)
+                            AND c.total > 0 AND c.total * 100 >= w.usage_limit * t.threshold)
+           LIMIT 1) AS crossed`;
 
 /**
  * INGEST_SQL as a named statement: each connection parses and plans it once instead of on every
@@ -90,8 +105,18 @@ export function textArray(values: string[]): string {
   return `{${values.map((value) => `"${value.replace(/["\\]/g, '\\$&')}"`).join(',')}}`;
 }
 
-/** The parameters of INGEST_SQL for records with their new ids. */
-export function ingestParameters(tenant: TenantRef, records: IngestRecord[], created: Date): unknown[] {
+/** A limit that watches a subscription's metric: INGEST_SQL refuses to cross its thresholds on its own. */
+export interface WatchedLimit {
+  subscriptionId: string;
+  metricName: string;
+  limit: bigint;
+}
+
+/** The SQLSTATE of `usage_threshold_crossed`: the statement was refused whole. */
+const THRESHOLD_CROSSED = 'RU001';
+
+/** The parameters of INGEST_SQL for records with their new ids, refusing to cross the thresholds of `watched`. */
+export function ingestParameters(tenant: TenantRef, records: IngestRecord[], created: Date, watched: WatchedLimit[] = []): unknown[] {
   const numbers = new Map<Placement, number>();
   const placements: { n: number; ts: number; given: boolean; ps: number; pe: number }[] = [];
   const n = records.length;
@@ -114,6 +139,8 @@ export function ingestParameters(tenant: TenantRef, records: IngestRecord[], cre
   return [
     tenant.accountId, tenant.livemode, textArray(ids), JSON.stringify(placements), textArray(subscriptions), textArray(metrics),
     `{${quantities.join(',')}}`, textArray(keys), `{${placementNumbers.join(',')}}`, created,
+    textArray(watched.map((limit) => limit.subscriptionId)), textArray(watched.map((limit) => limit.metricName)), `{${watched.map((limit) => limit.limit).join(',')}}`,
+    `{${USAGE_ALERT_THRESHOLDS.join(',')}}`,
   ];
 }
 
@@ -156,15 +183,27 @@ export class UsageRepository {
   }
 
   /**
-   * Runs `work` on the pool without a transaction: for an ingest that no limit watches, whose one
-   * write statement is atomic by itself (one round trip instead of three).
+   * Runs `work` on the pool without a transaction: for an ingest statement that crosses no alert
+   * threshold, atomic by itself (one round trip instead of three).
    */
   withoutTransaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     return work(this.prisma.pool);
   }
 
-  async ingest(tx: Tx, tenant: TenantRef, records: IngestRecord[], created: Date): Promise<IngestOutcome> {
-    const { rows } = await tx.query<{ skipped: string; totals: { s: string; m: string; p: string; e: string; t: string; a: string }[] }>({ name: INGEST_STATEMENT_NAME, text: INGEST_SQL, values: ingestParameters(tenant, records, created) });
+  /**
+   * Stores the records and adds them to their totals; with `watched` limits, answers undefined
+   * instead when that would cross one of their thresholds (nothing stored then).
+   */
+  async ingest(tx: Tx, tenant: TenantRef, records: IngestRecord[], created: Date, watched: WatchedLimit[] = []): Promise<IngestOutcome | undefined> {
+    let rows;
+    try {
+      ({ rows } = await tx.query<{ skipped: string; totals: { s: string; m: string; p: string; e: string; t: string; a: string }[] }>({
+        name: INGEST_STATEMENT_NAME, text: INGEST_SQL, values: ingestParameters(tenant, records, created, watched),
+      }));
+    } catch (error) {
+      if ((error as { code?: string }).code === THRESHOLD_CROSSED) return undefined;
+      throw error;
+    }
     const [row] = rows;
     return {
       skipped: new Set(row.skipped === '' ? [] : row.skipped.split(',')),

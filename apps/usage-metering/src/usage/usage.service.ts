@@ -21,7 +21,7 @@ import {
   type UsageRecord,
 } from './usage';
 import { translateUsageAlert } from './usage-events.translator';
-import { type IngestRecord, newAlertId, newRecordId, type Tx, UsageRepository } from './usage.repository';
+import { type IngestOutcome, type IngestRecord, newAlertId, newRecordId, type Tx, UsageRepository, type WatchedLimit } from './usage.repository';
 
 /** The outcome of one record: stored, replayed (its key held the same record), or refused. */
 export interface RecordOutcome {
@@ -96,31 +96,50 @@ export class UsageService {
     });
     if (placed.length === 0) return outcomes;
 
-    // Only a record under a limit can raise an alert, which must commit with its total: those
-    // need a transaction; others are one statement.
     const limitOf = (subscriptionId: string, metricName: string) =>
       effectiveLimit(
         views.get(subscriptionId)!.meteredComponents.find((candidate) => candidate.metricName === metricName),
         overrides.get(`${subscriptionId} ${metricName}`),
       ).limit;
-    const watched = placed.some(({ input }) => limitOf(input.subscriptionId, input.metricName) !== null);
-    await (watched ? this.usage.transaction.bind(this.usage) : this.usage.withoutTransaction.bind(this.usage))(async (tx: Tx) => {
-      const { skipped, totals } = await this.usage.ingest(tx, tenant, placed, now);
-      if (skipped.size > 0) await this.answerRepeats(tx, tenant, placed.filter(({ id }) => skipped.has(id)), outcomes, prefix);
-      for (const { id, index, input, placement } of placed) if (!skipped.has(id)) outcomes[index] = { replayed: false, record: toRecord(tenant, id, input, placement, now) };
-      for (const total of totals) {
-        const limit = limitOf(total.subscriptionId, total.metricName);
-        if (limit === null) continue;
-        for (const threshold of crossedThresholds(total.total - total.added, total.total, limit)) {
-          const alert: UsageAlert = {
-            id: newAlertId(), tenant, subscriptionId: total.subscriptionId, metricName: total.metricName,
-            threshold, usage: total.total, limit, period: total.period, created: now,
-          };
-          await this.usage.insertAlert(tx, alert, translateUsageAlert(alert));
+    // One statement committed on its own, unless it would cross an alert threshold: an alert must
+    // commit with its total, so that batch (rare: two crossings per metric and period) is refused
+    // whole by the statement and recorded again in a transaction with its alerts.
+    const watched = new Map<string, WatchedLimit>();
+    for (const { input } of placed) {
+      const limit = limitOf(input.subscriptionId, input.metricName);
+      if (limit !== null) watched.set(`${input.subscriptionId} ${input.metricName}`, { subscriptionId: input.subscriptionId, metricName: input.metricName, limit });
+    }
+    const stored = await this.usage.withoutTransaction((tx) => this.store(tx, tenant, placed, now, outcomes, prefix, [...watched.values()]));
+    if (!stored) {
+      await this.usage.transaction(async (tx) => {
+        const ingested = (await this.store(tx, tenant, placed, now, outcomes, prefix))!;
+        for (const total of ingested.totals) {
+          const limit = limitOf(total.subscriptionId, total.metricName);
+          if (limit === null) continue;
+          for (const threshold of crossedThresholds(total.total - total.added, total.total, limit)) {
+            const alert: UsageAlert = {
+              id: newAlertId(), tenant, subscriptionId: total.subscriptionId, metricName: total.metricName,
+              threshold, usage: total.total, limit, period: total.period, created: now,
+            };
+            await this.usage.insertAlert(tx, alert, translateUsageAlert(alert));
+          }
         }
-      }
-    });
+      });
+    }
     return outcomes;
+  }
+
+  /**
+   * Runs the ingest statement and gives each placed record its outcome; with `watched` limits,
+   * answers undefined (and stores nothing) when the statement would cross one of their thresholds.
+   */
+  private async store(tx: Tx, tenant: TenantRef, placed: Placed[], now: Date, outcomes: RecordOutcome[], prefix: (index: number) => string, watched: WatchedLimit[] = []): Promise<IngestOutcome | undefined> {
+    const ingested = await this.usage.ingest(tx, tenant, placed, now, watched);
+    if (!ingested) return undefined;
+    const { skipped } = ingested;
+    if (skipped.size > 0) await this.answerRepeats(tx, tenant, placed.filter(({ id }) => skipped.has(id)), outcomes, prefix);
+    for (const { id, index, input, placement } of placed) if (!skipped.has(id)) outcomes[index] = { replayed: false, record: toRecord(tenant, id, input, placement, now) };
+    return ingested;
   }
 
   /** Records whose key was taken: the original when the body is the same, else `idempotency_key_reused`. */
