@@ -1,0 +1,56 @@
+import { endHttpServerSpan, type HttpServerSpan, startHttpServerSpan, withinHttpServerSpan } from '@recur/telemetry';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import { requestPath, requestState } from './request-context';
+
+const kServerSpan = Symbol('recur.serverSpan');
+
+type TracedRequest = FastifyRequest & { [kServerSpan]: HttpServerSpan | null };
+
+/**
+ * The gateway's HTTP SERVER span, from Fastify hooks rather than OpenTelemetry's HTTP
+ * instrumentation (its incoming side is off: `startTelemetry`). The span continues the caller's
+ * `traceparent`, is the parent of the gRPC client spans the request makes and the span of its
+ * log lines, and ends when the response is sent or the client goes away.
+ *
+ * The instrumentation keeps the context by binding every listener of the request's and the
+ * response's event emitters to it, most of its cost. The request's work needs the context in
+ * two places only: from its arrival (`onRequest`) and again once its body has been read
+ * (`preValidation`: the body's stream ends in the socket's context, not the request's). From
+ * there on Fastify calls the next step from the previous one, and promises keep the context.
+ * Register it before any other hook, so they all run inside the span.
+ */
+export function registerServerSpan(fastify: FastifyInstance): void {
+  fastify.decorateRequest(kServerSpan, null);
+  fastify.addHook('onRequest', startServerSpan);
+  fastify.addHook('preValidation', reenterServerSpan);
+  fastify.addHook('onResponse', (request, reply, done) => {
+    // 'error' on the response runs these hooks too: a response that did not finish was not sent.
+    endServerSpan(request, reply.raw.writableFinished ? reply.raw.statusCode : undefined);
+    done();
+  });
+  fastify.addHook('onRequestAbort', (request, done) => {
+    endServerSpan(request, undefined);
+    done();
+  });
+}
+
+function startServerSpan(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  const serverSpan = startHttpServerSpan(request.raw.method ?? 'GET', requestPath(request.raw), request.raw.headers);
+  (request as TracedRequest)[kServerSpan] = serverSpan;
+  withinHttpServerSpan(serverSpan, done);
+}
+
+function reenterServerSpan(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  const serverSpan = (request as TracedRequest)[kServerSpan];
+  if (serverSpan) withinHttpServerSpan(serverSpan, done);
+  else done();
+}
+
+/** Whichever comes first, the response sent or the client gone, ends the span. */
+function endServerSpan(request: FastifyRequest, statusCode: number | undefined): void {
+  const serverSpan = (request as TracedRequest)[kServerSpan];
+  if (!serverSpan) return;
+  (request as TracedRequest)[kServerSpan] = null;
+  // The `/v1` route table's template, else Fastify's own route (pages, callbacks).
+  endHttpServerSpan(serverSpan, request.raw.method ?? 'GET', { statusCode, route: requestState(request.raw)?.route?.path ?? request.routeOptions.url });
+}
