@@ -4,7 +4,7 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { subscriptionV1 } from '@recur/contracts';
-import { type AppProcess, createTestDatabase, eventually, freePort, type ServiceUnderTest, startApp, startServiceUnderTest } from '@recur/testing';
+import { type AppProcess, createTestDatabase, eventually, freePort, type ServiceUnderTest, sleep, startApp, startServiceUnderTest } from '@recur/testing';
 
 /**
  * The gateway's HTTP server span (`http/server-span.ts`), read from the spans the gateway and a
@@ -62,11 +62,17 @@ describe("the gateway's HTTP server span", () => {
   it("continues the caller's traceparent and is the parent of the gRPC call made once the body was read", async () => {
     const traceId = randomBytes(16).toString('hex');
     const callerSpanId = randomBytes(8).toString('hex');
-    const response = await fetch(`${baseUrl}/v1/customers`, {
+    // The body follows the headers a moment later, as a slow client's or a large body's does:
+    // it then arrives outside the request's context, which the span's hooks must restore.
+    const request = httpRequest(`${baseUrl}/v1/customers`, {
       method: 'POST',
       headers: { 'x-api-key': apiKey, 'content-type': 'application/json', traceparent: `00-${traceId}-${callerSpanId}-01` },
-      body: JSON.stringify({ name: 'Traced', email: 'traced@example.com' }),
     });
+    const answered = new Promise<{ status?: number }>((resolve, reject) => request.on('response', (answer) => answer.resume().on('end', () => resolve({ status: answer.statusCode }))).on('error', reject));
+    request.flushHeaders();
+    await sleep(100);
+    request.end(JSON.stringify({ name: 'Traced', email: 'traced@example.com' }));
+    const response = await answered;
     expect(response.status).toBe(201);
     const server = await serverSpanOf(traceId);
     expect(server).toMatchObject({ name: 'POST /v1/customers', parent_span_id: callerSpanId });
@@ -99,7 +105,7 @@ describe("the gateway's HTTP server span", () => {
     });
     request.on('error', () => undefined);
     request.write('{"name":');
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
     request.destroy();
     const server = await serverSpanOf(traceId);
     expect(server.attributes).toMatchObject({ 'http.request.method': 'POST', 'error.type': 'aborted' });

@@ -13,16 +13,15 @@ type TracedRequest = FastifyRequest & { [kServerSpan]: HttpServerSpan | null };
  * log lines, and ends when the response is sent or the client goes away.
  *
  * The instrumentation keeps the context by binding every listener of the request's and the
- * response's event emitters to it, most of its cost. The request's work needs the context in
- * two places only: from its arrival (`onRequest`) and again once its body has been read
- * (`preValidation`: the body's stream ends in the socket's context, not the request's). From
- * there on Fastify calls the next step from the previous one, and promises keep the context.
- * Register it before any other hook, so they all run inside the span.
+ * response's event emitters to it, most of its cost. Here the rest of the request runs inside
+ * the context from its first hook: Fastify calls each step from the previous one, its body
+ * parser resumes in the context the body was awaited in (an AsyncResource: a body arriving after
+ * the headers still does), and promises keep it. Register it before any other hook, so they all
+ * run inside the span.
  */
 export function registerServerSpan(fastify: FastifyInstance): void {
   fastify.decorateRequest(kServerSpan, null);
   fastify.addHook('onRequest', startServerSpan);
-  fastify.addHook('preValidation', reenterServerSpan);
   fastify.addHook('onResponse', (request, reply, done) => {
     // 'error' on the response runs these hooks too: a response that did not finish was not sent.
     endServerSpan(request, reply.raw.writableFinished ? reply.raw.statusCode : undefined);
@@ -38,12 +37,6 @@ function startServerSpan(request: FastifyRequest, _reply: FastifyReply, done: Ho
   const serverSpan = startHttpServerSpan(request.raw.method ?? 'GET', requestPath(request.raw), request.raw.headers);
   (request as TracedRequest)[kServerSpan] = serverSpan;
   withinHttpServerSpan(serverSpan, done);
-}
-
-function reenterServerSpan(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
-  const serverSpan = (request as TracedRequest)[kServerSpan];
-  if (serverSpan) withinHttpServerSpan(serverSpan, done);
-  else done();
 }
 
 /** Whichever comes first, the response sent or the client gone, ends the span. */
