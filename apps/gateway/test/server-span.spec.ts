@@ -10,7 +10,8 @@ import { type AppProcess, createTestDatabase, eventually, freePort, type Service
  * The gateway's HTTP server span (`http/server-span.ts`), read from the spans the gateway and a
  * real subscription service write (RECUR_TRACE_FILE): it continues the caller's `traceparent`,
  * is the parent of the gRPC call the request makes (its body read first: the context must
- * survive the body's arrival), is named by its route, and ends when the client goes away.
+ * survive the body's arrival), is named by its route, ends when the client goes away, and
+ * leaves health probes untraced.
  */
 const SpanKind = { SERVER: 1, CLIENT: 2 } as const;
 type Span = { trace_id: string; span_id: string; parent_span_id: string | null; name: string; service: string; kind: number; attributes: Record<string, unknown> };
@@ -94,6 +95,16 @@ describe("the gateway's HTTP server span", () => {
     expect(server.attributes['error.type']).toBeUndefined();
     const grpcClient = readSpans('gateway').find((span) => span.trace_id === server.trace_id && span.kind === SpanKind.CLIENT);
     expect(grpcClient).toMatchObject({ name: 'grpc.recur.subscription.v1.SubscriptionService/GetCustomer', parent_span_id: server.span_id });
+  });
+
+  it('traces no health probe', async () => {
+    expect((await fetch(`${baseUrl}/healthz`)).status).toBe(200);
+    expect((await fetch(`${baseUrl}/readyz/`)).status).toBe(200);
+    // A request after the probes: once its span is written, theirs would have been.
+    const traceId = randomBytes(16).toString('hex');
+    await fetch(`${baseUrl}/v1/customers/cus_after_probes`, { headers: { 'x-api-key': apiKey, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` } });
+    await serverSpanOf(traceId);
+    expect(readSpans('gateway').filter((span) => /healthz|readyz/.test(String(span.attributes['url.path'])))).toEqual([]);
   });
 
   it('ends, failed, when the client goes away before the answer', async () => {

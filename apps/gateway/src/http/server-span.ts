@@ -5,6 +5,8 @@ import { requestPath, requestState } from './request-context';
 const kServerSpan = Symbol('recur.serverSpan');
 
 type TracedRequest = FastifyRequest & { [kServerSpan]: HttpServerSpan | null };
+/** Probes (the kubelet's, every few seconds) are not traced: they would bury the requests' traces. */
+const UNTRACED_ROUTES = new Set(['/healthz', '/readyz']);
 
 /**
  * The gateway's HTTP SERVER span, from Fastify hooks rather than OpenTelemetry's HTTP
@@ -34,6 +36,7 @@ export function registerServerSpan(fastify: FastifyInstance): void {
 }
 
 function startServerSpan(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  if (UNTRACED_ROUTES.has(request.routeOptions.url ?? '')) return done();
   const serverSpan = startHttpServerSpan(request.raw.method ?? 'GET', requestPath(request.raw), request.raw.headers);
   (request as TracedRequest)[kServerSpan] = serverSpan;
   withinHttpServerSpan(serverSpan, done);
