@@ -40,10 +40,10 @@ beforeAll(async () => {
     ready: { httpUrl: `http://127.0.0.1:${httpPort}/readyz` },
   });
   baseUrl = `http://127.0.0.1:${httpPort}`;
-  const operator = async (path: string, body: unknown) =>
-    (await fetch(`${baseUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${operatorToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json();
-  const account = await operator('/operator/accounts', { name: 'Traced' });
-  apiKey = (await operator(`/operator/accounts/${account.id}/keys`, { app: 'sandbox', type: 'test' })).secret;
+  const operator = async <T>(path: string, body: unknown): Promise<T> =>
+    (await fetch(`${baseUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${operatorToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<T>;
+  const account = await operator<{ id: string }>('/operator/accounts', { name: 'Traced' });
+  apiKey = (await operator<{ secret: string }>(`/operator/accounts/${account.id}/keys`, { app: 'sandbox', type: 'test' })).secret;
 }, 120_000);
 
 afterAll(async () => {
