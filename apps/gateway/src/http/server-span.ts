@@ -5,6 +5,7 @@ import { requestPath, requestState } from './request-context';
 const kServerSpan = Symbol('recur.serverSpan');
 
 type TracedRequest = FastifyRequest & { [kServerSpan]: HttpServerSpan | null };
+
 /** Probes (the kubelet's, every few seconds) are not traced: they would bury the requests' traces. */
 const UNTRACED_ROUTES = new Set(['/healthz', '/readyz']);
 
