@@ -11,6 +11,7 @@ import { GatewayModule } from './gateway.module';
 import { ApiExceptionFilter } from './http/api-exception.filter';
 import { BODY_LIMIT_BYTES, registerBodyParser } from './http/body-parsers';
 import { assignRequestId } from './http/request-id';
+import { registerServerSpan } from './http/server-span';
 import { createValidationPipe } from './http/validation';
 import { recordIdempotentAnswer } from './idempotency/idempotency.middleware';
 import { IdempotencyRepository } from './idempotency/idempotency.repository';
@@ -31,6 +32,8 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   // Paths match as they did on Express: a trailing slash names the same page, and a page token or
   // an id longer than Fastify's default 100 characters reaches its handler (no 414).
   const adapter = new FastifyAdapter({ skipMiddie: true, bodyLimit: BODY_LIMIT_BYTES, routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 } });
+  // The server span's hooks come before every other hook, so the request's whole work runs in it.
+  registerServerSpan(adapter.getInstance());
   // Nest middleware (the `/v1` pipeline: gateway.module.ts) runs once the body is parsed, as it
   // did on Express: the door rules and the idempotency fingerprint read it.
   await adapter.getInstance().register(middie, { hook: 'preHandler' });

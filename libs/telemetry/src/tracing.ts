@@ -75,7 +75,10 @@ export function startTelemetry(options: TelemetryOptions): void {
   provider.register({ propagator: new W3CTraceContextPropagator() });
   registerInstrumentations({
     instrumentations: [
-      new HttpInstrumentation({ ignoreIncomingRequestHook: (request) => /^\/(metrics|healthz|readyz)/.test(request.url ?? '') }),
+      // Outgoing requests only (webhook deliveries, the payment provider's API). The one incoming
+      // request that needs a span, the gateway's, gets it from the gateway's own hook
+      // (`startHttpServerSpan`): the instrumentation's context binding costs far more.
+      new HttpInstrumentation({ disableIncomingRequestInstrumentation: true }),
       new GrpcInstrumentation({ ignoreGrpcMethods: [/^Check$/, /^Watch$/] }),
     ],
   });
