@@ -25,11 +25,10 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createConnection, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { ROOT } from '../bootstrap.mjs';
 import {
-  benchDir, closedLoop, cpuBetween, cpuByGroup, descendantsNamed, loadAverage, ms, openLoop, operatorSandboxKey, phases, profileArgs, startInfrastructure, startSingleProcess, summariseProfiles, treeRssMiB, v1Client,
+  closedLoop, cpuBetween, cpuByGroup, databaseName, loadAverage, ms, openLoop, phases, profileArgs, startProcesses, startSingleProcess, summariseProfiles, treeRssMiB, v1Client,
 } from './harness.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -39,8 +38,6 @@ const REPLICAS = Number(process.env.BENCH_REPLICAS ?? 1);
 /** `create`, `retrieve` or both (default): one kind of work alone gives a profile of that work alone. */
 const WORK = new Set((process.env.BENCH_WORK ?? 'create,retrieve').split(','));
 const PROFILE_DIR = process.env.BENCH_PROFILE ? resolve(process.env.BENCH_PROFILE) : undefined;
-const SERVICES = ['catalog', 'subscription', 'invoicing', 'payments', 'usage-metering', 'webhook-dispatch'];
-const databaseName = (app) => `recur_${app.replace(/-/g, '_')}`;
 
 execFileSync('node', ['tools/bootstrap.mjs'], { cwd: ROOT, stdio: 'inherit' });
 const require = createRequire(import.meta.url);
@@ -49,106 +46,6 @@ const loop = { seconds: SECONDS, concurrency: CONCURRENCY };
 
 // ---------------------------------------------------------------------------------------------
 // The stack under test
-
-/**
- * Accepts TCP connections and hands each to the next backend in turn, as a Kubernetes Service
- * (kube-proxy) does: HTTP keep-alive connections and gRPC channels are balanced per connection.
- */
-function startBalancer(backends) {
-  let next = 0;
-  const server = createServer((client) => {
-    const upstream = createConnection(backends[next++ % backends.length], '127.0.0.1');
-    client.pipe(upstream).pipe(client);
-    const close = () => { client.destroy(); upstream.destroy(); };
-    client.on('error', close);
-    upstream.on('error', close);
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ port: server.address().port, close: () => server.close() })));
-}
-
-/**
- * Every app as its own process (as Kubernetes runs them) on one durable embedded PostgreSQL,
- * events through Kafka; REPLICAS gateways and subscription services, each pair behind a balancer.
- */
-async function startProcesses() {
-  const { startMailCatcher } = require('@recur/local-infra');
-  const { freePort, startApp } = require('@recur/testing');
-  const infrastructure = await startInfrastructure(benchDir('customers'), { persistent: true });
-  const { postgres, kafka, brokers } = infrastructure;
-  const common = { KAFKA_BROKERS: brokers, KAFKA_TOPIC_PREFIX: `bench-${randomBytes(3).toString('hex')}`, METRICS_PORT: '0', GRPC_HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
-  const mail = await startMailCatcher();
-  const appEnv = { invoicing: { SMTP_URL: mail.url } };
-  const apps = [];
-  const balancers = [];
-  // Every address first: services call each other (subscription ↔ invoicing), and gRPC clients wait for their peer.
-  const ports = {};
-  const addresses = {};
-  for (const service of SERVICES) {
-    ports[service] = await Promise.all(Array.from({ length: service === 'subscription' ? REPLICAS : 1 }, () => freePort()));
-    if (service === 'subscription') {
-      const balancer = await startBalancer(ports[service]);
-      balancers.push(balancer);
-      addresses[service] = `127.0.0.1:${balancer.port}`;
-    } else {
-      addresses[service] = `127.0.0.1:${ports[service][0]}`;
-    }
-  }
-  const peerAddresses = Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase().replace(/-/g, '_')}_GRPC_ADDR`, addresses[service]]));
-  for (const service of SERVICES) {
-    await postgres.ensureDatabase(databaseName(service));
-    for (const [replica, grpcPort] of ports[service].entries()) {
-      apps.push(await startApp(service, {
-        env: { ...common, ...peerAddresses, DATABASE_URL: postgres.urlFor(databaseName(service)), GRPC_PORT: String(grpcPort), ...appEnv[service] },
-        ready: { grpcPort },
-        nodeArgs: service === 'subscription' ? profileArgs(PROFILE_DIR, `subscription-${replica + 1}`) : [],
-      }));
-    }
-  }
-  await postgres.ensureDatabase(databaseName('gateway'));
-  const operatorToken = randomBytes(16).toString('hex');
-  const gatewayPorts = [];
-  for (let replica = 0; replica < REPLICAS; replica++) {
-    const httpPort = await freePort();
-    apps.push(await startApp('gateway', {
-      env: {
-        ...common,
-        DATABASE_URL: postgres.urlFor(databaseName('gateway')),
-        HTTP_HOST: '127.0.0.1',
-        HTTP_PORT: String(httpPort),
-        RECUR_OPERATOR_TOKEN: operatorToken,
-        ...peerAddresses,
-      },
-      ready: { httpUrl: `http://127.0.0.1:${httpPort}/readyz` },
-      nodeArgs: profileArgs(PROFILE_DIR, `gateway-${replica + 1}`),
-    }));
-    gatewayPorts.push(httpPort);
-  }
-  const front = await startBalancer(gatewayPorts);
-  balancers.push(front);
-  const url = `http://127.0.0.1:${front.port}`;
-  const key = await operatorSandboxKey(url, operatorToken);
-  return {
-    description: `every app its own process, events through Kafka; ${REPLICAS} gateway and ${REPLICAS} subscription process(es), each set behind a per-connection TCP balancer`,
-    url,
-    key,
-    urlFor: postgres.urlFor,
-    ensureDatabase: (name) => postgres.ensureDatabase(name),
-    pids: () => apps.map((app) => app.pid),
-    processGroups: (table) => ({
-      gateway: apps.filter((app) => app.app === 'gateway').map((app) => app.pid),
-      subscription: apps.filter((app) => app.app === 'subscription').map((app) => app.pid),
-      'other apps': apps.filter((app) => app.app !== 'gateway' && app.app !== 'subscription').map((app) => app.pid),
-      postgresql: descendantsNamed(table, process.pid, 'postgres'),
-      ...(kafka ? { kafka: descendantsNamed(table, process.pid, 'java') } : {}),
-    }),
-    async stop() {
-      for (const balancer of balancers) balancer.close();
-      await Promise.all(apps.map((app) => app.kill('SIGTERM')));
-      await infrastructure.stop();
-      await mail.stop();
-    },
-  };
-}
 
 // ---------------------------------------------------------------------------------------------
 // The raw SQL
@@ -240,7 +137,9 @@ function api(stack) {
 
 if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
 const startedAt = Date.now();
-const stack = MODE === 'processes' ? await startProcesses() : await startSingleProcess({ profileArgs: profileArgs(PROFILE_DIR, 'single-process') });
+const stack = MODE === 'processes'
+  ? await startProcesses({ name: 'customers', scaled: 'subscription', replicas: REPLICAS, profileDir: PROFILE_DIR })
+  : await startSingleProcess({ profileArgs: profileArgs(PROFILE_DIR, 'single-process') });
 console.log(`\nRecur customer benchmark (${stack.description})`);
 console.log(`${CONCURRENCY} concurrent clients, ${SECONDS} s per phase; stack ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s; memory at rest ${treeRssMiB(stack.pids()).toFixed(0)} MiB`);
 console.log(`load average before: ${loadAverage()} on ${require('node:os').availableParallelism()} cores\n`);

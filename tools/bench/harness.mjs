@@ -2,9 +2,11 @@
 // one line per phase, latency summaries, CPU time per process from /proc, a keep-alive HTTP client
 // of `/v1`, and the stacks under test: `npm start` in a fresh data directory, or PostgreSQL and
 // Kafka for benches that run each app as its own process (@recur/testing's startApp).
+import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { execFileSync, spawn } from 'node:child_process';
 import { Agent, request as httpRequest } from 'node:http';
+import { createConnection, createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -321,6 +323,117 @@ export function printWarnings(apps) {
 }
 
 /** A sandbox test key of a new account, made through the gateway's operator API. */
+/** The gRPC services, in start order, and their databases' names (as `npm start` names them). */
+export const SERVICES = ['catalog', 'subscription', 'invoicing', 'payments', 'usage-metering', 'webhook-dispatch'];
+export const databaseName = (app) => `recur_${app.replace(/-/g, '_')}`;
+
+/**
+ * Accepts TCP connections and hands each to the next backend in turn, as a Kubernetes Service
+ * (kube-proxy) does: HTTP keep-alive connections and gRPC channels are balanced per connection.
+ * Also with one backend, so one and two replicas pay the same hop.
+ */
+function startBalancer(backends) {
+  let next = 0;
+  const server = createServer((client) => {
+    const upstream = createConnection(backends[next++ % backends.length], '127.0.0.1');
+    // Without, Nagle's algorithm holds small writes for the peer's delayed ACK: ~40 ms a gRPC call.
+    client.setNoDelay(true);
+    upstream.setNoDelay(true);
+    client.pipe(upstream).pipe(client);
+    const close = () => { client.destroy(); upstream.destroy(); };
+    client.on('error', close);
+    upstream.on('error', close);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ port: server.address().port, close: () => server.close() })));
+}
+
+/**
+ * Every app as its own process (as Kubernetes runs them) on one durable embedded PostgreSQL,
+ * events through Kafka; `replicas` gateways and `replicas` processes of the `scaled` service,
+ * each set behind a balancer. `profileDir`: CPU profiles of the gateways and the scaled service.
+ * `appEnv`: extra environment per app.
+ */
+export async function startProcesses({ name, scaled, replicas = 1, profileDir, appEnv = {} }) {
+  const { startMailCatcher } = require('@recur/local-infra');
+  const { freePort, startApp } = require('@recur/testing');
+  const infrastructure = await startInfrastructure(benchDir(name), { persistent: true });
+  const { postgres, kafka, brokers } = infrastructure;
+  const common = { KAFKA_BROKERS: brokers, KAFKA_TOPIC_PREFIX: `bench-${randomBytes(3).toString('hex')}`, METRICS_PORT: '0', GRPC_HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
+  const mail = await startMailCatcher();
+  const envOf = (app) => ({ ...(app === 'invoicing' ? { SMTP_URL: mail.url } : {}), ...appEnv[app] });
+  const apps = [];
+  const balancers = [];
+  // Every address first: services call each other (subscription ↔ invoicing), and gRPC clients wait for their peer.
+  const ports = {};
+  const addresses = {};
+  for (const service of SERVICES) {
+    ports[service] = await Promise.all(Array.from({ length: service === scaled ? replicas : 1 }, () => freePort()));
+    if (service === scaled) {
+      const balancer = await startBalancer(ports[service]);
+      balancers.push(balancer);
+      addresses[service] = `127.0.0.1:${balancer.port}`;
+    } else {
+      addresses[service] = `127.0.0.1:${ports[service][0]}`;
+    }
+  }
+  const peerAddresses = Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase().replace(/-/g, '_')}_GRPC_ADDR`, addresses[service]]));
+  for (const service of SERVICES) {
+    await postgres.ensureDatabase(databaseName(service));
+    for (const [replica, grpcPort] of ports[service].entries()) {
+      apps.push(await startApp(service, {
+        env: { ...common, ...peerAddresses, DATABASE_URL: postgres.urlFor(databaseName(service)), GRPC_PORT: String(grpcPort), ...envOf(service) },
+        ready: { grpcPort },
+        nodeArgs: service === scaled ? profileArgs(profileDir, `${service}-${replica + 1}`) : [],
+      }));
+    }
+  }
+  await postgres.ensureDatabase(databaseName('gateway'));
+  const operatorToken = randomBytes(16).toString('hex');
+  const gatewayPorts = [];
+  for (let replica = 0; replica < replicas; replica++) {
+    const httpPort = await freePort();
+    apps.push(await startApp('gateway', {
+      env: {
+        ...common,
+        DATABASE_URL: postgres.urlFor(databaseName('gateway')),
+        HTTP_HOST: '127.0.0.1',
+        HTTP_PORT: String(httpPort),
+        RECUR_OPERATOR_TOKEN: operatorToken,
+        ...peerAddresses,
+        ...envOf('gateway'),
+      },
+      ready: { httpUrl: `http://127.0.0.1:${httpPort}/readyz` },
+      nodeArgs: profileArgs(profileDir, `gateway-${replica + 1}`),
+    }));
+    gatewayPorts.push(httpPort);
+  }
+  const front = await startBalancer(gatewayPorts);
+  balancers.push(front);
+  const url = `http://127.0.0.1:${front.port}`;
+  const key = await operatorSandboxKey(url, operatorToken);
+  return {
+    description: `every app its own process, events through Kafka; ${replicas} gateway and ${replicas} ${scaled} process(es), each set behind a per-connection TCP balancer`,
+    url,
+    key,
+    urlFor: postgres.urlFor,
+    ensureDatabase: (database) => postgres.ensureDatabase(database),
+    pids: () => apps.map((app) => app.pid),
+    processGroups: (table) => ({
+      gateway: apps.filter((app) => app.app === 'gateway').map((app) => app.pid),
+      [scaled]: apps.filter((app) => app.app === scaled).map((app) => app.pid),
+      'other apps': apps.filter((app) => app.app !== 'gateway' && app.app !== scaled).map((app) => app.pid),
+      postgresql: descendantsNamed(table, process.pid, 'postgres'),
+      ...(kafka ? { kafka: descendantsNamed(table, process.pid, 'java') } : {}),
+    }),
+    async stop() {
+      for (const balancer of balancers) balancer.close();
+      await Promise.all(apps.map((app) => app.kill('SIGTERM')));
+      await infrastructure.stop();
+      await mail.stop();
+    },
+  };
+}
+
 export async function operatorSandboxKey(url, operatorToken) {
   const operator = async (path, body) => {
     const response = await fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${operatorToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });

@@ -6,9 +6,11 @@
 //
 // Options (environment): BENCH_SECONDS (10 per phase), BENCH_CONCURRENCY (16 clients),
 // BENCH_SUBSCRIPTIONS (64), BENCH_BATCH (records per batch, 1000), BENCH_BATCH_CONCURRENCY (4),
-// BENCH_PROFILE=<dir> (a `--cpu-prof` profile of the stack; the /v1 phases' samples summarised at the end).
+// BENCH_PROFILE=<dir> (`--cpu-prof` profiles of the stack; the /v1 phases' samples summarised at the end),
+// BENCH_MODE=processes (every app its own process, events through Kafka, as Kubernetes runs them;
+// BENCH_REPLICAS=2: two gateways and two usage-metering services behind per-connection balancers).
 //
-// The stack is `npm start` (all apps in one Node.js process, a durable embedded PostgreSQL).
+// The stack is `npm start` by default (all apps in one Node.js process, a durable embedded PostgreSQL).
 // Raw: a plain `pg` pool (as many connections as clients) on a database of the same cluster
 // migrated with usage-metering's own migrations (same tables, same indexes); a raw insert is one
 // INSERT of a usage_records row like the ones `/v1` stores (same tenant, subscriptions, metric,
@@ -23,7 +25,7 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { ROOT } from '../bootstrap.mjs';
-import { closedLoop, loadAverage, monotonicMicros, ms, openLoop, phases, profileArgs, startSingleProcess, summariseProfiles, v1Client } from './harness.mjs';
+import { closedLoop, loadAverage, monotonicMicros, ms, openLoop, phases, profileArgs, startProcesses, startSingleProcess, summariseProfiles, v1Client } from './harness.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -31,6 +33,8 @@ const SUBSCRIPTIONS = Number(process.env.BENCH_SUBSCRIPTIONS ?? 64);
 const BATCH = Number(process.env.BENCH_BATCH ?? 1000);
 const BATCH_CONCURRENCY = Number(process.env.BENCH_BATCH_CONCURRENCY ?? 4);
 const PROFILE_DIR = process.env.BENCH_PROFILE ? resolve(process.env.BENCH_PROFILE) : undefined;
+const MODE = process.env.BENCH_MODE ?? 'single';
+const REPLICAS = Number(process.env.BENCH_REPLICAS ?? 1);
 /** `raw`, `single`, `batch` or all (default): one kind of work alone gives a profile of that work alone. */
 const WORK = new Set((process.env.BENCH_WORK ?? 'raw,single,batch').split(','));
 /** Each subscription's limit: crossed during the run, so the alert path runs too (and is checked). */
@@ -46,7 +50,10 @@ const { INGEST_SQL, INGEST_STATEMENT_NAME, ingestParameters } = require(join(ROO
 if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
 const startedAt = Date.now();
 // Invoices raised for the set-up's subscriptions send no e-mail: rendering their PDFs is not usage work.
-const stack = await startSingleProcess({ profileArgs: profileArgs(PROFILE_DIR, 'single-process'), env: { INVOICE_MAIL_ON_FINALIZE: 'false' } });
+const noInvoiceMail = { INVOICE_MAIL_ON_FINALIZE: 'false' };
+const stack = MODE === 'processes'
+  ? await startProcesses({ name: 'usage', scaled: 'usage-metering', replicas: REPLICAS, profileDir: PROFILE_DIR, appEnv: { invoicing: noInvoiceMail } })
+  : await startSingleProcess({ profileArgs: profileArgs(PROFILE_DIR, 'single-process'), env: noInvoiceMail });
 const api = v1Client(stack, CONCURRENCY * 4);
 const post = async (path, body) => {
   const { status, body: bytes } = await api.call('POST', path, body);
