@@ -115,9 +115,10 @@ it('times each request by its route template on /metrics, and stops cleanly on C
   expect(await post(started.baseUrl, '/v1/plans', { name: 'Timed', pricing_model: 'flat_rate', amount_monthly: 1000 })).toBe(201);
   expect(await post(started.baseUrl, '/v1/no-such-route', {})).toBe(404);
   const metrics = await (await fetch(started.metricsUrl)).text();
+  await expectCleanStop(started, 'SIGINT');
+  // Read before the stop, checked after it, so a failure here leaves nothing running.
   expect(metrics).toMatch(/^recur_http_server_duration_seconds_count\{method="POST",route="\/v1\/plans",status="201"\} 1$/m);
   expect(metrics).toMatch(/^recur_http_server_duration_seconds_count\{method="POST",route="other",status="404"\} 1$/m);
-  await expectCleanStop(started, 'SIGINT');
 }, 240_000);
 
 it('stops cleanly on SIGTERM, with Kafka (its consumers close before PostgreSQL stops)', async () => {
