@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import { join } from 'node:path';
-import middie from '@fastify/middie';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { applyMigrations } from '@recur/persistence';
@@ -11,10 +10,13 @@ import { GatewayModule } from './gateway.module';
 import { ApiExceptionFilter } from './http/api-exception.filter';
 import { BODY_LIMIT_BYTES, registerBodyParser } from './http/body-parsers';
 import { assignRequestId } from './http/request-id';
+import { recordHttpDuration } from './http/http-metrics';
 import { registerServerSpan } from './http/server-span';
 import { createValidationPipe } from './http/validation';
-import { recordIdempotentAnswer } from './idempotency/idempotency.middleware';
 import { IdempotencyRepository } from './idempotency/idempotency.repository';
+import { ApiKeysRepository } from './auth/api-keys.repository';
+import { registerApiRoute } from './routing/api-route';
+import { RouteRunner } from './routing/route-runner';
 
 export const GATEWAY_MIGRATIONS_DIR = join(__dirname, '..', 'prisma', 'migrations');
 
@@ -34,26 +36,25 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   const adapter = new FastifyAdapter({ skipMiddie: true, bodyLimit: BODY_LIMIT_BYTES, routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 } });
   // The server span's hooks come before every other hook, so the request's whole work runs in it.
   registerServerSpan(adapter.getInstance());
-  // Nest middleware (the `/v1` pipeline: gateway.module.ts) runs once the body is parsed, as it
-  // did on Express: the door rules and the idempotency fingerprint read it.
-  await adapter.getInstance().register(middie, { hook: 'preHandler' });
   const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forConfig(config), adapter, { logger, bodyParser: false });
   const fastify = app.getHttpAdapter().getInstance();
   // The request id comes first, so even a body that fails to parse gets one.
   fastify.addHook('onRequest', assignRequestId);
+  fastify.addHook('onResponse', recordHttpDuration);
   registerBodyParser(fastify);
-  // Fastify refuses a QUERY without a Content-Type (400) before any middleware; no route takes
+  // Fastify refuses a QUERY without a Content-Type (400) before any hook; no route takes
   // QUERY, so it is read as bodiless and reaches the route table's 405 like any other method.
   fastify.addHttpMethod('QUERY', { hasBody: false, overrideExisting: true });
   const idempotency = app.get(IdempotencyRepository);
-  fastify.addHook('onSend', recordIdempotentAnswer(idempotency));
+  const clock = app.get<Clock>(CLOCK);
+  // The `/v1` API: a native Fastify route, its pipeline as hooks (routing/api-route.ts).
+  registerApiRoute(fastify, { keys: app.get(ApiKeysRepository), idempotency, clock, routes: app.get(RouteRunner), logger });
   app.useGlobalPipes(createValidationPipe());
   app.useGlobalFilters(new ApiExceptionFilter(logger));
   await app.listen(config.httpPort, config.httpHost);
   const port = (app.getHttpServer().address() as { port: number }).port;
 
   // Idempotency records older than their 24 h retention are purged hourly.
-  const clock = app.get<Clock>(CLOCK);
   const purge = setInterval(() => {
     idempotency.purgeExpired(clock()).catch((error: Error) => logger.warn(`idempotency purge failed: ${error.message}`));
   }, 3_600_000).unref();

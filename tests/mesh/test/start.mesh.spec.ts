@@ -38,6 +38,7 @@ async function freePortRun(count: number): Promise<number> {
 interface Started {
   child: ChildProcess;
   baseUrl: string;
+  metricsUrl: string;
   stdout(): string;
   stderr(): string;
   exited: Promise<number | null>;
@@ -79,7 +80,7 @@ async function npmStart(env: Record<string, string>): Promise<Started> {
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  return { child, baseUrl: `http://127.0.0.1:${httpPort}`, stdout: () => stdout, stderr: () => stderr, exited };
+  return { child, baseUrl: `http://127.0.0.1:${httpPort}`, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, stdout: () => stdout, stderr: () => stderr, exited };
 }
 
 /** The sandbox secret key, printed once by the first start. */
@@ -106,10 +107,18 @@ async function expectCleanStop(started: Started, signal: NodeJS.Signals): Promis
   expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
 }
 
-it('stops cleanly on Ctrl-C (SIGINT), on the in-process bus', async () => {
+it('times each request by its route template on /metrics, and stops cleanly on Ctrl-C (SIGINT), on the in-process bus', async () => {
   const started = await npmStart({ KAFKA_BROKERS: '' });
   key = /sandbox secret\s+(recur_test_sk_\w+)/.exec(started.stdout())![1];
+  // The gateway's timings reach the metrics server, labelled by route template (ids would explode
+  // cardinality); a path no route declares is `other`.
+  expect(await post(started.baseUrl, '/v1/plans', { name: 'Timed', pricing_model: 'flat_rate', amount_monthly: 1000 })).toBe(201);
+  expect(await post(started.baseUrl, '/v1/no-such-route', {})).toBe(404);
+  const metrics = await (await fetch(started.metricsUrl)).text();
   await expectCleanStop(started, 'SIGINT');
+  // Read before the stop, checked after it, so a failure here leaves nothing running.
+  expect(metrics).toMatch(/^recur_http_server_duration_seconds_count\{method="POST",route="\/v1\/plans",status="201"\} 1$/m);
+  expect(metrics).toMatch(/^recur_http_server_duration_seconds_count\{method="POST",route="other",status="404"\} 1$/m);
 }, 240_000);
 
 it('stops cleanly on SIGTERM, with Kafka (its consumers close before PostgreSQL stops)', async () => {

@@ -8,10 +8,10 @@ import { ApiError, apiErrorFromDomain, errorBody } from './api-error';
 import { requestPath, requestState } from './request-context';
 
 /**
- * Every failure leaves the gateway in the one error shape; this is where that happens. Middleware
- * refuses a request by passing an ApiError to `next` (never by throwing: Nest would hand a thrown
- * one to this filter with the Node.js request and response), Fastify's own failures (a body over
- * the limit, say) and handlers' exceptions arrive here the same way, with Fastify's objects.
+ * Every failure leaves the gateway in the one error shape; `sendApiError` is where that happens.
+ * The `/v1` route's error handler (routing/api-route.ts) calls it for its hooks' refusals, its
+ * handler's exceptions and Fastify's own failures on it (a body over the limit, say); this filter
+ * calls it for the other controllers and for what Fastify refuses before any route.
  */
 @Catch()
 export class ApiExceptionFilter implements ExceptionFilter {
@@ -19,11 +19,15 @@ export class ApiExceptionFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
-    const request = http.getRequest<FastifyRequest>();
-    const error = apiErrorOf(exception, request.raw);
-    if (error.status >= 500) this.logger.error(exception instanceof Error ? exception : String(exception), 'ApiExceptionFilter');
-    http.getResponse<FastifyReply>().code(error.status).send(errorBody(error, requestState(request.raw)?.requestId ?? 'req_unknown'));
+    sendApiError(exception, http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>(), this.logger);
   }
+}
+
+/** Answers a failure in the API's error shape, with its status; a 5xx is logged. */
+export function sendApiError(exception: unknown, request: FastifyRequest, reply: FastifyReply, logger: JsonLogger): void {
+  const error = apiErrorOf(exception, request.raw);
+  if (error.status >= 500) logger.error(exception instanceof Error ? exception : String(exception), 'ApiExceptionFilter');
+  reply.code(error.status).send(errorBody(error, requestState(request.raw)?.requestId ?? 'req_unknown'));
 }
 
 /** Any failure as the API's error: ours, a domain error, Nest's or Fastify's HTTP errors, or a failed gRPC call. */

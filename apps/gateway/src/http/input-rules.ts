@@ -1,4 +1,6 @@
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { ApiError } from './api-error';
+import { requestState } from './request-context';
 
 /**
  * The gateway's door: rules every request meets before any handler, whatever the route, so
@@ -44,6 +46,14 @@ export function checkPathParams(params: Record<string, string>): ApiError | unde
     if (!PATH_ID_PATTERN.test(value)) return new ApiError(404, 'resource_missing', `No such resource: '${value.replace(/[^\x20-\x7e]/g, '?')}'.`, name);
   }
   return undefined;
+}
+
+/**
+ * The door rules as a `/v1` hook (routing/api-route.ts): once the route is matched and before the
+ * idempotency key is claimed, so a refused request is never stored under its key.
+ */
+export function applyInputRules(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  done(checkPathParams(requestState(request.raw).params ?? {}) ?? checkQuery(request.query as Record<string, unknown>) ?? checkJsonBody(request.body));
 }
 
 function nulError(param: string): ApiError {

@@ -5,7 +5,7 @@ import type { RouteEntry } from '../routing/route-table';
 export type KeyKind = 'secret' | 'publishable';
 export type KeyScope = 'full' | 'read_only';
 
-/** Who is calling: resolved from `x-api-key` by the authentication middleware. */
+/** Who is calling: resolved from `x-api-key` by the authentication hook. */
 export interface Caller {
   keyId: string;
   tenant: TenantRef;
@@ -15,7 +15,7 @@ export interface Caller {
   scope: KeyScope;
 }
 
-/** What the gateway's hooks and middleware attach to each request. */
+/** What the gateway's hooks attach to each request. */
 export interface RecurRequestState {
   requestId: string;
   caller?: Caller;
@@ -29,23 +29,21 @@ export interface RecurRequestState {
 }
 
 /**
- * The Node.js request as Nest middleware gets it on Fastify (@fastify/middie, run once the body
- * is parsed: see app.ts): Fastify's parsed body and query copied onto it, and `originalUrl`, the
- * URL before middie strips a middleware's mount path from `url`. The state lives here, on the
- * Node.js request, the one object hooks, middleware and handlers (`request.raw`) all reach.
+ * The state lives on the Node.js request (`request.raw`): the one object every hook, the `/v1`
+ * route, the pages and the error rendering reach, whether they hold Fastify's request or Nest's.
  */
-export type MiddlewareRequest = IncomingMessage & {
-  originalUrl: string;
-  body?: unknown;
-  query: Record<string, unknown>;
-  recur: RecurRequestState;
-};
+type StatefulRequest = IncomingMessage & { recur: RecurRequestState };
 
-export function requestState(request: IncomingMessage): RecurRequestState {
-  return (request as MiddlewareRequest).recur;
+/** Starts a request's state: the request id hook, first of every request (request-id.ts). */
+export function startRequestState(request: IncomingMessage, requestId: string): void {
+  (request as StatefulRequest).recur = { requestId };
 }
 
-/** The caller of an authenticated `/v1` request; the middleware guarantees it is there. */
+export function requestState(request: IncomingMessage): RecurRequestState {
+  return (request as StatefulRequest).recur;
+}
+
+/** The caller of an authenticated `/v1` request; the authentication hook guarantees it is there. */
 export function callerOf(request: IncomingMessage): Caller {
   const caller = requestState(request).caller;
   if (!caller) throw new Error('request reached a /v1 handler without authentication');
@@ -54,7 +52,7 @@ export function callerOf(request: IncomingMessage): Caller {
 
 /** The request's path, without its query: the one routes and fingerprints are matched on. */
 export function requestPath(request: IncomingMessage): string {
-  const url = (request as Partial<MiddlewareRequest>).originalUrl ?? request.url ?? '/';
+  const url = request.url ?? '/';
   const query = url.indexOf('?');
   return query < 0 ? url : url.slice(0, query);
 }
