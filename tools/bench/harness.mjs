@@ -108,7 +108,8 @@ export function phases(stack, { per = 'count' } = {}) {
 
 /**
  * The stack's garbage-collection pauses so far, from its Prometheus endpoint (prom-client's
- * `nodejs_gc_duration_seconds`): per kind, count, total seconds and how many took 10 ms or more.
+ * `nodejs_gc_duration_seconds`): per kind, count, total seconds and how many took 10 ms or more;
+ * and the event loop's delay (p99, max) since the previous reading.
  * Undefined for a stack without one metrics endpoint (processes mode).
  */
 async function gcPauses(stack) {
@@ -122,18 +123,20 @@ async function gcPauses(stack) {
     if (part === 'sum') pauses[kind].seconds = value;
     if (part === 'bucket' && le === '0.01') pauses[kind].under10ms = value;
   }
-  return pauses;
+  // The event loop's delay since the previous scrape (prom-client resets its histogram on each).
+  const lag = (name) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) * 1000;
+  return { pauses, loopDelayMaxMs: lag('nodejs_eventloop_lag_max_seconds'), loopDelayP99Ms: lag('nodejs_eventloop_lag_p99_seconds') };
 }
 
-/** `GC: 120 minor (310 ms, 2 ≥ 10 ms), 1 major (…)` between two readings. */
-function describeGc(before, after) {
+/** `GC pauses: 120 minor (310 ms, 2 ≥ 10 ms), 1 major (…); event loop delay p99 …, max …` between two readings. */
+function describeGc({ pauses: before }, { pauses: after, loopDelayMaxMs, loopDelayP99Ms }) {
   const parts = Object.entries(after).map(([kind, now]) => {
     const then = before[kind] ?? { count: 0, seconds: 0, under10ms: 0 };
     const count = now.count - then.count;
     const long = count - (now.under10ms - then.under10ms);
     return count > 0 ? `${count} ${kind} (${((now.seconds - then.seconds) * 1000).toFixed(0)} ms, ${long} ≥ 10 ms)` : undefined;
   });
-  return `GC pauses: ${parts.filter(Boolean).join(', ') || 'none'}`;
+  return `GC pauses: ${parts.filter(Boolean).join(', ') || 'none'}; event loop delay p99 ${loopDelayP99Ms.toFixed(1)} ms, max ${loopDelayMaxMs.toFixed(1)} ms`;
 }
 
 /** `p50 … ms  p90 … ms  p99 … ms` (and `max … ms`) of whole-millisecond latencies measured outside a loop. */
