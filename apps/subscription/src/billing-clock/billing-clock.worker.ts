@@ -331,11 +331,14 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
 
 /**
  * Claimed steps in batches of at most `size`, each of one kind (invoice requests travel
- * together to invoicing; lifecycle steps share a transaction), in claim order.
+ * together to invoicing; lifecycle steps share a transaction), in the order their moments come
+ * (then by step key): the claim's RETURNING gives no order, and a clock advanced past two
+ * reminders of one invoice must send the first first.
  */
 export function batches(steps: ClaimedStep[], size: number): ClaimedStep[][] {
   const result: ClaimedStep[][] = [];
-  for (const group of [steps.filter((step) => step.kind === 'invoice'), steps.filter((step) => step.kind !== 'invoice')]) {
+  const inTurn = [...steps].sort((a, b) => a.run_at.getTime() - b.run_at.getTime() || (a.step_key < b.step_key ? -1 : a.step_key > b.step_key ? 1 : 0));
+  for (const group of [inTurn.filter((step) => step.kind === 'invoice'), inTurn.filter((step) => step.kind !== 'invoice')]) {
     for (let i = 0; i < group.length; i += size) result.push(group.slice(i, i + size));
   }
   return result;
