@@ -1,4 +1,4 @@
-import type { Pool } from 'pg';
+import { Pool } from 'pg';
 
 /**
  * Keeps a pool's lost idle connections from crashing the process. pg emits 'error' on the pool
@@ -19,4 +19,21 @@ export function survivingConnectionLoss(pool: Pool, onLost: (error: Error) => vo
  */
 export async function endPool(pool: Pool): Promise<void> {
   if (!pool.ending && !pool.ended) await pool.end();
+}
+
+/**
+ * How long a connection may sit unused before its pool closes it. pg's default, 10 s, closed
+ * connections between bursts of ordinary traffic and opened them again in the next burst, each
+ * paying a backend's fork and a SCRAM handshake on the request path (slow windows in the bench's
+ * half-peak phases); five minutes keeps a busy replica's connections and gives a quiet one's back.
+ */
+export const POOL_IDLE_TIMEOUT_MS = 300_000;
+
+/**
+ * A service's pool on its own database: Prisma's adapter runs on it, and so do the hot paths that
+ * skip the ORM. A query waits at most 10 s for a connection (as Prisma's transactions do,
+ * maxWait); a lost idle connection does not crash the process.
+ */
+export function servicePool(databaseUrl: string, { max = 10 }: { max?: number } = {}): Pool {
+  return survivingConnectionLoss(new Pool({ connectionString: databaseUrl, max, connectionTimeoutMillis: 10_000, idleTimeoutMillis: POOL_IDLE_TIMEOUT_MS }));
 }

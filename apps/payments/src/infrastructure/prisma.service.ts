@@ -1,15 +1,22 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
+import { endPool, servicePool } from '@recur/persistence';
+import type { Pool } from 'pg';
 import { PrismaClient } from '../generated/prisma/client';
 
 /** The service's own database, through Prisma's driver adapter (no native engine). */
 @Injectable()
 export class PrismaService extends PrismaClient implements OnModuleDestroy {
+  private readonly pool: Pool;
+
   constructor(databaseUrl: string) {
-    super({ adapter: new PrismaPg({ connectionString: databaseUrl }) });
+    const pool = servicePool(databaseUrl);
+    super({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
+    this.pool = pool;
   }
 
   async onModuleDestroy(): Promise<void> {
     await this.$disconnect();
+    await endPool(this.pool);
   }
 }

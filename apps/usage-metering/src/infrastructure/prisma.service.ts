@@ -1,7 +1,7 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { endPool, survivingConnectionLoss } from '@recur/persistence';
-import { Pool } from 'pg';
+import { endPool, servicePool } from '@recur/persistence';
+import type { Pool } from 'pg';
 import { PrismaClient } from '../generated/prisma/client';
 
 /** The service's own database, through Prisma's driver adapter (no native engine). */
@@ -11,7 +11,7 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
   readonly pool: Pool;
 
   constructor(databaseUrl: string) {
-    const pool = survivingConnectionLoss(new Pool({ connectionString: databaseUrl, max: 20 }));
+    const pool = servicePool(databaseUrl, { max: 20 });
     super({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
     this.pool = pool;
   }
