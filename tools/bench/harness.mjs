@@ -249,11 +249,17 @@ export function benchDir(name) {
  * durable PostgreSQL, e-mail caught in `mailDir`. `env` adds to the process's environment;
  * `stderr: 'ignore'` hides the catcher's line per mail.
  */
+/** The Node.js flags `npm start` gives tools/start.mjs (package.json's script): a bench runs what a user runs. */
+function npmStartNodeFlags() {
+  const words = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start.split(/\s+/);
+  return words.slice(words.indexOf('node') + 1, words.indexOf('tools/start.mjs'));
+}
+
 export async function startSingleProcess({ profileArgs = [], env = {}, stderr = 'inherit' } = {}) {
   const dataDir = benchDir('npm-start');
   const port = 18080 + Math.floor(Math.random() * 1000);
   const pgPort = port + 1000;
-  const child = spawn(process.execPath, [...profileArgs, 'tools/start.mjs'], {
+  const child = spawn(process.execPath, [...npmStartNodeFlags(), ...profileArgs, 'tools/start.mjs'], {
     cwd: ROOT,
     env: {
       ...process.env, RECUR_SKIP_BUILD: '1', RECUR_DATA_DIR: dataDir, PORT: String(port), RECUR_PG_PORT: String(pgPort), METRICS_PORT: String(port + 2000),
