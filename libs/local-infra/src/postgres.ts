@@ -199,6 +199,10 @@ async function startServer(
     '-c', 'unix_socket_directories=', // TCP only: no socket files in /tmp
     '-c', 'lc_messages=C', // the readiness check below reads an English log line
     '-c', 'max_connections=200', // seven services with connection pools, plus tests
+    // PostgreSQL's 128 MB default evicts dirty pages to the OS under a few minutes of writes; the
+    // kernel's periodic writeback of them then delayed the commits' WAL flushes (20-100 ms stalls
+    // of every write, README: Performance). Pages are touched only as they are used.
+    '-c', 'shared_buffers=512MB',
     // Throwaway test clusters trade crash safety for speed; a kept cluster never does.
     ...(durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
   ];
