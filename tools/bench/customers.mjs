@@ -6,7 +6,8 @@
 //   BENCH_MODE=processes npm run bench             # every app its own process, events through Kafka
 //   BENCH_MODE=processes BENCH_REPLICAS=2 npm run bench   # two gateways and two subscription services
 //
-// Options (environment): BENCH_SECONDS (10 per phase), BENCH_CONCURRENCY (16), BENCH_WORK (create,retrieve),
+// Options (environment): BENCH_SECONDS (10 per phase), BENCH_ROUNDS (3: the raw and /v1 loops run
+// in turns, each a third of the phase at a time), BENCH_CONCURRENCY (16), BENCH_WORK (create,retrieve),
 // BENCH_PROFILE=<dir> (CPU profiles of the measured processes, summarised at the end:
 // `node tools/bench/profile-summary.mjs <dir>/*.cpuprofile`), KAFKA_BROKERS (processes mode:
 // an existing broker; otherwise one is started from Maven Central).
@@ -15,8 +16,8 @@
 // migrated with the subscription service's own migrations (same tables, same indexes). A raw
 // create writes what one `/v1` create writes, copied from a real one: the customer row, its
 // outbox rows and its command_results row, in one transaction. A raw retrieve is the SELECT
-// by id and tenant that the service runs. Then `/v1` runs the same work, interleaved phase by
-// phase so a busy machine weighs on both alike; last, `/v1` at half its measured peak rate
+// by id and tenant that the service runs. `/v1` runs the same work in turns with the raw loop
+// (BENCH_ROUNDS) so a machine whose speed drifts weighs on both alike; last, `/v1` at half its measured peak rate
 // (open loop: requests at fixed times, whatever the answers) gives the latency at that load.
 // Each phase also reads the CPU time every process used (/proc), per request: the CPU ratio (raw
 // work's CPU over /v1's, all processes counted) is the ratio a machine with CPU to spare for no
@@ -36,6 +37,8 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const MODE = process.env.BENCH_MODE ?? 'single';
 const REPLICAS = Number(process.env.BENCH_REPLICAS ?? 1);
 /** `create`, `retrieve` or both (default): one kind of work alone gives a profile of that work alone. */
+/** Turns in which the raw and /v1 loops alternate, each a slice of BENCH_SECONDS (harness `alternate`). */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WORK = new Set((process.env.BENCH_WORK ?? 'create,retrieve').split(','));
 const PROFILE_DIR = process.env.BENCH_PROFILE ? resolve(process.env.BENCH_PROFILE) : undefined;
 
@@ -156,14 +159,12 @@ await new Promise((resolve) => setTimeout(resolve, 3_000));
 const atRest = cpuBetween(restBefore, cpuByGroup(stack));
 console.log(`CPU at rest (ms per s): ${Object.keys(atRest).filter((g) => g !== 'bench client').map((g) => `${g} ${(atRest[g] / 3).toFixed(0)}`).join(', ')}\n`);
 
-const { results, run, cpuCost, printCpuTable } = phases(stack);
+const { results, run, alternate, cpuCost, printCpuTable } = phases(stack);
 if (WORK.has('create')) {
-  await run('rawCreate', 'raw SQL: create (tx)', () => closedLoop(loop, rawCreate(raw)));
-  await run('v1Create', '/v1: POST /v1/customers', () => closedLoop(loop, v1.create));
+  await alternate(loop, ROUNDS, [['rawCreate', 'raw SQL: create (tx)', (slice) => closedLoop(slice, rawCreate(raw))], ['v1Create', '/v1: POST /v1/customers', (slice) => closedLoop(slice, v1.create)]]);
 }
 if (WORK.has('retrieve')) {
-  await run('rawRetrieve', 'raw SQL: retrieve by id', () => closedLoop(loop, rawRetrieve(raw)));
-  await run('v1Retrieve', '/v1: GET /v1/customers/:id', () => closedLoop(loop, v1.retrieve));
+  await alternate(loop, ROUNDS, [['rawRetrieve', 'raw SQL: retrieve by id', (slice) => closedLoop(slice, rawRetrieve(raw))], ['v1Retrieve', '/v1: GET /v1/customers/:id', (slice) => closedLoop(slice, v1.retrieve)]]);
 }
 if (WORK.has('create')) await run('v1CreateHalf', `/v1 create at ${(results.v1Create.rate / 2).toFixed(0)}/s (half peak)`, () => openLoop(loop, results.v1Create.rate / 2, v1.create));
 if (WORK.has('retrieve')) await run('v1RetrieveHalf', `/v1 retrieve at ${(results.v1Retrieve.rate / 2).toFixed(0)}/s (half peak)`, () => openLoop(loop, results.v1Retrieve.rate / 2, v1.retrieve));

@@ -23,7 +23,16 @@ export function percentile(sorted, p) {
 
 function summarise(latencies, errors, elapsed, units) {
   latencies.sort((a, b) => a - b);
-  return { count: latencies.length, units, rate: latencies.length / elapsed, unitRate: units / elapsed, p50: percentile(latencies, 50), p90: percentile(latencies, 90), p99: percentile(latencies, 99), errors };
+  return { count: latencies.length, units, elapsed, latencies, rate: latencies.length / elapsed, unitRate: units / elapsed, p50: percentile(latencies, 50), p90: percentile(latencies, 90), p99: percentile(latencies, 99), errors };
+}
+
+/** How far apart the request numbers of an alternated phase's slices start (closedLoop `firstIndex`). */
+const SLICE_INDEX_SPAN = 100_000_000;
+
+/** One result of several loops' results (the slices of an alternated phase): their requests, time and latencies together. */
+function mergeResults(slices) {
+  const sum = (key) => slices.reduce((total, slice) => total + slice[key], 0);
+  return summarise(slices.flatMap((slice) => slice.latencies), sum('errors'), sum('elapsed'), sum('units'));
 }
 
 /** Times one request; `request(worker, i)` answers true (one unit done), false or a throw (an error), or a number of units done (a batch). */
@@ -35,14 +44,18 @@ async function timed(tally, request, worker, i) {
   else tally.units += done === true ? 1 : done;
 }
 
-/** Closed loop: `concurrency` workers, each sending its next request when the last one answered. */
-export async function closedLoop({ seconds, concurrency }, request) {
+/**
+ * Closed loop: `concurrency` workers, each sending its next request when the last one answered.
+ * A worker's requests are numbered from `firstIndex` (0): the slices of an alternated phase
+ * number on, so requests that derive keys from `(worker, i)` never repeat one.
+ */
+export async function closedLoop({ seconds, concurrency, firstIndex = 0 }, request) {
   const tally = { latencies: [], errors: 0, units: 0 };
   const deadline = Date.now() + seconds * 1000;
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async (_, worker) => {
-      for (let i = 0; Date.now() < deadline; i++) await timed(tally, request, worker, i);
+      for (let i = firstIndex; Date.now() < deadline; i++) await timed(tally, request, worker, i);
     }),
   );
   return summarise(tally.latencies, tally.errors, (performance.now() - started) / 1000, tally.units);
@@ -77,21 +90,52 @@ export function printPhase(name, r) {
  * Phases of a benchmark on a stack: `run(name, label, work)` runs a loop (`work()`), prints its
  * line and keeps its result in `results[name]` and the CPU microseconds each process group used
  * per request (`per: 'count'`) or per unit of work (`per: 'units'`, batches) in `cpuPer[name]`.
+ * `alternate(loop, rounds, works)` runs several loops in turns instead (see there); `windows[name]`
+ * holds each phase's spans on the monotonic clock, for a profile of that phase alone.
  */
 export function phases(stack, { per = 'count' } = {}) {
   const results = {};
   const cpuPer = {};
+  const windows = {};
+  /** Runs one loop (or slice), adding its CPU, GC and span to `name`'s tallies. */
+  const measured = async (name, tallies, work) => {
+    const gcBefore = await gcPauses(stack);
+    const before = cpuByGroup(stack);
+    const from = monotonicMicros();
+    const result = await work();
+    (windows[name] ??= []).push([from, monotonicMicros()]);
+    for (const [group, ms] of Object.entries(cpuBetween(before, cpuByGroup(stack)))) tallies.cpu[group] = (tallies.cpu[group] ?? 0) + ms;
+    if (gcBefore) tallies.gc.push(gcDelta(gcBefore, await gcPauses(stack)));
+    return result;
+  };
+  const report = (name, label, result, tallies) => {
+    results[name] = result;
+    printPhase(label, result);
+    if (tallies.gc.length > 0) console.log(`${''.padEnd(38)} ${describeGc(tallies.gc)}`);
+    cpuPer[name] = Object.fromEntries(Object.entries(tallies.cpu).map(([group, ms]) => [group, (ms * 1000) / Math.max(1, result[per])]));
+  };
   return {
     results,
     cpuPer,
+    windows,
     async run(name, label, work) {
-      const gcBefore = await gcPauses(stack);
-      const before = cpuByGroup(stack);
-      results[name] = await work();
-      const used = cpuBetween(before, cpuByGroup(stack));
-      printPhase(label, results[name]);
-      if (gcBefore) console.log(`${''.padEnd(38)} ${describeGc(gcBefore, await gcPauses(stack))}`);
-      cpuPer[name] = Object.fromEntries(Object.entries(used).map(([group, ms]) => [group, (ms * 1000) / Math.max(1, results[name][per])]));
+      const tallies = { cpu: {}, gc: [] };
+      report(name, label, await measured(name, tallies, work), tallies);
+    },
+    /**
+     * Runs `works` (`[name, label, work]`, `work(slice)` a closed loop of `slice`) in turns:
+     * `rounds` rounds, each giving every work a slice of `loop.seconds / rounds`; each work's
+     * line and result merge its slices. The speed of this machine drifts by a fifth between
+     * phases of one run (its neighbours, the host), so a ratio of two works measured side by side
+     * in turns is steadier than one of two phases measured one after the other.
+     */
+    async alternate(loop, rounds, works) {
+      const tallies = Object.fromEntries(works.map(([name]) => [name, { cpu: {}, gc: [], slices: [] }]));
+      for (let round = 0; round < rounds; round++) {
+        const slice = { ...loop, seconds: loop.seconds / rounds, firstIndex: round * SLICE_INDEX_SPAN };
+        for (const [name, , work] of works) tallies[name].slices.push(await measured(name, tallies[name], () => work(slice)));
+      }
+      for (const [name, label] of works) report(name, label, mergeResults(tallies[name].slices), tallies[name]);
     },
     /** CPU of all parties per request or unit (NaN for a phase not run): a ratio of two is what the machine would give were CPU its only limit. */
     cpuCost: (name) => (cpuPer[name] ? Object.values(cpuPer[name]).reduce((sum, us) => sum + us, 0) : NaN),
@@ -127,15 +171,30 @@ async function gcPauses(stack) {
   return { pauses, loopDelayMaxMs: lag('nodejs_eventloop_lag_max_seconds'), loopDelayP99Ms: lag('nodejs_eventloop_lag_p99_seconds') };
 }
 
-/** `GC pauses: 120 minor (310 ms, 2 ≥ 10 ms), 1 major (…); event loop delay p99 …, max …` between two readings. */
-function describeGc({ pauses: before }, { pauses: after, loopDelayMaxMs, loopDelayP99Ms }) {
-  const parts = Object.entries(after).map(([kind, now]) => {
+/** What happened between two readings of gcPauses: per kind, pauses, seconds and pauses of 10 ms or more; the loop's delay. */
+function gcDelta({ pauses: before }, { pauses: after, loopDelayMaxMs, loopDelayP99Ms }) {
+  const kinds = Object.fromEntries(Object.entries(after).map(([kind, now]) => {
     const then = before[kind] ?? { count: 0, seconds: 0, under10ms: 0 };
     const count = now.count - then.count;
-    const long = count - (now.under10ms - then.under10ms);
-    return count > 0 ? `${count} ${kind} (${((now.seconds - then.seconds) * 1000).toFixed(0)} ms, ${long} ≥ 10 ms)` : undefined;
-  });
-  return `GC pauses: ${parts.filter(Boolean).join(', ') || 'none'}; event loop delay p99 ${loopDelayP99Ms.toFixed(1)} ms, max ${loopDelayMaxMs.toFixed(1)} ms`;
+    return [kind, { count, seconds: now.seconds - then.seconds, long: count - (now.under10ms - then.under10ms) }];
+  }));
+  return { kinds, loopDelayMaxMs, loopDelayP99Ms };
+}
+
+/** `GC pauses: 120 minor (310 ms, 2 ≥ 10 ms), 1 major (…); event loop delay p99 …, max …` of a phase's readings (the worst slice's delay). */
+function describeGc(deltas) {
+  const totals = {};
+  for (const { kinds } of deltas) {
+    for (const [kind, { count, seconds, long }] of Object.entries(kinds)) {
+      totals[kind] ??= { count: 0, seconds: 0, long: 0 };
+      totals[kind].count += count;
+      totals[kind].seconds += seconds;
+      totals[kind].long += long;
+    }
+  }
+  const parts = Object.entries(totals).filter(([, t]) => t.count > 0).map(([kind, t]) => `${t.count} ${kind} (${(t.seconds * 1000).toFixed(0)} ms, ${t.long} ≥ 10 ms)`);
+  const worst = (key) => Math.max(...deltas.map((delta) => delta[key]));
+  return `GC pauses: ${parts.join(', ') || 'none'}; event loop delay p99 ${worst('loopDelayP99Ms').toFixed(1)} ms, max ${worst('loopDelayMaxMs').toFixed(1)} ms`;
 }
 
 /** `p50 … ms  p90 … ms  p99 … ms` (and `max … ms`) of whole-millisecond latencies measured outside a loop. */
@@ -224,10 +283,10 @@ export function cpuBetween(before, after) {
 /** Node.js options writing a CPU profile named `name` into `dir`; none without a `dir`. */
 export const profileArgs = (dir, name) => (dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}.cpuprofile`] : []);
 
-/** Summarises the CPU profiles in `dir` by package (profile-summary.mjs); `window` (monotonic µs, `monotonicMicros()`) keeps one phase. */
-export function summariseProfiles(dir, window = undefined) {
+/** Summarises the CPU profiles in `dir` by package (profile-summary.mjs); `windows` (`[from, to]` spans in monotonic µs, `monotonicMicros()`) keep one phase. */
+export function summariseProfiles(dir, windows = undefined) {
   const profiles = readdirSync(dir).filter((file) => file.endsWith('.cpuprofile')).map((file) => join(dir, file));
-  execFileSync(process.execPath, [join(ROOT, 'tools', 'bench', 'profile-summary.mjs'), ...profiles, ...(window ? ['--window', window.join('-')] : [])], { stdio: 'inherit' });
+  execFileSync(process.execPath, [join(ROOT, 'tools', 'bench', 'profile-summary.mjs'), ...profiles, ...(windows ? ['--window', windows.map((span) => span.join('-')).join(',')] : [])], { stdio: 'inherit' });
 }
 
 /** The monotonic clock in microseconds, as V8 stamps profile samples. */

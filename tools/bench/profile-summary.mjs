@@ -2,11 +2,11 @@
 // Where a Node.js process spent its CPU: self time of a `--cpu-prof` profile, by package and by
 // function, as shares of the time it was busy (idle shown apart).
 //
-//   node tools/bench/profile-summary.mjs <file.cpuprofile>… [--top N] [--window FROM-TO]
+//   node tools/bench/profile-summary.mjs <file.cpuprofile>… [--top N] [--window FROM-TO[,FROM-TO…]]
 //
-// `--window` keeps the samples taken between two monotonic clock readings in microseconds
+// `--window` keeps the samples taken between pairs of monotonic clock readings in microseconds
 // (`process.hrtime.bigint() / 1000n` in any process of the machine: V8 stamps samples with the
-// same clock), so a bench can summarise one phase of a long profile.
+// same clock), so a bench can summarise one phase of a long profile (several spans: its slices).
 //
 // Packages: npm packages by name (`@prisma/client`), workspace code as `@recur/<lib>` or
 // `app:<name>` (its generated Prisma client as `app:<name> (prisma generated)`), Node's own
@@ -19,7 +19,7 @@ const args = process.argv.slice(2);
 const topIndex = args.indexOf('--top');
 const TOP = topIndex >= 0 ? Number(args.splice(topIndex, 2)[1]) : 20;
 const windowIndex = args.indexOf('--window');
-const WINDOW = windowIndex >= 0 ? args.splice(windowIndex, 2)[1].split('-').map(Number) : undefined;
+const WINDOW = windowIndex >= 0 ? args.splice(windowIndex, 2)[1].split(',').map((span) => span.split('-').map(Number)) : undefined;
 
 export function packageOf(callFrame) {
   const { url, functionName } = callFrame;
@@ -42,13 +42,13 @@ export function packageOf(callFrame) {
   return path;
 }
 
-/** Self time (ms) per profile node: each sample's interval is charged to the node it hit. */
-export function selfTimes(profile, window = undefined) {
+/** Self time (ms) per profile node: each sample's interval is charged to the node it hit; `windows` (`[from, to]` spans) keep some. */
+export function selfTimes(profile, windows = undefined) {
   const byId = new Map(profile.nodes.map((node) => [node.id, { node, ms: 0 }]));
   let at = profile.startTime;
   for (let i = 0; i < profile.samples.length; i++) {
     at += profile.timeDeltas[i];
-    if (window && (at < window[0] || at > window[1])) continue;
+    if (windows && !windows.some(([from, to]) => at >= from && at <= to)) continue;
     const interval = (profile.timeDeltas[i + 1] ?? profile.timeDeltas[i]) / 1000;
     byId.get(profile.samples[i]).ms += interval;
   }

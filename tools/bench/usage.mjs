@@ -4,7 +4,8 @@
 //
 //   npm run bench:usage
 //
-// Options (environment): BENCH_SECONDS (10 per phase), BENCH_CONCURRENCY (16 clients),
+// Options (environment): BENCH_SECONDS (10 per phase), BENCH_ROUNDS (3: the raw and /v1 loops
+// run in turns, each a third of the phase at a time), BENCH_CONCURRENCY (16 clients),
 // BENCH_SUBSCRIPTIONS (64), BENCH_BATCH (records per batch, 1000), BENCH_BATCH_CONCURRENCY (4),
 // BENCH_PROFILE=<dir> (`--cpu-prof` profiles of the stack; the /v1 phases' samples summarised at the end),
 // BENCH_MODE=processes (every app its own process, events through Kafka, as Kubernetes runs them;
@@ -15,9 +16,9 @@
 // migrated with usage-metering's own migrations (same tables, same indexes); a raw insert is one
 // INSERT of a usage_records row like the ones `/v1` stores (same tenant, subscriptions, metric,
 // key and period columns), autocommitted. Beside it, for the story, the service's own ingest
-// statement (the record and its period total, committed on its own as the service runs it) run raw. Then `/v1`: single
-// records (closed loop), single records at half that peak (open loop: the latency at that load),
-// and batches. Last, the totals check: every record `/v1` accepted is counted once — the
+// statement (the record and its period total, committed on its own as the service runs it) run raw.
+// `/v1` single records (closed loop) run in turns with the raw loops, then single records at half
+// that peak (open loop: the latency at that load), then raw and `/v1` batches in turns. Last, the totals check: every record `/v1` accepted is counted once — the
 // service's totals and row count equal what the bench sent, and replaying a sample counts nothing.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -25,7 +26,7 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { ROOT } from '../bootstrap.mjs';
-import { closedLoop, loadAverage, monotonicMicros, ms, openLoop, phases, profileArgs, startProcesses, startSingleProcess, summariseProfiles, v1Client } from './harness.mjs';
+import { closedLoop, loadAverage, ms, openLoop, phases, profileArgs, startProcesses, startSingleProcess, summariseProfiles, v1Client } from './harness.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -36,6 +37,8 @@ const PROFILE_DIR = process.env.BENCH_PROFILE ? resolve(process.env.BENCH_PROFIL
 const MODE = process.env.BENCH_MODE ?? 'single';
 const REPLICAS = Number(process.env.BENCH_REPLICAS ?? 1);
 /** `raw`, `single`, `batch` or all (default): one kind of work alone gives a profile of that work alone. */
+/** Turns in which the raw and /v1 loops alternate, each a slice of BENCH_SECONDS (harness `alternate`). */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WORK = new Set((process.env.BENCH_WORK ?? 'raw,single,batch').split(','));
 /** Each subscription's limit: crossed during the run, so the alert path runs too (and is checked). */
 const LIMIT = 2_000;
@@ -155,22 +158,19 @@ const rawBatch = async (worker, i) => {
 // Warm-up of the raw side too (connections opened, statements planned), as /v1's warm-up above.
 await closedLoop({ seconds: 1, concurrency: CONCURRENCY }, (worker, i) => rawInsert(worker, i + 1_000_000));
 
-const phased = phases(stack, { per: 'units' });
-const { results, cpuCost, printCpuTable } = phased;
-/** Each phase's span on the monotonic clock: BENCH_PROFILE summarises the /v1 phases' samples alone. */
-const windows = {};
-const run = async (name, label, work) => {
-  const from = monotonicMicros();
-  await phased.run(name, label, work);
-  windows[name] = [from, monotonicMicros()];
-};
+const { results, windows, cpuCost, printCpuTable, run, alternate } = phases(stack, { per: 'units' });
 const batchLoop = { seconds: SECONDS, concurrency: BATCH_CONCURRENCY };
-if (WORK.has('raw')) await run('rawInsert', 'raw SQL: INSERT one usage row', () => closedLoop(loop, rawInsert));
-if (WORK.has('raw')) await run('rawIngest', 'raw SQL: ingest statement', () => closedLoop(loop, rawIngest));
-if (WORK.has('single')) await run('v1Single', '/v1: POST /v1/usage', () => closedLoop(loop, single('single')));
+const singles = [
+  ...(WORK.has('raw') ? [['rawInsert', 'raw SQL: INSERT one usage row', (slice) => closedLoop(slice, rawInsert)], ['rawIngest', 'raw SQL: ingest statement', (slice) => closedLoop(slice, rawIngest)]] : []),
+  ...(WORK.has('single') ? [['v1Single', '/v1: POST /v1/usage', (slice) => closedLoop(slice, single('single'))]] : []),
+];
+if (singles.length > 0) await alternate(loop, ROUNDS, singles);
 if (WORK.has('single')) await run('v1Half', `/v1 at ${(results.v1Single.rate / 2).toFixed(0)}/s (half peak)`, () => openLoop(loop, results.v1Single.rate / 2, single('half')));
-if (WORK.has('raw')) await run('rawBatch', `raw SQL: INSERT ${BATCH} rows`, () => closedLoop(batchLoop, rawBatch));
-if (WORK.has('batch')) await run('v1Batch', `/v1: POST /v1/usage/batch (${BATCH})`, () => closedLoop(batchLoop, batch));
+const batches = [
+  ...(WORK.has('raw') ? [['rawBatch', `raw SQL: INSERT ${BATCH} rows`, (slice) => closedLoop(slice, rawBatch)]] : []),
+  ...(WORK.has('batch') ? [['v1Batch', `/v1: POST /v1/usage/batch (${BATCH})`, (slice) => closedLoop(slice, batch)]] : []),
+];
+if (batches.length > 0) await alternate(batchLoop, ROUNDS, batches);
 
 // The totals check: what /v1 accepted is what usage-metering counts, once.
 for (const record of sentSample) {
@@ -211,7 +211,7 @@ await raw.end();
 await stack.stop();
 if (PROFILE_DIR) {
   for (const [name, label] of [['v1Single', '/v1 single records (closed loop)'], ['v1Batch', '/v1 batches']].filter(([name]) => windows[name])) {
-    console.log(`\nCPU profile in ${PROFILE_DIR}, ${label} alone (monotonic µs ${windows[name].join('-')}):`);
+    console.log(`\nCPU profile in ${PROFILE_DIR}, ${label} alone (${windows[name].length} spans of the monotonic clock):`);
     summariseProfiles(PROFILE_DIR, windows[name]);
   }
 }
