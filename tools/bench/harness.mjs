@@ -302,17 +302,17 @@ export function benchDir(name) {
   return dir;
 }
 
-/**
- * `npm start` in a fresh data directory on ports of its own: one Node.js process, an embedded
- * durable PostgreSQL, e-mail caught in `mailDir`. `env` adds to the process's environment;
- * `stderr: 'ignore'` hides the catcher's line per mail.
- */
 /** The Node.js flags `npm start` gives tools/start.mjs (package.json's script): a bench runs what a user runs. */
 function npmStartNodeFlags() {
   const words = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start.split(/\s+/);
   return words.slice(words.indexOf('node') + 1, words.indexOf('tools/start.mjs'));
 }
 
+/**
+ * `npm start` in a fresh data directory on ports of its own: one Node.js process, an embedded
+ * durable PostgreSQL, e-mail caught in `mailDir`. `env` adds to the process's environment;
+ * `stderr: 'ignore'` hides the catcher's line per mail.
+ */
 export async function startSingleProcess({ profileArgs = [], env = {}, stderr = 'inherit' } = {}) {
   const dataDir = benchDir('npm-start');
   const port = 18080 + Math.floor(Math.random() * 1000);
@@ -389,7 +389,6 @@ export function printWarnings(apps) {
   }
 }
 
-/** A sandbox test key of a new account, made through the gateway's operator API. */
 /** The gRPC services, in start order, and their databases' names (as `npm start` names them). */
 export const SERVICES = ['catalog', 'subscription', 'invoicing', 'payments', 'usage-metering', 'webhook-dispatch'];
 export const databaseName = (app) => `recur_${app.replace(/-/g, '_')}`;
@@ -501,6 +500,7 @@ export async function startProcesses({ name, scaled, replicas = 1, profileDir, a
   };
 }
 
+/** A sandbox test key of a new account, made through the gateway's operator API. */
 export async function operatorSandboxKey(url, operatorToken) {
   const operator = async (path, body) => {
     const response = await fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${operatorToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
