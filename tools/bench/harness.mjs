@@ -61,8 +61,11 @@ export async function closedLoop({ seconds, concurrency, firstIndex = 0 }, reque
   return summarise(tally.latencies, tally.errors, (performance.now() - started) / 1000, tally.units);
 }
 
-/** Open loop: requests start at a fixed rate whatever the answers, so queueing shows in the latency. */
-export async function openLoop({ seconds, concurrency }, rate, request) {
+/**
+ * Open loop: requests start at a fixed rate whatever the answers, so queueing shows in the latency.
+ * Requests are numbered from `firstIndex`, as closedLoop's.
+ */
+export async function openLoop({ seconds, concurrency, firstIndex = 0 }, rate, request) {
   const tally = { latencies: [], errors: 0, units: 0 };
   const total = Math.max(1, Math.round(rate * seconds));
   const started = performance.now();
@@ -71,7 +74,7 @@ export async function openLoop({ seconds, concurrency }, rate, request) {
     const due = started + (i / rate) * 1000;
     const wait = due - performance.now();
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-    inFlight.push(timed(tally, request, i % concurrency, i));
+    inFlight.push(timed(tally, request, i % concurrency, firstIndex + i));
   }
   await Promise.all(inFlight);
   return summarise(tally.latencies, tally.errors, (performance.now() - started) / 1000, tally.units);
@@ -93,18 +96,20 @@ export function printPhase(name, r) {
  * `alternate(loop, rounds, works)` runs several loops in turns instead (see there); `windows[name]`
  * holds each phase's spans on the monotonic clock, for a profile of that phase alone.
  */
-export function phases(stack, { per = 'count' } = {}) {
+export function phases(stack, { per = 'count', counters = {} } = {}) {
   const results = {};
   const cpuPer = {};
   const windows = {};
-  /** Runs one loop (or slice), adding its CPU, GC and span to `name`'s tallies. */
+  /** Runs one loop (or slice), adding its CPU, GC, counters and span to `name`'s tallies. */
   const measured = async (name, tallies, work) => {
     const gcBefore = await gcPauses(stack);
+    const countersBefore = await readCounters(counters);
     const before = cpuByGroup(stack);
     const from = monotonicMicros();
     const result = await work();
     (windows[name] ??= []).push([from, monotonicMicros()]);
     for (const [group, ms] of Object.entries(cpuBetween(before, cpuByGroup(stack)))) tallies.cpu[group] = (tallies.cpu[group] ?? 0) + ms;
+    for (const [counter, value] of Object.entries(await readCounters(counters))) tallies.counters[counter] = (tallies.counters[counter] ?? 0) + value - countersBefore[counter];
     if (gcBefore) tallies.gc.push(gcDelta(gcBefore, await gcPauses(stack)));
     return result;
   };
@@ -112,6 +117,8 @@ export function phases(stack, { per = 'count' } = {}) {
     results[name] = result;
     printPhase(label, result);
     if (tallies.gc.length > 0) console.log(`${''.padEnd(38)} ${describeGc(tallies.gc)}`);
+    const counted = Object.entries(tallies.counters).map(([counter, total]) => `${counter} ${(total / Math.max(1, result[per])).toFixed(2)}`);
+    if (counted.length > 0) console.log(`${''.padEnd(38)} per request: ${counted.join(', ')}`);
     cpuPer[name] = Object.fromEntries(Object.entries(tallies.cpu).map(([group, ms]) => [group, (ms * 1000) / Math.max(1, result[per])]));
   };
   return {
@@ -119,7 +126,7 @@ export function phases(stack, { per = 'count' } = {}) {
     cpuPer,
     windows,
     async run(name, label, work) {
-      const tallies = { cpu: {}, gc: [] };
+      const tallies = { cpu: {}, gc: [], counters: {} };
       report(name, label, await measured(name, tallies, work), tallies);
     },
     /**
@@ -130,7 +137,7 @@ export function phases(stack, { per = 'count' } = {}) {
      * in turns is steadier than one of two phases measured one after the other.
      */
     async alternate(loop, rounds, works) {
-      const tallies = Object.fromEntries(works.map(([name]) => [name, { cpu: {}, gc: [], slices: [] }]));
+      const tallies = Object.fromEntries(works.map(([name]) => [name, { cpu: {}, gc: [], counters: {}, slices: [] }]));
       for (let round = 0; round < rounds; round++) {
         const slice = { ...loop, seconds: loop.seconds / rounds, firstIndex: round * SLICE_INDEX_SPAN };
         for (const [name, , work] of works) tallies[name].slices.push(await measured(name, tallies[name], () => work(slice)));
@@ -147,6 +154,20 @@ export function phases(stack, { per = 'count' } = {}) {
       for (const [name, label] of rows.filter(([name]) => cpuPer[name])) console.log(`| ${label} | ${groups.map((group) => cpuPer[name][group].toFixed(0)).join(' | ')} |`);
     },
   };
+}
+
+/** Every counter's reading (`counters`: name → async reader of a running total). */
+async function readCounters(counters) {
+  return Object.fromEntries(await Promise.all(Object.entries(counters).map(async ([name, read]) => [name, await read()])));
+}
+
+/**
+ * The cluster's WAL flushes (fsyncs) so far, from `pg_stat_io` (PostgreSQL 16+), through `pool`: a
+ * phase's count over its requests is what each costs the disk, whichever database committed.
+ */
+export async function walSyncs(pool) {
+  await pool.query('SELECT pg_stat_clear_snapshot()');
+  return Number((await pool.query("SELECT coalesce(sum(fsyncs), 0)::bigint AS fsyncs FROM pg_stat_io WHERE object = 'wal'")).rows[0].fsyncs);
 }
 
 /**

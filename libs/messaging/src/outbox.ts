@@ -31,11 +31,11 @@ export interface NotifyingOutboxTransaction {
 
 export type OutboxTransaction = PrismaOutboxTransaction | NotifyingOutboxTransaction;
 
-/** The rows, from a JSON array of OutboxRow, kept in its order for `seq`. */
-const INSERT = `
+/** The rows, from a JSON array of OutboxRow (parameter `jsonParam`), kept in its order for `seq`. */
+const insertSql = (jsonParam: string) => `
     INSERT INTO ${OUTBOX_TABLE} (id, topic, key, type, payload, headers)
     SELECT id, topic, key, type, payload, headers
-      FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (id text, topic text, key text, type text, payload jsonb, headers jsonb))
+      FROM ROWS FROM (jsonb_to_recordset(${jsonParam}::jsonb) AS (id text, topic text, key text, type text, payload jsonb, headers jsonb))
            WITH ORDINALITY AS event (id, topic, key, type, payload, headers, position)
      ORDER BY position`;
 
@@ -44,20 +44,32 @@ const INSERT = `
  * transaction instead of two, and no ORM query planning (Prisma's createMany cost more CPU than
  * the rest of the insert, tools/bench).
  */
-const INSERT_AND_NOTIFY = `
-  WITH inserted AS (${INSERT} RETURNING seq)
+const insertAndNotifySql = (jsonParam: string) => `
+  inserted AS (${insertSql(jsonParam)} RETURNING seq)
   SELECT pg_notify('${OUTBOX_CHANNEL}', '') FROM (SELECT count(*) FROM inserted) AS written`;
+
+/** The statement of the change an event describes, to run in the same statement as its outbox rows. */
+export interface OutboxChange {
+  /** An INSERT, UPDATE or DELETE with parameters $1…$n. */
+  sql: string;
+  values: unknown[];
+}
 
 /**
  * Records events in the same transaction as the change they describe, with the active
  * trace context, and wakes the relay at commit: after the COMMIT where the transaction can
  * (a NOTIFY inside it serialises every notifying commit, README Performance), else inside it
  * (delivered only if it commits). No event exists without its change, nor a change without it.
+ * Given the `change` itself, it runs it and writes the rows in one statement (a data-modifying
+ * `WITH`): one round trip for both.
  * The topic follows from the envelope: an InternalEvent can only go to the producer's
  * internal topic, a PublicEvent only to its public one. The payload is the wire JSON.
  */
-export async function appendToOutbox(tx: OutboxTransaction, producer: string, events: OutboxEvent[]): Promise<void> {
-  if (events.length === 0) return;
+export async function appendToOutbox(tx: OutboxTransaction, producer: string, events: OutboxEvent[], change?: OutboxChange): Promise<void> {
+  if (events.length === 0) {
+    if (change) await ('notifyAfterCommit' in tx ? tx.execute(change.sql, change.values) : tx.$executeRawUnsafe(change.sql, ...change.values));
+    return;
+  }
   const headers = injectTraceHeaders();
   const rows: OutboxRow[] = events.map((event) => ({
     id: event.id,
@@ -67,10 +79,13 @@ export async function appendToOutbox(tx: OutboxTransaction, producer: string, ev
     payload: encodeEvent(event),
     headers: { ...headers, 'event-id': event.id, 'event-type': event.type },
   }));
+  const values = [...(change?.values ?? []), JSON.stringify(rows)];
+  const jsonParam = `$${values.length}`;
+  const withChange = change ? `WITH change AS (${change.sql})` : '';
   if ('notifyAfterCommit' in tx) {
-    await tx.execute(INSERT, [JSON.stringify(rows)]);
+    await tx.execute(`${withChange} ${insertSql(jsonParam)}`, values);
     tx.notifyAfterCommit(OUTBOX_CHANNEL);
   } else {
-    await tx.$executeRawUnsafe(INSERT_AND_NOTIFY, JSON.stringify(rows));
+    await tx.$executeRawUnsafe(`${withChange ? `${withChange},` : 'WITH'} ${insertAndNotifySql(jsonParam)}`, ...values);
   }
 }

@@ -3,7 +3,7 @@ import { context, propagation, SpanKind, trace } from '@opentelemetry/api';
 import { JobWorker } from '@recur/jobs';
 import type { Clock } from '@recur/kernel';
 import { eventsPublished, outboxRowsPurged } from '@recur/telemetry';
-import { Pool, type PoolClient } from 'pg';
+import { escapeLiteral, Pool, type PoolClient, type QueryResult } from 'pg';
 import type { BusMessage, EventBus } from './bus';
 import { OUTBOX_CHANNEL, OUTBOX_TABLE } from './outbox';
 
@@ -42,12 +42,18 @@ function killAfterPublishFromEnv(env: NodeJS.ProcessEnv): number | undefined {
 export const DEFAULT_RELAY_BATCH_SIZE = 1000;
 
 /**
- * The next unpublished rows in commit order. It walks the partial index on
- * `seq WHERE published_at IS NULL` (every service's outbox migration), so its cost follows
- * the backlog, not the rows already stamped. The payload is read as its stored JSON text:
- * published unchanged, without a parse and a re-stringify.
+ * The next `limit` unpublished rows in commit order, read only by a transaction that holds the
+ * relay lock: the gate (an uncorrelated subquery, so PostgreSQL evaluates it once, before the scan)
+ * takes the lock again, which answers true to its holder and false while another relay holds it.
+ * It walks the partial index on `seq WHERE published_at IS NULL` (every service's outbox
+ * migration), so its cost follows the backlog, not the rows already stamped. The payload is read as
+ * its stored JSON text: published unchanged, without a parse and a re-stringify.
  */
-export const UNPUBLISHED_BATCH_SQL = `SELECT id, topic, key, payload::text AS value, headers FROM ${OUTBOX_TABLE} WHERE published_at IS NULL ORDER BY seq LIMIT $1`;
+export function unpublishedBatchSql(limit: number): string {
+  return `SELECT id, topic, key, payload::text AS value, headers FROM ${OUTBOX_TABLE}
+   WHERE published_at IS NULL AND (SELECT pg_try_advisory_xact_lock(${OUTBOX_RELAY_LOCK_KEY}))
+   ORDER BY seq LIMIT ${Math.trunc(limit)}`;
+}
 
 /**
  * How long a published row is kept: 24 hours (OUTBOX_RETENTION_HOURS). Once stamped, a row is
@@ -90,6 +96,30 @@ const tracer = trace.getTracer('@recur/messaging');
  * relay per database publishes. Tests hold it to keep outbox rows unpublished.
  */
 export const OUTBOX_RELAY_LOCK_KEY = BigInt.asIntN(64, BigInt(`0x${createHash('sha256').update(`relay:${OUTBOX_TABLE}`).digest('hex').slice(0, 16)}`)).toString();
+
+/**
+ * A batch's claim, in one round trip (a simple query of three statements): opens the transaction,
+ * takes the relay lock and reads the next rows, each statement under a snapshot taken after the one
+ * before it, so the rows read are those left after the previous holder's stamp committed. The
+ * caller uses the rows only when the lock statement answered true.
+ *
+ * The transaction's commit also returns before its WAL is flushed (`synchronous_commit` off for it
+ * alone): a stamp or a purge needs no durability of its own. A stamp lost in a database crash only
+ * has its rows published again, which consumers' inboxes drop (as after a relay crash), and a lost
+ * purge runs again. Waiting for the flush made every batch's stamp a disk sync that the commits of
+ * requests queued behind when the disk was slow (`npm run bench` counts WAL flushes per request).
+ */
+function claimBatchSql(limit: number): string {
+  return `BEGIN;
+    SELECT pg_try_advisory_xact_lock(${OUTBOX_RELAY_LOCK_KEY}) AS locked, set_config('synchronous_commit', 'off', true);
+    ${unpublishedBatchSql(limit)}`;
+}
+
+/** Stamps the published rows and commits, in one round trip; the ids and time are inlined as escaped literals. */
+function stampAndCommitSql(ids: readonly string[], publishedAt: Date): string {
+  return `UPDATE ${OUTBOX_TABLE} SET published_at = ${escapeLiteral(publishedAt.toISOString())}
+   WHERE id IN (${ids.map(escapeLiteral).join(', ')}); COMMIT`;
+}
 
 /** A full purge batch was deleted: more may have expired, so the relay looks again at once. */
 interface PurgedBatch {
@@ -162,13 +192,16 @@ export class OutboxRelay {
       client.release(error);
     };
     try {
-      await client.query('BEGIN');
-      const lock = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1::bigint) AS locked', [OUTBOX_RELAY_LOCK_KEY]);
-      const rows = lock.rows[0].locked
-        ? (await client.query<OutboxBatch['rows'][number]>(UNPUBLISHED_BATCH_SQL, [this.options.batchSize ?? DEFAULT_RELAY_BATCH_SIZE])).rows
-        : [];
+      // A simple query of several statements answers one result per statement.
+      const [, lock, batch] = (await client.query(claimBatchSql(this.options.batchSize ?? DEFAULT_RELAY_BATCH_SIZE))) as unknown as [
+        QueryResult,
+        QueryResult<{ locked: boolean }>,
+        QueryResult<OutboxBatch['rows'][number]>,
+      ];
+      const locked = lock.rows[0].locked;
+      const rows = locked ? batch.rows : [];
       if (rows.length === 0) {
-        const purged = lock.rows[0].locked ? await this.purgeExpired(client) : 0;
+        const purged = locked ? await this.purgeExpired(client) : 0;
         await client.query(purged > 0 ? 'COMMIT' : 'ROLLBACK');
         release();
         return purged === OUTBOX_PURGE_BATCH_SIZE ? { purged } : undefined;
@@ -201,8 +234,7 @@ export class OutboxRelay {
       await this.publishTraced(messages);
       this.publishedBatches += 1;
       if (this.publishedBatches === this.killAfterPublishes) process.kill(process.pid, 'SIGKILL');
-      await client.query(`UPDATE ${OUTBOX_TABLE} SET published_at = $2 WHERE id = ANY($1::text[])`, [rows.map((row) => row.id), this.options.clock()]);
-      await client.query('COMMIT');
+      await client.query(stampAndCommitSql(rows.map((row) => row.id), this.options.clock()));
       release();
       for (const message of messages) eventsPublished.inc({ service: this.options.service, topic: message.topic });
     } catch (error) {

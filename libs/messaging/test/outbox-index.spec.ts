@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { applyMigrations } from '@recur/persistence';
 import { createTestDatabase } from '@recur/testing';
 import { Client } from 'pg';
-import { OUTBOX_TABLE, UNPUBLISHED_BATCH_SQL } from '../src';
+import { OUTBOX_RELAY_LOCK_KEY, OUTBOX_TABLE, unpublishedBatchSql } from '../src';
 
 jest.setTimeout(60_000);
 
@@ -32,13 +32,28 @@ describe("the relay's query for unpublished rows", () => {
            FROM generate_series(1, 20010) AS n`,
       );
       await client.query(`ANALYZE ${OUTBOX_TABLE}`);
-      const { rows } = await client.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${UNPUBLISHED_BATCH_SQL.replace('$1', '1000')}`);
+      const { rows } = await client.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${unpublishedBatchSql(1000)}`);
       const plan = JSON.stringify(rows[0]['QUERY PLAN']);
       expect(plan).toContain('"Index Name":"outbox_events_unpublished_seq_idx"');
       expect(plan).not.toContain('"Node Type":"Sort"');
-      expect((await client.query(UNPUBLISHED_BATCH_SQL, [1000])).rows.map((row: { id: string }) => row.id)).toEqual(
-        Array.from({ length: 10 }, (_, i) => `evt_${20001 + i}`),
-      );
+      // The lock gate is evaluated once, above the scan, not per row.
+      expect(plan).toContain('"One-Time Filter"');
+      const backlog = Array.from({ length: 10 }, (_, i) => `evt_${20001 + i}`);
+      const unpublishedIds = async () => (await client.query<{ id: string }>(unpublishedBatchSql(1000))).rows.map((row) => row.id);
+      expect(await unpublishedIds()).toEqual(backlog);
+
+      // While another session holds the relay lock, the same statement reads nothing.
+      const holder = new Client({ connectionString: databaseUrl });
+      await holder.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query('SELECT pg_advisory_xact_lock($1::bigint)', [OUTBOX_RELAY_LOCK_KEY]);
+        expect(await unpublishedIds()).toEqual([]);
+        await holder.query('COMMIT');
+        expect(await unpublishedIds()).toEqual(backlog);
+      } finally {
+        await holder.end();
+      }
     } finally {
       await client.end();
     }

@@ -1,6 +1,6 @@
 import { create, type DescMessage, fromBinary, type MessageInitShape, type MessageShape, toBinary } from '@bufbuild/protobuf';
 import { DomainError, type ErrorKind, isDomainError, type TenantRef } from '@recur/kernel';
-import { type PrismaRawSql, type PrismaTransactions, prismaTransactions, type SqlStatements, type TransactionRunner } from './transactions';
+import { type PrismaRawSql, type PrismaTransactions, prismaTransactions, sqlLiteral, type TransactionRunner } from './transactions';
 
 /**
  * The table every service with commands declares in its own Prisma schema:
@@ -60,46 +60,48 @@ export class CommandResults<Tx> {
     work: (tx: Tx) => Promise<MessageInitShape<S>>,
   ): Promise<MessageShape<S>> {
     if (!request.requestId) return this.transactions.transaction(async (tx) => create(responseSchema, await work(tx)));
-    const key = [tenant.accountId, tenant.livemode, responseSchema.typeName.replace(/Response$/, ''), request.requestId] as const;
+    const key: CommandKey = [tenant.accountId, tenant.livemode, responseSchema.typeName.replace(/Response$/, ''), request.requestId];
     const outcome = await this.transactions.transaction(async (tx): Promise<StoredResult> => {
       const sql = this.transactions.statements(tx);
-      await sql.execute('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [JSON.stringify(key)]);
-      const earlier = await find(sql, key);
+      // One round trip on `pg` (with the BEGIN): the key's lock; an earlier answer, read under a
+      // snapshot taken once the lock was granted, so a repeat that waited sees what it waited for;
+      // and the savepoint a refusal rolls back to.
+      const [, [earlier]] = (await sql.script([lockStatement(key), findStatement(key), 'SAVEPOINT command'])) as [unknown[], StoredResult[]];
       if (earlier) return earlier;
-      // A refusal is recorded too, but the refused command's partial writes must not be.
-      await sql.execute('SAVEPOINT command', []);
+      let result: StoredResult;
       try {
         const response = toBinary(responseSchema, create(responseSchema, await work(tx)));
-        await insert(sql, key, { response, error_kind: null, error_code: null, error_message: null, error_param: null });
-        return { response, error_kind: null, error_code: null, error_message: null, error_param: null };
+        result = { response, error_kind: null, error_code: null, error_message: null, error_param: null };
       } catch (error) {
         if (!isDomainError(error)) throw error;
+        // A refusal is recorded too, but the refused command's partial writes must not be.
         await sql.execute('ROLLBACK TO SAVEPOINT command', []);
-        const refusal = { response: null, error_kind: error.kind, error_code: error.code, error_message: error.message, error_param: error.param ?? null };
-        await insert(sql, key, refusal);
-        return refusal;
+        result = { response: null, error_kind: error.kind, error_code: error.code, error_message: error.message, error_param: error.param ?? null };
       }
+      // The answer goes in with the COMMIT (one round trip on `pg`).
+      await sql.executeAtCommit(insertStatement(key, result));
+      return result;
     });
     return answer(responseSchema, outcome);
   }
 
 }
 
-async function find(sql: SqlStatements, key: readonly unknown[]): Promise<StoredResult | undefined> {
-  const rows = await sql.query<StoredResult>(
-    `SELECT response, error_kind, error_code, error_message, error_param FROM ${COMMAND_RESULTS_TABLE}
-      WHERE account_id = $1 AND livemode = $2 AND rpc = $3 AND request_id = $4`,
-    [...key],
-  );
-  return rows[0];
-}
+type CommandKey = readonly [accountId: string, livemode: boolean, rpc: string, requestId: string];
 
-async function insert(sql: SqlStatements, key: readonly unknown[], result: StoredResult): Promise<void> {
-  await sql.execute(
-    `INSERT INTO ${COMMAND_RESULTS_TABLE} (account_id, livemode, rpc, request_id, response, error_kind, error_code, error_message, error_param)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [...key, result.response, result.error_kind, result.error_code, result.error_message, result.error_param],
-  );
+/** Serialises the runs of one key until the transaction ends (a row, not `void`: Prisma's raw queries cannot read a void column). */
+const lockStatement = (key: CommandKey) => `SELECT 1 AS locked FROM pg_advisory_xact_lock(hashtextextended(${sqlLiteral(JSON.stringify(key))}, 0))`;
+
+const keyCondition = ([accountId, livemode, rpc, requestId]: CommandKey) =>
+  `account_id = ${sqlLiteral(accountId)} AND livemode = ${sqlLiteral(livemode)} AND rpc = ${sqlLiteral(rpc)} AND request_id = ${sqlLiteral(requestId)}`;
+
+const findStatement = (key: CommandKey) =>
+  `SELECT response, error_kind, error_code, error_message, error_param FROM ${COMMAND_RESULTS_TABLE} WHERE ${keyCondition(key)}`;
+
+function insertStatement([accountId, livemode, rpc, requestId]: CommandKey, result: StoredResult): string {
+  const values = [accountId, livemode, rpc, requestId, result.response, result.error_kind, result.error_code, result.error_message, result.error_param].map(sqlLiteral);
+  return `INSERT INTO ${COMMAND_RESULTS_TABLE} (account_id, livemode, rpc, request_id, response, error_kind, error_code, error_message, error_param)
+     VALUES (${values.join(', ')})`;
 }
 
 function answer<S extends DescMessage>(schema: S, result: StoredResult): MessageShape<S> {

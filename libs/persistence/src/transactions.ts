@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from 'pg';
+import { escapeLiteral, type Pool, type PoolClient, type QueryResult } from 'pg';
 import { CoalescingNotifier } from './notifier';
 
 /** The raw SQL a command's bookkeeping runs inside an open transaction, whichever driver opened it. */
@@ -10,6 +10,18 @@ export interface SqlStatements {
 }
 
 /**
+ * SQL inside an open transaction, with two ways to spare round trips where the driver has them
+ * (a `pg` transaction sends several statements as one simple query; Prisma's runs them one by one).
+ * Their statements take no parameters: values go in as `sqlLiteral`s.
+ */
+export interface TransactionStatements extends SqlStatements {
+  /** Runs the statements in order, each under a snapshot taken after the one before it finished; answers each one's rows. */
+  script(statements: readonly string[]): Promise<unknown[][]>;
+  /** Runs the statement last, with the COMMIT (a failure fails the commit); at once where the driver cannot join them. */
+  executeAtCommit(statement: string): Promise<void>;
+}
+
+/**
  * The port CommandResults works over: opens a transaction whose client is a `Tx` (what the
  * command's own code writes with), and runs raw SQL in it. Two implementations: Prisma's
  * interactive transaction (`prismaTransactions`) and a plain `pg` pool's (`PgTransactions`).
@@ -17,7 +29,24 @@ export interface SqlStatements {
 export interface TransactionRunner<Tx> {
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<R>(work: (tx: Tx) => Promise<R>): Promise<R>;
-  statements(tx: Tx): SqlStatements;
+  statements(tx: Tx): TransactionStatements;
+}
+
+/**
+ * A value written into SQL text as a literal, for statements sent without parameters
+ * (`TransactionStatements`): strings through the driver's own escaping (`pg.escapeLiteral`),
+ * bytes as hex, dates as UTC ISO text.
+ */
+export function sqlLiteral(value: string | number | boolean | Date | Uint8Array | null): string {
+  if (value === null) return 'NULL';
+  if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new RangeError(`not a finite number: ${value}`);
+    return String(value);
+  }
+  if (value instanceof Date) return `${escapeLiteral(value.toISOString())}::timestamptz`;
+  if (value instanceof Uint8Array) return `decode('${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')}', 'hex')`;
+  return escapeLiteral(value);
 }
 
 /** What every service's generated Prisma transaction client has of raw SQL. */
@@ -45,33 +74,62 @@ export function prismaTransactions<Tx extends PrismaRawSql>(prisma: PrismaTransa
   };
 }
 
-/** Raw SQL in a Prisma interactive transaction. */
-function prismaStatements(tx: PrismaRawSql): SqlStatements {
+/** Raw SQL in a Prisma interactive transaction: its statements go one by one. */
+function prismaStatements(tx: PrismaRawSql): TransactionStatements {
+  const query = async <Row>(sql: string, values: unknown[]) => (await tx.$queryRawUnsafe<Row[]>(sql, ...values));
   return {
-    query: async <Row>(sql: string, values: unknown[]) => (await tx.$queryRawUnsafe<Row[]>(sql, ...values)),
+    query,
     execute: async (sql: string, values: unknown[]) => {
       await tx.$executeRawUnsafe(sql, ...values);
+    },
+    async script(statements) {
+      const results: unknown[][] = [];
+      for (const statement of statements) results.push(await query(statement, []));
+      return results;
+    },
+    executeAtCommit: async (statement) => {
+      await tx.$executeRawUnsafe(statement);
     },
   };
 }
 
 /**
- * A transaction open on one `pg` connection. Besides SQL, it can wake listeners once it has
+ * A transaction open on one `pg` connection. Its BEGIN goes out with its first statement, and the
+ * statements given `executeAtCommit` with its COMMIT: a command whose bookkeeping is scripts
+ * (CommandResults) spends no round trip on either. Besides SQL, it can wake listeners once it has
  * committed: a NOTIFY inside the transaction takes PostgreSQL's global notify lock through the
  * commit's WAL flush and so serialises every notifying commit (README, Performance).
  */
-export class PgTransaction implements SqlStatements {
+export class PgTransaction implements TransactionStatements {
   /** Channels to NOTIFY after COMMIT, each once. */
   readonly channelsToNotify = new Set<string>();
+  /** Whether BEGIN has been sent (with the first statement). */
+  private begun = false;
+  private readonly atCommit: string[] = [];
 
   constructor(private readonly client: PoolClient) {}
 
   async query<Row>(sql: string, values: unknown[] = []): Promise<Row[]> {
+    await this.begin();
     return (await this.client.query(sql, values)).rows as Row[];
   }
 
   async execute(sql: string, values: unknown[] = []): Promise<void> {
+    await this.begin();
     await this.client.query(sql, values);
+  }
+
+  /** One simple query (with the BEGIN, if not sent yet): a statement's snapshot is taken when it starts, after the one before it. */
+  async script(statements: readonly string[]): Promise<unknown[][]> {
+    const opening = this.begun ? [] : ['BEGIN'];
+    this.begun = true;
+    const answered: QueryResult | QueryResult[] = await this.client.query([...opening, ...statements].join(';\n'));
+    const results = Array.isArray(answered) ? answered : [answered];
+    return results.slice(opening.length).map((result) => result.rows);
+  }
+
+  async executeAtCommit(statement: string): Promise<void> {
+    this.atCommit.push(statement);
   }
 
   /**
@@ -81,6 +139,23 @@ export class PgTransaction implements SqlStatements {
    */
   notifyAfterCommit(channel: string): void {
     this.channelsToNotify.add(channel);
+  }
+
+  /** The statements given executeAtCommit, then COMMIT, in one round trip; nothing when nothing ran. */
+  async commit(): Promise<void> {
+    if (!this.begun && this.atCommit.length === 0) return;
+    await this.script([...this.atCommit, 'COMMIT']);
+  }
+
+  /** ROLLBACK, when BEGIN went out. */
+  async rollback(): Promise<void> {
+    if (this.begun) await this.client.query('ROLLBACK');
+  }
+
+  private async begin(): Promise<void> {
+    if (this.begun) return;
+    this.begun = true;
+    await this.client.query('BEGIN');
   }
 }
 
@@ -112,12 +187,11 @@ export class PgTransactions implements TransactionRunner<PgTransaction> {
     const tx = new PgTransaction(client);
     let result: R;
     try {
-      await client.query('BEGIN');
       result = await work(tx);
-      await client.query('COMMIT');
+      await tx.commit();
     } catch (error) {
       // A connection that cannot even roll back is discarded rather than returned to the pool.
-      const rollbackFailed = await client.query('ROLLBACK').then(() => undefined, (rollbackError: Error) => rollbackError);
+      const rollbackFailed = await tx.rollback().then(() => undefined, (rollbackError: Error) => rollbackError);
       release(rollbackFailed);
       throw error;
     }
@@ -127,7 +201,7 @@ export class PgTransactions implements TransactionRunner<PgTransaction> {
     return result;
   }
 
-  statements(tx: PgTransaction): SqlStatements {
+  statements(tx: PgTransaction): TransactionStatements {
     return tx;
   }
 }

@@ -91,6 +91,40 @@ describe('CommandResults on PgTransactions', () => {
     expect(runs.count).toBe(1);
   });
 
+  it('spends three round trips on a command of one statement: BEGIN, lock, lookup and savepoint in one; the answer with the COMMIT', async () => {
+    const { pool: ownPool, statements } = recordingPool(databaseUrl);
+    try {
+      const recorded = new CommandResults(new PgTransactions(ownPool));
+      await recorded.run(tenant, { requestId: 'req_trips' }, StringValueSchema, createWidget('w_trips', { count: 0 }));
+      expect(statements).toHaveLength(3);
+      expect(statements[0]).toMatch(/^BEGIN;\nSELECT 1 AS locked FROM pg_advisory_xact_lock\(.*;\nSELECT response.*;\nSAVEPOINT command$/s);
+      expect(statements[1]).toBe('INSERT INTO widgets (id) VALUES ($1)');
+      expect(statements[2]).toMatch(/^INSERT INTO command_results .*;\nCOMMIT$/s);
+      // The repeat: its lookup finds the answer, and the transaction commits nothing else.
+      statements.length = 0;
+      expect(await recorded.run(tenant, { requestId: 'req_trips' }, StringValueSchema, createWidget('w_again', { count: 0 }))).toMatchObject({ value: 'w_trips' });
+      expect(statements).toHaveLength(2);
+      expect(statements[1]).toBe('COMMIT');
+    } finally {
+      await ownPool.end();
+    }
+  });
+
+  it('keeps a request id and a refusal message with quotes, backslashes and other scripts exact (they travel as SQL literals)', async () => {
+    const requestId = `it's a \\ "key" \\' ; DROP TABLE widgets; -- ✓ 日本`;
+    const message = `can't be \\x00 or '); --`;
+    const refuse = async () => {
+      throw invalidArgument('name', message);
+    };
+    const first = await commands.run(tenant, { requestId }, StringValueSchema, refuse).catch((error: unknown) => error);
+    expect(first).toMatchObject({ kind: 'invalid_argument', message });
+    const repeat = await commands.run(tenant, { requestId }, StringValueSchema, createWidget('w_never', { count: 0 })).catch((error: unknown) => error);
+    expect(repeat).toMatchObject({ kind: 'invalid_argument', param: 'name', message });
+    const { rows } = await pool.query(`SELECT request_id, error_message FROM ${COMMAND_RESULTS_TABLE}`);
+    expect(rows).toEqual([{ request_id: requestId, error_message: message }]);
+    expect(await widgets()).toEqual([]);
+  });
+
   it('runs a command without a request id as a plain transaction, rolled back when it throws', async () => {
     const runs = { count: 0 };
     await commands.run(tenant, { requestId: '' }, StringValueSchema, createWidget('w_a', runs));

@@ -63,13 +63,12 @@ export class CustomersRepository {
 
   /**
    * On a plain `pg` transaction: creating customers is the hot command (PgCommands); or inside
-   * another command's Prisma transaction (a sale through a sales link).
+   * another command's Prisma transaction (a sale through a sales link). The row and its outbox
+   * rows go in one statement.
    */
   async insert(tx: PgTransaction | Tx, { customer, events }: CustomerChange): Promise<void> {
     const values = [customer.id, customer.tenant.accountId, customer.tenant.livemode, customer.name, customer.email, JSON.stringify(customer.metadata), customer.createdAt, customer.updatedAt, customer.deletedAt, customer.testClockId];
-    if ('execute' in tx) await tx.execute(INSERT_CUSTOMER, values);
-    else await tx.$executeRawUnsafe(INSERT_CUSTOMER, ...values);
-    await appendToOutbox(tx, PRODUCER, events.flatMap(translateCustomerEvent));
+    await appendToOutbox(tx, PRODUCER, events.flatMap(translateCustomerEvent), { sql: INSERT_CUSTOMER, values });
   }
 
   /** The app's oldest live customer with this e-mail (ignoring case), if any. */
