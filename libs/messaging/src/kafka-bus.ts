@@ -1,5 +1,7 @@
 import { type Consumer, type ConsumerRunConfig, Kafka, type KafkaMessage, logLevel, type Producer } from 'kafkajs';
 import { BATCH_HANDLER_MAX, type BatchHandler, type BusMessage, type EventBus, type MessageHandler } from './bus';
+// Before any kafkajs client exists: stops its idle connections' 1 ms timer loop.
+import './kafkajs-idle-timer';
 
 /** Retries a start-up step that depends on a broker that may still be busy (about a minute in all). */
 async function retrying<T>(step: () => Promise<T>, onError: (error: Error, attempt: number) => void, attempts = 8): Promise<T> {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { eventually, testKafkaBrokers } from '@recur/testing';
 import { type BusMessage, KafkaEventBus } from '../src';
+import { KafkaRequestQueue } from '../src/kafkajs-idle-timer';
 
 jest.setTimeout(90_000);
 
@@ -41,6 +42,30 @@ describe('KafkaEventBus.subscribeBatch', () => {
     for (const key of keys) {
       const firstSeen = [...new Set(handled.filter((value) => value.startsWith(`${key}:`)))];
       expect(firstSeen).toEqual(sent.filter((sentMessage) => sentMessage.key === key).map((sentMessage) => sentMessage.value));
+    }
+  });
+});
+
+describe("kafkajs's request queues at rest", () => {
+  it('check their pending requests only when there is something to check, not every millisecond', async () => {
+    // A bus with a connected producer and a consumer group, both idle once the one message is handled.
+    const topic = `idle-${randomBytes(4).toString('hex')}`;
+    await bus.ensureTopics([topic]);
+    const handled: string[] = [];
+    await bus.subscribeBatch(`group-${topic}`, [topic], async (messages) => {
+      handled.push(...messages.map((received) => received.value));
+    });
+    await bus.publish([message(topic, 'k_idle', 0)]);
+    await eventually(async () => handled.length === 1, 60_000, 'the message handled');
+
+    const checkPendingRequests = jest.spyOn(KafkaRequestQueue.prototype, 'checkPendingRequests');
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      // Heartbeats (1 s) and fetches answered by the broker check a queue a few times a second;
+      // kafkajs 2.2.4 unpatched re-checked every connection's queue every millisecond (~1 000 a second each).
+      expect(checkPendingRequests.mock.calls.length).toBeLessThan(50);
+    } finally {
+      checkPendingRequests.mockRestore();
     }
   });
 });
