@@ -3,7 +3,8 @@ import { context, propagation, SpanKind, trace } from '@opentelemetry/api';
 import { JobWorker } from '@recur/jobs';
 import type { Clock } from '@recur/kernel';
 import { eventsPublished, outboxRowsPurged } from '@recur/telemetry';
-import { escapeLiteral, Pool, type PoolClient, type QueryResult } from 'pg';
+import { sqlLiteral } from '@recur/persistence';
+import { Pool, type PoolClient, type QueryResult } from 'pg';
 import type { BusMessage, EventBus } from './bus';
 import { OUTBOX_CHANNEL, OUTBOX_TABLE } from './outbox';
 
@@ -115,10 +116,10 @@ function claimBatchSql(limit: number): string {
     ${unpublishedBatchSql(limit)}`;
 }
 
-/** Stamps the published rows and commits, in one round trip; the ids and time are inlined as escaped literals. */
+/** Stamps the published rows and commits, in one round trip; the ids and time go in as literals. */
 function stampAndCommitSql(ids: readonly string[], publishedAt: Date): string {
-  return `UPDATE ${OUTBOX_TABLE} SET published_at = ${escapeLiteral(publishedAt.toISOString())}
-   WHERE id IN (${ids.map(escapeLiteral).join(', ')}); COMMIT`;
+  return `UPDATE ${OUTBOX_TABLE} SET published_at = ${sqlLiteral(publishedAt)}
+   WHERE id IN (${ids.map(sqlLiteral).join(', ')}); COMMIT`;
 }
 
 /** A full purge batch was deleted: more may have expired, so the relay looks again at once. */

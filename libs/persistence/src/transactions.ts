@@ -17,7 +17,11 @@ export interface SqlStatements {
 export interface TransactionStatements extends SqlStatements {
   /** Runs the statements in order, each under a snapshot taken after the one before it finished; answers each one's rows. */
   script(statements: readonly string[]): Promise<unknown[][]>;
-  /** Runs the statement last, with the COMMIT (a failure fails the commit); at once where the driver cannot join them. */
+  /**
+   * Runs the statement last, with the COMMIT (a failure fails the commit); at once where the driver
+   * cannot join them. A ROLLBACK TO SAVEPOINT does not take it back: give it only what commits
+   * whatever the rest did (CommandResults gives it the answer, once the work has finished).
+   */
   executeAtCommit(statement: string): Promise<void>;
 }
 
