@@ -42,7 +42,8 @@ const insertSql = (jsonParam: string) => `
 /**
  * The rows and the relay's wake-up in one statement: one round trip inside the caller's
  * transaction instead of two, and no ORM query planning (Prisma's createMany cost more CPU than
- * the rest of the insert, tools/bench).
+ * the rest of the insert, tools/bench). It is the statement after its `WITH`, so the change's own
+ * data-modifying `WITH` entry can come first.
  */
 const insertAndNotifySql = (jsonParam: string) => `
   inserted AS (${insertSql(jsonParam)} RETURNING seq)
