@@ -1,4 +1,4 @@
-import { escapeLiteral, type Pool, type PoolClient, type QueryResult } from 'pg';
+import type { Pool, PoolClient, QueryResult } from 'pg';
 import { CoalescingNotifier } from './notifier';
 
 /** The raw SQL a command's bookkeeping runs inside an open transaction, whichever driver opened it. */
@@ -38,7 +38,7 @@ export interface TransactionRunner<Tx> {
 
 /**
  * A value written into SQL text as a literal, for statements sent without parameters
- * (`TransactionStatements`): strings through the driver's own escaping (`pg.escapeLiteral`),
+ * (`TransactionStatements`): strings as the driver's own escaping writes them (`pg.escapeLiteral`),
  * bytes as hex, dates as UTC ISO text.
  */
 export function sqlLiteral(value: string | number | boolean | Date | Uint8Array | null): string {
@@ -48,9 +48,12 @@ export function sqlLiteral(value: string | number | boolean | Date | Uint8Array 
     if (!Number.isFinite(value)) throw new RangeError(`not a finite number: ${value}`);
     return String(value);
   }
-  if (value instanceof Date) return `${escapeLiteral(value.toISOString())}::timestamptz`;
+  if (value instanceof Date) return `'${value.toISOString()}'::timestamptz`;
   if (value instanceof Uint8Array) return `decode('${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')}', 'hex')`;
-  return escapeLiteral(value);
+  // pg.escapeLiteral's very output, made with two replaces: it appends a character at a time,
+  // and its intermediate strings were 4 % of what a create allocated (heap sampling, README Performance).
+  const quoted = `'${value.replace(/'/g, "''")}'`;
+  return value.includes('\\') ? ` E${quoted.replace(/\\/g, '\\\\')}` : quoted;
 }
 
 /** What every service's generated Prisma transaction client has of raw SQL. */

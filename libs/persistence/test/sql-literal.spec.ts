@@ -1,6 +1,6 @@
 import { createTestDatabase } from '@recur/testing';
 import fc from 'fast-check';
-import { Client } from 'pg';
+import { Client, escapeLiteral } from 'pg';
 import { sqlLiteral } from '../src';
 
 /**
@@ -34,6 +34,12 @@ describe('sqlLiteral', () => {
     await fc.assert(fc.asyncProperty(awkwardText, async (text) => {
       expect(await readBack(sqlLiteral(text))).toBe(text);
     }), { numRuns: 300 });
+  });
+
+  it("writes a string exactly as the driver's own escaping does", () => {
+    fc.assert(fc.property(awkwardText, (text) => {
+      expect(sqlLiteral(text)).toBe(escapeLiteral(text));
+    }), { numRuns: 2_000 });
   });
 
   it('reads back bytes, dates, booleans, numbers and null', async () => {
