@@ -17,10 +17,11 @@
 // create writes what one `/v1` create writes, copied from a real one: the customer row, its
 // outbox rows and its command_results row, in one transaction. A raw retrieve is the SELECT
 // by id and tenant that the service runs. `/v1` runs the same work in turns with the raw loop
-// (BENCH_ROUNDS) so a machine whose speed drifts weighs on both alike; last, `/v1` at half its measured peak rate
-// (open loop: requests at fixed times, whatever the answers) gives the latency at that load, in turns
-// with the raw SQL at the same rate (the latency the database alone gives at that load, on this run's disk).
-// Each phase also counts the cluster's WAL flushes per request (pg_stat_io): what a request costs the disk.
+// (BENCH_ROUNDS) so a machine whose speed drifts weighs on both alike; last, `/v1` at half its
+// measured peak rate (open loop: requests at fixed times, whatever the answers) gives the latency
+// at that load, in turns with the raw SQL at the same rate (the latency the database alone gives
+// at that load, on this run's disk). Each phase also counts the cluster's WAL flushes per request
+// (pg_stat_io): what a request costs the disk.
 // Each phase also reads the CPU time every process used (/proc), per request: the CPU ratio (raw
 // work's CPU over /v1's, all processes counted) is the ratio a machine with CPU to spare for no
 // one else would show, and it moves far less than rates do when neighbours load the machine.

@@ -130,7 +130,7 @@ export function phases(stack, { per = 'count', counters = {} } = {}) {
       report(name, label, await measured(name, tallies, work), tallies);
     },
     /**
-     * Runs `works` (`[name, label, work]`, `work(slice)` a closed loop of `slice`) in turns:
+     * Runs `works` (`[name, label, work]`, `work(slice)` a closed or open loop of `slice`) in turns:
      * `rounds` rounds, each giving every work a slice of `loop.seconds / rounds`; each work's
      * line and result merge its slices. The speed of this machine drifts by a fifth between
      * phases of one run (its neighbours, the host), so a ratio of two works measured side by side

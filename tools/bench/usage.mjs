@@ -18,8 +18,9 @@
 // key and period columns), autocommitted. Beside it, for the story, the service's own ingest
 // statement (the record and its period total, committed on its own as the service runs it) run raw.
 // `/v1` single records (closed loop) run in turns with the raw loops, then single records at half
-// that peak (open loop: the latency at that load), then raw and `/v1` batches in turns. Last, the totals check: every record `/v1` accepted is counted once — the
-// service's totals and row count equal what the bench sent, and replaying a sample counts nothing.
+// that peak (open loop: the latency at that load), then raw and `/v1` batches in turns. Last, the
+// totals check: every record `/v1` accepted is counted once — the service's totals and row count
+// equal what the bench sent, and replaying a sample counts nothing.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
@@ -36,9 +37,9 @@ const BATCH_CONCURRENCY = Number(process.env.BENCH_BATCH_CONCURRENCY ?? 4);
 const PROFILE_DIR = process.env.BENCH_PROFILE ? resolve(process.env.BENCH_PROFILE) : undefined;
 const MODE = process.env.BENCH_MODE ?? 'single';
 const REPLICAS = Number(process.env.BENCH_REPLICAS ?? 1);
-/** `raw`, `single`, `batch` or all (default): one kind of work alone gives a profile of that work alone. */
 /** Turns in which the raw and /v1 loops alternate, each a slice of BENCH_SECONDS (harness `alternate`). */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** `raw`, `single`, `batch` or all (default): one kind of work alone gives a profile of that work alone. */
 const WORK = new Set((process.env.BENCH_WORK ?? 'raw,single,batch').split(','));
 /** Each subscription's limit: crossed during the run, so the alert path runs too (and is checked). */
 const LIMIT = 2_000;
