@@ -250,5 +250,5 @@ await Promise.all(Object.values(pools).map((pool) => pool.end()));
 await Promise.all(Object.values(apps).map((app) => app.kill('SIGTERM')));
 await infrastructure.stop();
 if (PROFILE_DIR) {
-  summariseProfiles(PROFILE_DIR, runWindow);
+  summariseProfiles(PROFILE_DIR, [runWindow]);
 }

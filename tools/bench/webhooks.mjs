@@ -124,6 +124,11 @@ const { rows: firstAttempts } = await db.query(`
 await db.end();
 const recordedAt = new Map(rows.map((row) => [row.id, row.received_at.getTime()]));
 console.log(`  produce → recorded by the consumer: ${latencySummary([...recordedAt].map(([id, at]) => at - producedAt.get(id)))}`);
+// Events recorded together share their statement's transaction time: the consumer's batches.
+const statementSizes = new Map();
+for (const row of rows) statementSizes.set(row.received_at.getTime(), (statementSizes.get(row.received_at.getTime()) ?? 0) + 1);
+const perStatement = [...statementSizes.values()].sort((a, b) => a - b);
+console.log(`  the consumer's statements: ${perStatement.length}, events each: p50 ${perStatement[Math.floor(perStatement.length / 2)]}, max ${perStatement.at(-1)}`);
 console.log(`  recorded → arrived at the receiver: ${latencySummary([...arrivals].map(([key, at]) => at - recordedAt.get(key.split('|')[1])))}`);
 console.log(`  queued → attempt started (waiting for a claim): ${latencySummary(firstAttempts.map((row) => row.attempted_at - row.created_at))}`);
 console.log(`  the post (signed request → answer): ${latencySummary(firstAttempts.map((row) => row.duration_ms))}`);
@@ -159,4 +164,4 @@ await dispatch.kill('SIGTERM');
 receiver.close();
 await infrastructure.stop();
 // The profile of the burst alone (produce → last arrival), not of the process's start.
-if (PROFILE_DIR) summariseProfiles(PROFILE_DIR, [profileFrom, profileTo]);
+if (PROFILE_DIR) summariseProfiles(PROFILE_DIR, [[profileFrom, profileTo]]);

@@ -1,5 +1,7 @@
-import { startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
-import { sendDelivery } from '../src/deliveries/http-sender';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { freePort, startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
+import { RESPONSE_EXCERPT_MAX, sendDelivery } from '../src/deliveries/http-sender';
 
 /**
  * The delivery-time half of the URL policy: the address a name resolves to is checked on
@@ -40,5 +42,29 @@ describe('sendDelivery', () => {
 
     const allowed = await sendDelivery(`http://127.0.0.1:${port}/hooks/literal-allowed`, '{"id":"evt_4"}', {}, 5_000, true);
     expect(allowed).toMatchObject({ statusCode: 200, error: null });
+  });
+
+  it('fails an attempt with no answer within the timeout, and one whose connection is refused', async () => {
+    const hung = await sendDelivery(`http://127.0.0.1:${port}/hooks/hang?mode=hang`, '{"id":"evt_5"}', {}, 300, true);
+    expect(hung).toMatchObject({ statusCode: null, error: 'no answer within 300 ms', responseExcerpt: '' });
+    expect(hung.durationMs).toBeGreaterThanOrEqual(290);
+
+    const refused = await sendDelivery(`http://127.0.0.1:${await freePort()}/nobody`, '{"id":"evt_6"}', {}, 5_000, true);
+    expect(refused).toMatchObject({ statusCode: null, responseExcerpt: '' });
+    expect(refused.error).toMatch(/ECONNREFUSED/);
+  });
+
+  it('keeps the status and the first characters of a long answer', async () => {
+    const long = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(503, { 'content-type': 'text/plain' }).end('é'.repeat(3 * RESPONSE_EXCERPT_MAX)));
+    });
+    await new Promise<void>((resolve) => long.listen(0, '127.0.0.1', resolve));
+    try {
+      const answered = await sendDelivery(`http://127.0.0.1:${(long.address() as AddressInfo).port}/long`, '{"id":"evt_7"}', {}, 5_000, true);
+      expect(answered).toMatchObject({ statusCode: 503, error: null, responseExcerpt: 'é'.repeat(RESPONSE_EXCERPT_MAX) });
+    } finally {
+      long.close();
+    }
   });
 });
