@@ -7,7 +7,7 @@
 //   5. the Helm chart and deploy files (helm lint/template, manifests up to date)
 // Set RECUR_TEST_SKIP_HELM=1 to skip step 5 on a machine without Go.
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,6 +34,8 @@ async function run(command, args, env = {}) {
 
 let postgres;
 let kafka;
+/** The local broker's folder (its log segments reach gigabytes over a run), removed at the end. */
+let infrastructureDir;
 try {
   await step('install and build', () => {
     ensureInstalled();
@@ -58,7 +60,7 @@ try {
   // Containers where a Docker engine answers (testcontainers), local processes elsewhere.
   const { startTestPostgres, startTestKafka, dockerEngineAvailable } = require('@recur/testing');
   await step('start PostgreSQL and Kafka', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'recur-test-'));
+    const dir = (infrastructureDir = mkdtempSync(join(tmpdir(), 'recur-test-')));
     chmodSync(dir, 0o755);
     console.error(dockerEngineAvailable() ? 'Docker engine found: testcontainers' : 'no Docker engine: embedded PostgreSQL and a local Kafka broker');
     [postgres, kafka] = await Promise.all([startTestPostgres(), startTestKafka(join(dir, 'kafka'))]);
@@ -80,6 +82,7 @@ try {
 } finally {
   await kafka?.stop().catch(() => undefined);
   await postgres?.stop().catch(() => undefined);
+  if (infrastructureDir) rmSync(infrastructureDir, { recursive: true, force: true });
   console.error('\n=== timings (s)');
   for (const [name, seconds] of timings) console.error(`${seconds.padStart(7)}  ${name}`);
 }

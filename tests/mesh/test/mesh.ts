@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -169,6 +169,8 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
     async stop() {
       await Promise.all([...Object.values(apps), ...replicas].map((app) => app.kill('SIGTERM')));
       await mail.stop();
+      // The spans were read by the tests that wanted them; every mesh leaves its own folder.
+      rmSync(traceDir, { recursive: true, force: true });
     },
   };
 }
