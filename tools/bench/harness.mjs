@@ -355,7 +355,9 @@ export async function startSingleProcess({ profileArgs = [], env = {}, stderr = 
     });
     child.once('exit', (code) => reject(new Error(`stack exited (${code}):\n${output}`)));
   });
-  const urlFor = (database) => `postgresql://postgres:postgres@127.0.0.1:${pgPort}/${database}`;
+  // The stack's own URLs (its cluster's Unix socket), so the raw side talks to it the same way.
+  const { embeddedPostgresUrl } = require('@recur/local-infra');
+  const urlFor = (database) => embeddedPostgresUrl(join(dataDir, 'postgres'), pgPort, database);
   return {
     description: '`npm start`: all seven apps in one Node.js process, in-process event bus',
     url: `http://127.0.0.1:${port}`,

@@ -74,8 +74,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   }
 
   const { child, port } = server;
-  const urlFor = (database: string): string =>
-    `postgresql://${USER}:${PASSWORD}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
+  const urlFor = (database: string): string => embeddedPostgresUrl(dataDir, port, database);
   const adminUrl = urlFor('postgres');
   let stopping: Promise<void> | undefined;
 
@@ -184,6 +183,30 @@ async function initCluster(bin: string, dataDir: string, runAs: RunAs | undefine
   }
 }
 
+/**
+ * The URL of a database on the embedded cluster in `dataDir` listening on `port`. Clients on this
+ * machine connect through its Unix socket where it has one (`host` names the socket's folder; the
+ * URL's host and port stay for what reads them), through TCP loopback otherwise.
+ */
+export function embeddedPostgresUrl(dataDir: string, port: number, database: string): string {
+  const socketDir = unixSocketDir(path.resolve(dataDir), port);
+  return `postgresql://${USER}:${PASSWORD}@127.0.0.1:${port}/${encodeURIComponent(database)}${socketDir ? `?host=${encodeURIComponent(socketDir)}` : ''}`;
+}
+
+/** Longest socket path a Unix address holds (`sun_path`, 108 bytes with its terminating zero). */
+const SOCKET_PATH_MAX = 107;
+
+/**
+ * The folder of the cluster's Unix socket: its data folder, unless the socket's path would be too
+ * long there or the folder's name has a double quote, which the setting cannot hold (TCP only then).
+ */
+function unixSocketDir(dataDir: string, port: number): string | undefined {
+  return Buffer.byteLength(path.join(dataDir, `.s.PGSQL.${port}`)) <= SOCKET_PATH_MAX && !dataDir.includes('"') ? dataDir : undefined;
+}
+
+/** `unix_socket_directories` naming just `dir` (quoted: the setting is a comma-separated list), or none. */
+const socketDirSetting = (dir: string | undefined): string => (dir ? `"${dir}"` : '');
+
 async function startServer(
   bin: string,
   dataDir: string,
@@ -196,7 +219,9 @@ async function startServer(
     '-D', dataDir,
     '-p', String(port),
     '-c', 'listen_addresses=127.0.0.1',
-    '-c', 'unix_socket_directories=', // TCP only: no socket files in /tmp
+    // A Unix socket in the cluster's own folder (none in /tmp): a query through it cost 10–18 %
+    // less client CPU than through TCP loopback here (README, Performance).
+    '-c', `unix_socket_directories=${socketDirSetting(unixSocketDir(dataDir, port))}`,
     '-c', 'lc_messages=C', // the readiness check below reads an English log line
     '-c', 'max_connections=200', // seven services with connection pools, plus tests
     // PostgreSQL's 128 MB default evicts dirty pages to the OS under a few minutes of writes; the

@@ -4,7 +4,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
-import { startEmbeddedPostgres } from '@recur/local-infra';
+import { embeddedPostgresUrl, startEmbeddedPostgres } from '@recur/local-infra';
 
 jest.setTimeout(60_000);
 
@@ -41,7 +41,9 @@ describe('startEmbeddedPostgres', () => {
   it('creates databases idempotently and keeps data across restarts on the same dataDir', async () => {
     const first = await startEmbeddedPostgres({ dataDir });
     try {
-      expect(first.adminUrl).toBe(`postgresql://postgres:postgres@127.0.0.1:${first.port}/postgres`);
+      // Clients connect through the cluster's Unix socket, in its own folder.
+      expect(first.adminUrl).toBe(`postgresql://postgres:postgres@127.0.0.1:${first.port}/postgres?host=${encodeURIComponent(dataDir)}`);
+      expect(await query<{ address: string | null }>(first.adminUrl, 'SELECT inet_server_addr() AS address')).toEqual([{ address: null }]);
       await first.ensureDatabase('billing');
       await first.ensureDatabase('billing');
       // Concurrent callers must not trip over each other either.
@@ -99,5 +101,11 @@ describe('startEmbeddedPostgres', () => {
     } finally {
       await throwaway.stop();
     }
+  });
+
+  it('names TCP loopback alone where the socket path would not fit a Unix address', () => {
+    const deep = path.join(tmpdir(), 'x'.repeat(100), 'cluster');
+    expect(embeddedPostgresUrl(deep, 5432, 'billing')).toBe('postgresql://postgres:postgres@127.0.0.1:5432/billing');
+    expect(embeddedPostgresUrl('/tmp/c', 5432, 'billing')).toBe('postgresql://postgres:postgres@127.0.0.1:5432/billing?host=%2Ftmp%2Fc');
   });
 });
