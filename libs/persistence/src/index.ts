@@ -6,3 +6,4 @@ export * from './transactions';
 export * from './notifier';
 export * from './sql-rows';
 export * from './pools';
+export * from './index-scans';

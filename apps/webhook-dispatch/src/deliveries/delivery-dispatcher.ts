@@ -1,6 +1,7 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { claimDueRowsSql, claimParams, type DueRowsTable, JobWorker, nextDueAtSql } from '@recur/jobs';
 import { CLOCK, type Clock } from '@recur/kernel';
+import { queryByIndexScans } from '@recur/persistence';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
 import { markSpanFailed, withClientSpan } from '@recur/telemetry';
 import { signatureHeaders } from '@recur/webhooks';
@@ -87,8 +88,9 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       stillLeased: (delivery, at) => delivery.lease_until.getTime() - at.getTime() >= config.timeoutMs,
       wakeUp: { databaseUrl: runtime.config.databaseUrl, channel: DELIVERIES_CHANNEL },
       pollMs: IDLE_POLL_MS,
-      // Claims and records, one statement for many deliveries: on Prisma's `pg` pool, without the ORM.
-      claim: async (limit, at) => (await this.prisma.pool.query<ClaimedDelivery>(CLAIM_DUE_DELIVERIES, claimParams(at, leaseMs(config.timeoutMs), limit))).rows,
+      // Claims and records, one statement for many deliveries: on Prisma's `pg` pool, without the ORM;
+      // the claim walks the index in due order (queryByIndexScans says why).
+      claim: (limit, at) => queryByIndexScans<ClaimedDelivery>(this.prisma.pool, CLAIM_DUE_DELIVERIES, claimParams(at, leaseMs(config.timeoutMs), limit)),
       run: (delivery) => this.attempt(delivery),
       nextDueAt: async () => (await this.prisma.$queryRawUnsafe<{ next_due_at: Date | null }[]>(nextDueAtSql(DELIVERY_ROWS)))[0]?.next_due_at ?? null,
       log: (message, fields) => runtime.logger.warn(message, fields),
