@@ -1,7 +1,7 @@
 import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { claimDueRowsSql, claimParams, type DueRowsTable, JobWorker, nextDueAtSql } from '@recur/jobs';
 import { type Clock, isDomainError, notFound } from '@recur/kernel';
-import { PgTransactions } from '@recur/persistence';
+import { PgTransactions, queryByIndexScans } from '@recur/persistence';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { fallPastDue, LIFECYCLE_MOVES, nextLifecycleStep, type Subscription, type SubscriptionChange, usagePeriodToBill } from '../subscriptions/subscription';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
@@ -156,7 +156,7 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** Leases up to `limit` steps due at `at` (the engine's clock). */
   claim(limit: number, at: Date): Promise<ClaimedStep[]> {
-    return this.prisma.$queryRawUnsafe<ClaimedStep[]>(CLAIM_DUE_STEPS, ...claimParams(at, this.options.leaseMs, limit));
+    return queryByIndexScans<ClaimedStep>(this.prisma.pool, CLAIM_DUE_STEPS, claimParams(at, this.options.leaseMs, limit));
   }
 
   /**
@@ -168,7 +168,7 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
   async claimBatches(slots: number, at: Date): Promise<ClaimedStep[][]> {
     const { batchSize, concurrency, leaseMs } = this.options;
     const claimRows = async (sql: string, batchCount: number) =>
-      (batchCount > 0 ? this.prisma.$queryRawUnsafe<ClaimedStep[]>(sql, ...claimParams(at, leaseMs, batchCount * batchSize)) : []);
+      (batchCount > 0 ? queryByIndexScans<ClaimedStep>(this.prisma.pool, sql, claimParams(at, leaseMs, batchCount * batchSize)) : []);
     const invoiceShare = Math.min(slots, Math.max(0, Math.ceil(concurrency / 2) - this.invoiceBatchesRunning));
     const invoices = await claimRows(CLAIM_DUE_INVOICES, invoiceShare);
     const others = await claimRows(CLAIM_DUE_OTHER_STEPS, slots - Math.ceil(invoices.length / batchSize));
