@@ -39,11 +39,6 @@ export interface JobWorkerOptions<Job> {
   wakeUp?: { databaseUrl: string; channel: string };
   /** The safety poll, for a NOTIFY lost across a reconnect; default 1000 ms. */
   pollMs?: number;
-  /**
-   * How long the worker waits after waking from idle before it claims, default 0: jobs queued
-   * meanwhile are claimed together, one claim for many. A worker with a backlog claims at once.
-   */
-  gatherMs?: number;
   /** The pause after consecutive failures of claim or run; default 400 ms doubling to 10 s. */
   failureBackoff?: (failures: number) => number;
   log?: (message: string, fields?: Record<string, unknown>) => void;
@@ -65,7 +60,6 @@ export class JobWorker<Job> {
   private readonly prefetch: number;
   private readonly minClaim: number;
   private readonly pollMs: number;
-  private readonly gatherMs: number;
   private readonly failureBackoff: (failures: number) => number;
   private readonly wakeUp = new WakeUp();
   private readonly stopping = new WakeUp();
@@ -84,7 +78,6 @@ export class JobWorker<Job> {
     // Claiming ahead, claim once a quarter of the places to wait are free: fewer, larger claims.
     this.minClaim = Math.max(1, Math.ceil(this.prefetch / 4));
     this.pollMs = options.pollMs ?? 1_000;
-    this.gatherMs = options.gatherMs ?? 0;
     this.failureBackoff = options.failureBackoff ?? exponentialBackoff();
   }
 
@@ -134,7 +127,6 @@ export class JobWorker<Job> {
       if (claimed > 0 && !full) continue;
       // When full, a finishing job wakes the loop; the poll is only the safety net.
       await this.wakeUp.sleep(full ? this.pollMs : await this.msUntilNextDue());
-      if (this.gatherMs > 0 && !full) await this.stopping.sleep(this.gatherMs);
     }
   }
 

@@ -111,12 +111,13 @@ export const OUTBOX_RELAY_LOCK_KEY = BigInt.asIntN(64, BigInt(`0x${createHash('s
  * requests queued behind when the disk was slow (`npm run bench` counts WAL flushes per request).
  *
  * The read walks the partial index of unpublished rows in `seq` order, never a bitmap scan of it
- * (`enable_bitmapscan` and `enable_seqscan` off for this transaction alone). Each stamp leaves a dead
- * entry in that index until a vacuum removes it, and autovacuum waits for a fifth of the table to
- * be dead: a bitmap scan, which the planner picks once it expects fewer live rows than the limit,
- * read every dead entry and its heap page on every claim (7 778 entries and 965 pages per claim
- * in a bench run, growing with the outbox until the vacuum) and never marks one dead; an index scan marks the
- * entries it finds dead as it passes, so the next claim skips them and stops at the limit.
+ * (`enable_bitmapscan` and `enable_seqscan` off for this transaction alone; the purge that may
+ * follow walks the primary key in `seq` order anyway). Each stamp leaves a dead entry in that
+ * index until a vacuum removes it, and autovacuum waits for a fifth of the table to be dead: a
+ * bitmap scan, which the planner picks once it expects fewer live rows than the limit, read every
+ * dead entry and its heap page on every claim (7 778 entries and 965 pages per claim in a bench
+ * run, growing with the outbox until the vacuum) and never marks one dead; an index scan marks
+ * the entries it finds dead as it passes, so the next claim skips them and stops at the limit.
  */
 export function claimBatchSql(limit: number): string {
   return `BEGIN;
@@ -167,7 +168,6 @@ export class OutboxRelay {
       clock: options.clock,
       wakeUp: { databaseUrl: options.databaseUrl, channel: OUTBOX_CHANNEL },
       pollMs: options.idlePollMs,
-      gatherMs: Number(process.env.RECUR_RELAY_GATHER_MS ?? 0),
       claim: async () => {
         const batch = await this.lockNextBatch();
         return batch ? [batch] : [];

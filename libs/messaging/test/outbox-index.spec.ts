@@ -14,16 +14,22 @@ const servicesWithOutbox = readdirSync(APPS).filter((app) => {
   return existsSync(schema) && readFileSync(schema, 'utf8').includes(`@@map("${OUTBOX_TABLE}")`);
 });
 
+/** A new database with `app`'s migrations applied, and a client connected to it. */
+async function migratedDatabase(app: string, label: string): Promise<{ client: Client; databaseUrl: string }> {
+  const databaseUrl = await createTestDatabase(label);
+  await applyMigrations({ databaseUrl, migrationsDir: join(APPS, app, 'prisma/migrations') });
+  const client = new Client({ connectionString: databaseUrl });
+  await client.connect();
+  return { client, databaseUrl };
+}
+
 describe("the relay's query for unpublished rows", () => {
   it('finds the services with an outbox', () => {
     expect(servicesWithOutbox).toEqual(expect.arrayContaining(['catalog', 'invoicing', 'subscription']));
   });
 
   it.each(servicesWithOutbox)('in %s, after its migrations, walks the partial index of unpublished rows, however many are stamped', async (app) => {
-    const databaseUrl = await createTestDatabase(`outbox_${app}`);
-    await applyMigrations({ databaseUrl, migrationsDir: join(APPS, app, 'prisma/migrations') });
-    const client = new Client({ connectionString: databaseUrl });
-    await client.connect();
+    const { client, databaseUrl } = await migratedDatabase(app, `outbox_${app}`);
     try {
       // A history of stamped rows and a short backlog, as a relay that keeps up leaves them.
       await client.query(
@@ -60,10 +66,7 @@ describe("the relay's query for unpublished rows", () => {
   });
 
   it.each(servicesWithOutbox)('in %s, skips the index entries its stamps left dead instead of reading them on every claim', async (app) => {
-    const databaseUrl = await createTestDatabase(`outbox_dead_${app}`);
-    await applyMigrations({ databaseUrl, migrationsDir: join(APPS, app, 'prisma/migrations') });
-    const client = new Client({ connectionString: databaseUrl });
-    await client.connect();
+    const { client } = await migratedDatabase(app, `outbox_dead_${app}`);
     try {
       // As a relay that keeps up leaves the table between two vacuums: rows inserted unpublished,
       // then stamped (each stamp a dead entry in the partial index), and a backlog of 10.
