@@ -3,7 +3,7 @@ import { context, propagation, SpanKind, trace } from '@opentelemetry/api';
 import { JobWorker } from '@recur/jobs';
 import type { Clock } from '@recur/kernel';
 import { eventsPublished, outboxRowsPurged } from '@recur/telemetry';
-import { sqlLiteral } from '@recur/persistence';
+import { INDEX_SCANS_ONLY, sqlLiteral } from '@recur/persistence';
 import { Pool, type PoolClient, type QueryResult } from 'pg';
 import type { BusMessage, EventBus } from './bus';
 import { OUTBOX_CHANNEL, OUTBOX_TABLE } from './outbox';
@@ -110,19 +110,15 @@ export const OUTBOX_RELAY_LOCK_KEY = BigInt.asIntN(64, BigInt(`0x${createHash('s
  * purge runs again. Waiting for the flush made every batch's stamp a disk sync that the commits of
  * requests queued behind when the disk was slow (`npm run bench` counts WAL flushes per request).
  *
- * The read walks the partial index of unpublished rows in `seq` order, never a bitmap scan of it
- * (`enable_bitmapscan` and `enable_seqscan` off for this transaction alone; the purge that may
- * follow walks the primary key in `seq` order anyway). Each stamp leaves a dead entry in that
- * index until a vacuum removes it, and autovacuum waits for a fifth of the table to be dead: a
- * bitmap scan, which the planner picks once it expects fewer live rows than the limit, read every
- * dead entry and its heap page on every claim (7 778 entries and 965 pages per claim in a bench
- * run, growing with the outbox until the vacuum) and never marks one dead; an index scan marks
- * the entries it finds dead as it passes, so the next claim skips them and stops at the limit.
+ * The read walks the partial index of unpublished rows in `seq` order (INDEX_SCANS_ONLY, as
+ * `queryByIndexScans` runs the job claims, which says why; the purge that may follow walks the
+ * primary key in `seq` order anyway). Each stamp leaves a dead entry in that index until a vacuum;
+ * the bitmap scan the planner chose read them all on every claim (7 778 entries and 965 pages per
+ * claim in a bench run).
  */
 export function claimBatchSql(limit: number): string {
   return `BEGIN;
-    SELECT pg_try_advisory_xact_lock(${OUTBOX_RELAY_LOCK_KEY}) AS locked, set_config('synchronous_commit', 'off', true),
-      set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true);
+    SELECT pg_try_advisory_xact_lock(${OUTBOX_RELAY_LOCK_KEY}) AS locked, set_config('synchronous_commit', 'off', true), ${INDEX_SCANS_ONLY};
     ${unpublishedBatchSql(limit)}`;
 }
 

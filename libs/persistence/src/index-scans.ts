@@ -18,8 +18,15 @@ export function withLiterals(sql: string, params: readonly LiteralValue[]): stri
 }
 
 /**
+ * Select-list items that turn the planner's bitmap and sequential scans off for the rest of the
+ * transaction alone (`set_config(…, true)`), so a claim walks its index in order. Why:
+ * queryByIndexScans.
+ */
+export const INDEX_SCANS_ONLY = "set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true)";
+
+/**
  * Runs one statement in a transaction of its own, planned with bitmap and sequential scans off (for
- * that transaction alone), in one round trip; resolves to its rows.
+ * that transaction alone: INDEX_SCANS_ONLY), in one round trip; resolves to its rows.
  *
  * For the claims of rows queued in a table whose rows change state (due rows leased and then done,
  * `claimDueRowsSql`): each change leaves a dead entry in the index the claim walks, until a vacuum
@@ -31,7 +38,7 @@ export function withLiterals(sql: string, params: readonly LiteralValue[]): stri
  */
 export async function queryByIndexScans<Row extends object>(pool: Pool, sql: string, params: readonly LiteralValue[]): Promise<Row[]> {
   const script = `BEGIN;
-    SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true);
+    SELECT ${INDEX_SCANS_ONLY};
     ${withLiterals(sql, params)};
     COMMIT`;
   const client = await pool.connect();

@@ -30,8 +30,8 @@ const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
  * rather than `node:http`: a delivery is the dispatcher's hottest path, and with this
  * process's OpenTelemetry HTTP instrumentation loaded (it patches `node:http` only) a post cost
  * 180–200 µs of CPU through `node:http` and 92–107 µs through undici (README, Performance); the
- * delivery's span is the dispatcher's own (`withClientSpan`). A connection is only made through the lookup above,
- * so a name that turned private is refused before anything is sent on a new connection.
+ * delivery's span is the dispatcher's own (`withClientSpan`). A connection is only made through
+ * the lookup above, so a name that turned private is refused before anything is sent on a new one.
  */
 let publicAgent: Agent | undefined;
 let anyAgent: Agent | undefined;
