@@ -29,7 +29,8 @@ export function claimParams(now: Date, leaseMs: number, limit: number): [Date, D
  * lease and returns the whole rows. A lease that lapsed (its worker died) is claimed again.
  * Put it after WITH and select from `claimed`, joining the service's own tables:
  *   `WITH ${claimDueRowsSql(table)} SELECT c.id, e.url FROM claimed c JOIN endpoints e ON …`
- * with claimParams(now, leaseMs, limit) as $1–$3.
+ * with claimParams(now, leaseMs, limit) as $1–$3. Services run it through `claimDueRows`
+ * (@recur/persistence), which plans it to walk the due rows' index.
  */
 export function claimDueRowsSql({ table, dueAt, leaseUntil, pending }: DueRowsTable): string {
   return `due AS (

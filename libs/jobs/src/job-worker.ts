@@ -10,7 +10,8 @@ export interface JobWorkerOptions<Job> {
   clock: Clock;
   /**
    * Leases up to `limit` jobs that are due at `now` and returns them; [] when none is. A query
-   * built on claimDueRowsSql, joined with whatever else the jobs need, in one round trip.
+   * built on claimDueRowsSql, joined with whatever else the jobs need, in one round trip: a
+   * service's worker runs it through `claimDueRows` (@recur/persistence).
    */
   claim(limit: number, now: Date): Promise<Job[]>;
   /**

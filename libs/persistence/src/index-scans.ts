@@ -1,3 +1,4 @@
+import { claimDueRowsSql, claimParams, type DueRowsTable } from '@recur/jobs';
 import type { Pool, QueryResult } from 'pg';
 import { sqlLiteral } from './transactions';
 
@@ -53,4 +54,18 @@ export async function queryByIndexScans<Row extends object>(pool: Pool, sql: str
     client.release(rolledBack ? undefined : (error as Error));
     throw error;
   }
+}
+
+/** A claim of due rows, as a JobWorker's `claim` takes it once given the lease's length. */
+export type DueRowsClaim<Row> = (limit: number, at: Date, leaseMs: number) => Promise<Row[]>;
+
+/**
+ * The claim of `rows` (claimDueRowsSql, @recur/jobs) that every worker runs: it leases up to `limit`
+ * rows due at `at` until `at + leaseMs` and answers `select` over them, in one round trip, walking
+ * the due rows' index (queryByIndexScans says why). `select` reads the leased rows as `claimed c`,
+ * joined with whatever else the jobs need: `SELECT c.id, e.url FROM claimed c JOIN endpoints e ON …`.
+ */
+export function claimDueRows<Row extends object>(pool: Pool, rows: DueRowsTable, select: string): DueRowsClaim<Row> {
+  const sql = `WITH ${claimDueRowsSql(rows)} ${select}`;
+  return (limit, at, leaseMs) => queryByIndexScans<Row>(pool, sql, claimParams(at, leaseMs, limit));
 }

@@ -1,7 +1,7 @@
 import { claimDueRowsSql, claimParams, type DueRowsTable } from '@recur/jobs';
 import { createTestDatabase } from '@recur/testing';
 import { Pool } from 'pg';
-import { queryByIndexScans, withLiterals } from '../src';
+import { claimDueRows, queryByIndexScans, withLiterals } from '../src';
 
 /**
  * Claims of due rows on a table whose rows were done since its last vacuum, as a job table is
@@ -36,7 +36,7 @@ async function entriesRead(): Promise<number> {
   return Number(rows[0].read);
 }
 
-describe('queryByIndexScans', () => {
+describe('queryByIndexScans and the claims of due rows (claimDueRows)', () => {
   it('writes each placeholder as its literal, $10 apart from $1, and refuses a placeholder without a value', () => {
     const values = [1, 2, 3, 4, 5, 6, 7, 8, 9, "it's"];
     expect(withLiterals('SELECT $1, $10::text, $2', values)).toBe("SELECT 1, 'it''s'::text, 2");
@@ -53,9 +53,10 @@ describe('queryByIndexScans', () => {
   });
 
   it('reads the dead index entries once, not on every claim, and claims what is due', async () => {
+    const claimDueJobs = claimDueRows<{ id: number }>(pool, JOBS, 'SELECT id FROM claimed ORDER BY id');
     const claim = async (at: Date) => {
       const before = await entriesRead();
-      const rows = await queryByIndexScans<{ id: number }>(pool, CLAIM, claimParams(at, 30_000, 100));
+      const rows = await claimDueJobs(100, at, 30_000);
       return { ids: rows.map((row) => row.id), entries: (await entriesRead()) - before };
     };
     const first = await claim(NOW);

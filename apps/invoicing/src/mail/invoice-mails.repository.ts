@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { claimDueRowsSql, claimParams, type DueRowsTable, nextDueAtSql } from '@recur/jobs';
+import { type DueRowsTable, nextDueAtSql } from '@recur/jobs';
 import { CLOCK, type Clock, newId, type TenantRef } from '@recur/kernel';
-import { insertRowsStatement, notifyOnCommit, type OpenTransaction, queryByIndexScans, statementsOf } from '@recur/persistence';
+import { claimDueRows, type DueRowsClaim, insertRowsStatement, notifyOnCommit, type OpenTransaction, statementsOf } from '@recur/persistence';
 import { PrismaService } from '../infrastructure/prisma.service';
 import type { Invoice } from '../invoices/invoice';
 import { assertSendable, type InvoiceMailKind, InvoiceMailer, type InvoiceMailRequest, sendKeyOf } from './invoice-mail';
@@ -48,11 +48,18 @@ export type MailOutcome = { status: 'sent' } | { status: 'pending'; nextAttemptA
  */
 @Injectable()
 export class InvoiceMailsRepository extends InvoiceMailer<OpenTransaction> {
+  private readonly claimDueMails: DueRowsClaim<ClaimedRow>;
+
   constructor(
     private readonly prisma: PrismaService,
     @Inject(CLOCK) private readonly now: Clock,
   ) {
     super();
+    this.claimDueMails = claimDueRows(
+      prisma.pool,
+      INVOICE_MAIL_ROWS,
+      'SELECT id, account_id, livemode, invoice_id, kind, reminder_number, recipient, seller_name, message_id, attempt_count FROM claimed',
+    );
   }
 
   async queue(tx: OpenTransaction, invoice: Invoice, request: InvoiceMailRequest): Promise<string> {
@@ -97,12 +104,7 @@ export class InvoiceMailsRepository extends InvoiceMailer<OpenTransaction> {
 
   /** Leases up to `limit` due mails until `now + leaseMs`. */
   async claim(limit: number, now: Date, leaseMs: number): Promise<ClaimedMail[]> {
-    const rows = await queryByIndexScans<ClaimedRow>(
-      this.prisma.pool,
-      `WITH ${claimDueRowsSql(INVOICE_MAIL_ROWS)}
-       SELECT id, account_id, livemode, invoice_id, kind, reminder_number, recipient, seller_name, message_id, attempt_count FROM claimed`,
-      claimParams(now, leaseMs, limit),
-    );
+    const rows = await this.claimDueMails(limit, now, leaseMs);
     return rows.map((row) => ({
       id: row.id,
       tenant: { accountId: row.account_id, livemode: row.livemode },

@@ -1,6 +1,7 @@
 import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { claimDueRowsSql, claimParams, type DueRowsTable, JobWorker, nextDueAtSql } from '@recur/jobs';
+import { type DueRowsTable, JobWorker, nextDueAtSql } from '@recur/jobs';
 import { type Clock, isDomainError } from '@recur/kernel';
+import { claimDueRows, type DueRowsClaim, fromSqlRow } from '@recur/persistence';
 import type { SettlementRecorder } from '../invoices/invoicing.client';
 import type { PrismaService } from '../infrastructure/prisma.service';
 import { PAWAPAY_SESSION_MS } from '../providers/pawapay.adapter';
@@ -12,7 +13,6 @@ import type { PaymentsService } from './payments.service';
 
 /** The janitor's rows: every payment with work left (due_at set). */
 export const PAYMENT_ROWS: DueRowsTable = { table: 'payments', dueAt: 'due_at', leaseUntil: 'lease_until', pending: 'due_at IS NOT NULL' };
-const CLAIM_DUE_PAYMENTS = `WITH ${claimDueRowsSql(PAYMENT_ROWS)} SELECT c.* FROM claimed c`;
 
 export interface PaymentJanitorOptions {
   leaseMs: number;
@@ -47,6 +47,7 @@ export const DEFAULT_JANITOR_OPTIONS: PaymentJanitorOptions = {
  */
 export class PaymentJanitor implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly worker: JobWorker<Payment & { attempts: number }>;
+  private readonly claimDuePayments: DueRowsClaim<Record<string, unknown>>;
   private readonly options: PaymentJanitorOptions;
   private readonly log: (message: string, fields?: Record<string, unknown>) => void;
 
@@ -60,6 +61,7 @@ export class PaymentJanitor implements OnApplicationBootstrap, OnModuleDestroy {
   ) {
     this.options = { ...DEFAULT_JANITOR_OPTIONS, ...options };
     this.log = options.log ?? (() => undefined);
+    this.claimDuePayments = claimDueRows(prisma.pool, PAYMENT_ROWS, 'SELECT c.* FROM claimed c');
     this.worker = new JobWorker({
       name: 'payment janitor',
       clock: now,
@@ -82,8 +84,9 @@ export class PaymentJanitor implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   async claim(limit: number, at: Date): Promise<(Payment & { attempts: number })[]> {
-    const rows = await this.prisma.$queryRawUnsafe<Record<string, unknown>[]>(CLAIM_DUE_PAYMENTS, ...claimParams(at, this.options.leaseMs, limit));
-    return rows.map((row) => ({ ...fromPaymentRow(camelRow(row)), attempts: Number(row.attempts) }));
+    const rows = await this.claimDuePayments(limit, at, this.options.leaseMs);
+    // `pg` reads a bigint column as text; Prisma's rows, which fromPaymentRow takes, carry a bigint.
+    return rows.map((row) => ({ ...fromPaymentRow(fromSqlRow({ ...row, amount: BigInt(row.amount as string) })), attempts: Number(row.attempts) }));
   }
 
   run(payment: Payment & { attempts: number }): Promise<void> {
@@ -132,8 +135,3 @@ export class PaymentJanitor implements OnApplicationBootstrap, OnModuleDestroy {
 }
 
 const describe = (error: unknown): string => (isDomainError(error) ? `${error.code}: ${error.message}` : (error as Error).message);
-
-/** A raw `payments` row (snake_case columns) in the shape Prisma's model gives. */
-function camelRow(row: Record<string, unknown>): Parameters<typeof fromPaymentRow>[0] {
-  return Object.fromEntries(Object.entries(row).map(([key, value]) => [key.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase()), value])) as Parameters<typeof fromPaymentRow>[0];
-}

@@ -1,13 +1,13 @@
 import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { claimDueRowsSql, claimParams, type DueRowsTable, JobWorker, nextDueAtSql } from '@recur/jobs';
+import { type DueRowsTable, JobWorker, nextDueAtSql } from '@recur/jobs';
 import { type Clock, isDomainError } from '@recur/kernel';
+import { claimDueRows } from '@recur/persistence';
 import type { PrismaService } from '../infrastructure/prisma.service';
 import { REFUNDS_DUE_CHANNEL, RefundsRepository } from './refunds.repository';
 import type { RefundsService } from './refunds.service';
 
 /** The worker's rows: every refund with work left (due_at set). */
 export const REFUND_ROWS: DueRowsTable = { table: 'refunds', dueAt: 'due_at', leaseUntil: 'lease_until', pending: 'due_at IS NOT NULL' };
-const CLAIM_DUE_REFUNDS = `WITH ${claimDueRowsSql(REFUND_ROWS)} SELECT c.id, c.attempts FROM claimed c`;
 
 interface ClaimedRefund {
   id: string;
@@ -34,13 +34,14 @@ export class RefundWorker implements OnApplicationBootstrap, OnModuleDestroy {
     options: { databaseUrl?: string; pollMs?: number; log?: (message: string, fields?: Record<string, unknown>) => void } = {},
   ) {
     const log = options.log ?? (() => undefined);
+    const claimDueRefunds = claimDueRows<ClaimedRefund>(prisma.pool, REFUND_ROWS, 'SELECT c.id, c.attempts FROM claimed c');
     this.worker = new JobWorker({
       name: 'refunds',
       clock: now,
       concurrency: 4,
       pollMs: options.pollMs ?? 1_000,
       wakeUp: options.databaseUrl ? { databaseUrl: options.databaseUrl, channel: REFUNDS_DUE_CHANNEL } : undefined,
-      claim: (limit, at) => this.prisma.$queryRawUnsafe<ClaimedRefund[]>(CLAIM_DUE_REFUNDS, ...claimParams(at, 30_000, limit)),
+      claim: (limit, at) => claimDueRefunds(limit, at, 30_000),
       run: async (row) => {
         try {
           const outcome = await this.service.complete(row.id, { checkStatus: true });

@@ -1,7 +1,8 @@
 import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { claimDueRowsSql, claimParams, type DueRowsTable, JobWorker, nextDueAtSql } from '@recur/jobs';
+import { type DueRowsTable, JobWorker, nextDueAtSql } from '@recur/jobs';
 import { type Clock, isDomainError } from '@recur/kernel';
 import { money } from '@recur/money';
+import { claimDueRows } from '@recur/persistence';
 import type { PrismaService } from '../infrastructure/prisma.service';
 import type { PaymentsService } from '../payments/payments.service';
 import type { WalletTopUp } from './wallet';
@@ -11,7 +12,6 @@ import { WALLET_TOP_UPS_DUE_CHANNEL, type WalletsRepository } from './wallets.re
 
 /** The worker's rows: top-ups with work left (due_at set). */
 export const TOP_UP_ROWS: DueRowsTable = { table: 'wallet_top_ups', dueAt: 'due_at', leaseUntil: 'lease_until', pending: 'due_at IS NOT NULL' };
-const CLAIM_DUE_TOP_UPS = `WITH ${claimDueRowsSql(TOP_UP_ROWS)} SELECT c.id FROM claimed c`;
 
 export interface AutoRechargeWorkerOptions {
   leaseMs: number;
@@ -47,13 +47,14 @@ export class AutoRechargeWorker implements OnApplicationBootstrap, OnModuleDestr
     private readonly options: AutoRechargeWorkerOptions,
   ) {
     this.log = options.log ?? (() => undefined);
+    const claimDueTopUps = claimDueRows<{ id: string }>(prisma.pool, TOP_UP_ROWS, 'SELECT c.id FROM claimed c');
     this.worker = new JobWorker({
       name: 'wallet auto recharge',
       clock: now,
       concurrency: 2,
       pollMs: options.pollMs,
       wakeUp: options.databaseUrl ? { databaseUrl: options.databaseUrl, channel: WALLET_TOP_UPS_DUE_CHANNEL } : undefined,
-      claim: async (limit, at) => (await this.prisma.$queryRawUnsafe<{ id: string }[]>(CLAIM_DUE_TOP_UPS, ...claimParams(at, options.leaseMs, limit))).map((row) => row.id),
+      claim: async (limit, at) => (await claimDueTopUps(limit, at, options.leaseMs)).map((row) => row.id),
       run: (id) => this.run(id),
       nextDueAt: async () => (await this.prisma.$queryRawUnsafe<{ next_due_at: Date | null }[]>(nextDueAtSql(TOP_UP_ROWS)))[0]?.next_due_at ?? null,
       log: this.log,

@@ -1,7 +1,7 @@
 import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { claimDueRowsSql, claimParams, type DueRowsTable, JobWorker, nextDueAtSql } from '@recur/jobs';
+import { type DueRowsTable, JobWorker, nextDueAtSql } from '@recur/jobs';
 import { type Clock, isDomainError, notFound } from '@recur/kernel';
-import { PgTransactions, queryByIndexScans } from '@recur/persistence';
+import { claimDueRows, type DueRowsClaim, PgTransactions } from '@recur/persistence';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { fallPastDue, LIFECYCLE_MOVES, nextLifecycleStep, type Subscription, type SubscriptionChange, usagePeriodToBill } from '../subscriptions/subscription';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
@@ -48,12 +48,8 @@ export const BILLING_ROWS: DueRowsTable = {
 export const INVOICE_ROWS: DueRowsTable = { ...BILLING_ROWS, pending: `status = 'pending' AND kind = 'invoice' AND ${NO_EARLIER_INVOICE_PENDING}` };
 export const OTHER_STEP_ROWS: DueRowsTable = { ...BILLING_ROWS, pending: `status = 'pending' AND kind <> 'invoice'` };
 
-const claimSql = (rows: DueRowsTable) => `
-  WITH ${claimDueRowsSql(rows)}
-  SELECT c.id, c.kind, c.step_key, c.account_id, c.livemode, c.subscription_id, c.run_at, c.attempts, c.payload FROM claimed c`;
-const CLAIM_DUE_STEPS = claimSql(BILLING_ROWS);
-const CLAIM_DUE_INVOICES = claimSql(INVOICE_ROWS);
-const CLAIM_DUE_OTHER_STEPS = claimSql(OTHER_STEP_ROWS);
+/** What a claim of due steps answers. */
+const CLAIMED_STEPS = 'SELECT c.id, c.kind, c.step_key, c.account_id, c.livemode, c.subscription_id, c.run_at, c.attempts, c.payload FROM claimed c';
 
 export interface BillingClockOptions {
   /** How long a claimed step belongs to its worker; past it (the worker died) another claims it. */
@@ -105,6 +101,9 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly log: (message: string, fields?: Record<string, unknown>) => void;
   private readonly killAfterInvoices = killAfterInvoiceFromEnv(process.env);
   private readonly usage: BillingUsage | undefined;
+  private readonly claimDueSteps: DueRowsClaim<ClaimedStep>;
+  private readonly claimDueInvoices: DueRowsClaim<ClaimedStep>;
+  private readonly claimDueOtherSteps: DueRowsClaim<ClaimedStep>;
   private invoicesAnswered = 0;
   /** The worker's invoice batches in flight: claimBatches keeps them to about half its concurrency. */
   private invoiceBatchesRunning = 0;
@@ -128,6 +127,9 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
     this.log = options.log ?? (() => undefined);
     const log = this.log;
     this.transactions = new PgTransactions(prisma.pool, (error) => log('billing clock: wake-up after commit failed; workers will poll', { error: error.message }));
+    this.claimDueSteps = claimDueRows(prisma.pool, BILLING_ROWS, CLAIMED_STEPS);
+    this.claimDueInvoices = claimDueRows(prisma.pool, INVOICE_ROWS, CLAIMED_STEPS);
+    this.claimDueOtherSteps = claimDueRows(prisma.pool, OTHER_STEP_ROWS, CLAIMED_STEPS);
     this.worker = new JobWorker<ClaimedStep[]>({
       name: 'billing clock',
       clock: now,
@@ -156,7 +158,7 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** Leases up to `limit` steps due at `at` (the engine's clock). */
   claim(limit: number, at: Date): Promise<ClaimedStep[]> {
-    return queryByIndexScans<ClaimedStep>(this.prisma.pool, CLAIM_DUE_STEPS, claimParams(at, this.options.leaseMs, limit));
+    return this.claimDueSteps(limit, at, this.options.leaseMs);
   }
 
   /**
@@ -167,13 +169,12 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
    */
   async claimBatches(slots: number, at: Date): Promise<ClaimedStep[][]> {
     const { batchSize, concurrency, leaseMs } = this.options;
-    const claimRows = async (sql: string, batchCount: number) =>
-      (batchCount > 0 ? queryByIndexScans<ClaimedStep>(this.prisma.pool, sql, claimParams(at, leaseMs, batchCount * batchSize)) : []);
+    const claimRows = async (claim: DueRowsClaim<ClaimedStep>, batchCount: number) => (batchCount > 0 ? claim(batchCount * batchSize, at, leaseMs) : []);
     const invoiceShare = Math.min(slots, Math.max(0, Math.ceil(concurrency / 2) - this.invoiceBatchesRunning));
-    const invoices = await claimRows(CLAIM_DUE_INVOICES, invoiceShare);
-    const others = await claimRows(CLAIM_DUE_OTHER_STEPS, slots - Math.ceil(invoices.length / batchSize));
+    const invoices = await claimRows(this.claimDueInvoices, invoiceShare);
+    const others = await claimRows(this.claimDueOtherSteps, slots - Math.ceil(invoices.length / batchSize));
     const spare = slots - Math.ceil(invoices.length / batchSize) - Math.ceil(others.length / batchSize);
-    const moreInvoices = invoices.length === invoiceShare * batchSize ? await claimRows(CLAIM_DUE_INVOICES, spare) : [];
+    const moreInvoices = invoices.length === invoiceShare * batchSize ? await claimRows(this.claimDueInvoices, spare) : [];
     return batches([...invoices, ...moreInvoices, ...others], batchSize);
   }
 

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { claimDueRowsSql, claimParams, type DueRowsTable, JobWorker, nextDueAtSql } from '@recur/jobs';
+import { type DueRowsTable, JobWorker, nextDueAtSql } from '@recur/jobs';
 import { CLOCK, type Clock } from '@recur/kernel';
-import { queryByIndexScans } from '@recur/persistence';
+import { claimDueRows } from '@recur/persistence';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
 import { markSpanFailed, withClientSpan } from '@recur/telemetry';
 import { signatureHeaders } from '@recur/webhooks';
@@ -45,9 +45,8 @@ const IDLE_POLL_MS = 1_000;
 /** Pending deliveries are due-time rows: due at `next_attempt_at`, leased until `lease_until`. */
 const DELIVERY_ROWS: DueRowsTable = { table: 'deliveries', dueAt: 'next_attempt_at', leaseUntil: 'lease_until', pending: "status = 'pending'" };
 
-/** Leases due deliveries and reads their endpoint and event, in one round trip. */
-const CLAIM_DUE_DELIVERIES = `
-  WITH ${claimDueRowsSql(DELIVERY_ROWS)}
+/** What a claim of due deliveries answers: each with its endpoint and event, in the claim's round trip. */
+const CLAIMED_DELIVERIES = `
   SELECT c.id, c.attempt_count, c.manual, c.event_id, c.trace_headers, c.lease_until,
          e.url, e.secret, e.status AS endpoint_status, e.deleted_at AS endpoint_deleted_at,
          ev.type AS event_type, ev.created AS event_created, ev.livemode AS event_livemode, ev.data AS event_data
@@ -79,6 +78,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
     this.attempts = new AttemptsRepository(prisma.pool, now, 2 * config.concurrency, (error, attempts) =>
       runtime.logger.warn(`${attempts} delivery outcomes not recorded; those deliveries are attempted again once their leases lapse`, { error: error.message }),
     );
+    const claimDueDeliveries = claimDueRows<ClaimedDelivery>(prisma.pool, DELIVERY_ROWS, CLAIMED_DELIVERIES);
     this.worker = new JobWorker<ClaimedDelivery>({
       name: 'webhook deliveries',
       clock: now,
@@ -88,9 +88,8 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
       stillLeased: (delivery, at) => delivery.lease_until.getTime() - at.getTime() >= config.timeoutMs,
       wakeUp: { databaseUrl: runtime.config.databaseUrl, channel: DELIVERIES_CHANNEL },
       pollMs: IDLE_POLL_MS,
-      // Claims and records, one statement for many deliveries: on Prisma's `pg` pool, without the ORM;
-      // the claim walks the index in due order (queryByIndexScans says why).
-      claim: (limit, at) => queryByIndexScans<ClaimedDelivery>(this.prisma.pool, CLAIM_DUE_DELIVERIES, claimParams(at, leaseMs(config.timeoutMs), limit)),
+      // Claims and records, one statement for many deliveries: on Prisma's `pg` pool, without the ORM.
+      claim: (limit, at) => claimDueDeliveries(limit, at, leaseMs(config.timeoutMs)),
       run: (delivery) => this.attempt(delivery),
       nextDueAt: async () => (await this.prisma.$queryRawUnsafe<{ next_due_at: Date | null }[]>(nextDueAtSql(DELIVERY_ROWS)))[0]?.next_due_at ?? null,
       log: (message, fields) => runtime.logger.warn(message, fields),
