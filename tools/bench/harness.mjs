@@ -3,7 +3,7 @@
 // of `/v1`, and the stacks under test: `npm start` in a fresh data directory, or PostgreSQL and
 // Kafka for benches that run each app as its own process (@recur/testing's startApp).
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { execFileSync, spawn } from 'node:child_process';
 import { createConnection, createServer } from 'node:net';
 import { createRequire } from 'node:module';
@@ -21,9 +21,10 @@ export function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-function summarise(latencies, errors, elapsed, units) {
+/** `spans`: each request's [start, end] (performance.now()), in the order they ended. */
+function summarise(latencies, errors, elapsed, units, spans) {
   latencies.sort((a, b) => a - b);
-  return { count: latencies.length, units, elapsed, latencies, rate: latencies.length / elapsed, unitRate: units / elapsed, p50: percentile(latencies, 50), p90: percentile(latencies, 90), p99: percentile(latencies, 99), errors };
+  return { count: latencies.length, units, elapsed, latencies, spans, rate: latencies.length / elapsed, unitRate: units / elapsed, p50: percentile(latencies, 50), p90: percentile(latencies, 90), p99: percentile(latencies, 99), errors };
 }
 
 /** How far apart the request numbers of an alternated phase's slices start (closedLoop `firstIndex`). */
@@ -32,14 +33,16 @@ const SLICE_INDEX_SPAN = 100_000_000;
 /** One result of several loops' results (the slices of an alternated phase): their requests, time and latencies together. */
 function mergeResults(slices) {
   const sum = (key) => slices.reduce((total, slice) => total + slice[key], 0);
-  return summarise(slices.flatMap((slice) => slice.latencies), sum('errors'), sum('elapsed'), sum('units'));
+  return summarise(slices.flatMap((slice) => slice.latencies), sum('errors'), sum('elapsed'), sum('units'), slices.flatMap((slice) => slice.spans));
 }
 
 /** Times one request; `request(worker, i)` answers true (one unit done), false or a throw (an error), or a number of units done (a batch). */
 async function timed(tally, request, worker, i) {
   const t0 = performance.now();
   const done = await request(worker, i).catch(() => false);
-  tally.latencies.push(performance.now() - t0);
+  const t1 = performance.now();
+  tally.latencies.push(t1 - t0);
+  tally.spans.push([t0, t1]);
   if (done === false) tally.errors++;
   else tally.units += done === true ? 1 : done;
 }
@@ -50,7 +53,7 @@ async function timed(tally, request, worker, i) {
  * number on, so requests that derive keys from `(worker, i)` never repeat one.
  */
 export async function closedLoop({ seconds, concurrency, firstIndex = 0 }, request) {
-  const tally = { latencies: [], errors: 0, units: 0 };
+  const tally = { latencies: [], spans: [], errors: 0, units: 0 };
   const deadline = Date.now() + seconds * 1000;
   const started = performance.now();
   await Promise.all(
@@ -58,7 +61,7 @@ export async function closedLoop({ seconds, concurrency, firstIndex = 0 }, reque
       for (let i = firstIndex; Date.now() < deadline; i++) await timed(tally, request, worker, i);
     }),
   );
-  return summarise(tally.latencies, tally.errors, (performance.now() - started) / 1000, tally.units);
+  return summarise(tally.latencies, tally.errors, (performance.now() - started) / 1000, tally.units, tally.spans);
 }
 
 /**
@@ -66,7 +69,7 @@ export async function closedLoop({ seconds, concurrency, firstIndex = 0 }, reque
  * Requests are numbered from `firstIndex`, as closedLoop's.
  */
 export async function openLoop({ seconds, concurrency, firstIndex = 0 }, rate, request) {
-  const tally = { latencies: [], errors: 0, units: 0 };
+  const tally = { latencies: [], spans: [], errors: 0, units: 0 };
   const total = Math.max(1, Math.round(rate * seconds));
   const started = performance.now();
   const inFlight = [];
@@ -77,10 +80,63 @@ export async function openLoop({ seconds, concurrency, firstIndex = 0 }, rate, r
     inFlight.push(timed(tally, request, i % concurrency, firstIndex + i));
   }
   await Promise.all(inFlight);
-  return summarise(tally.latencies, tally.errors, (performance.now() - started) / 1000, tally.units);
+  return summarise(tally.latencies, tally.errors, (performance.now() - started) / 1000, tally.units, tally.spans);
 }
 
 export const ms = (v) => `${v.toFixed(1)} ms`;
+
+// ---------------------------------------------------------------------------------------------
+// The disk's stalls
+
+/** A disk stall: this long or longer with I/O in flight and none completed (idle, an fdatasync takes 0.2–0.5 ms here). */
+const STALL_MS = 20;
+/** How often the watcher reads /proc/diskstats. */
+const DISK_SAMPLE_MS = 5;
+
+/**
+ * Watches the block device that holds `path` for stalls: spans of STALL_MS or more in which I/O was
+ * in flight and none completed. This machine's virtual disk stops completing writes for 100–300 ms
+ * a few times a minute under load (an fdatasync every 3 ms, idle otherwise: p99 0.5 ms; flat out:
+ * stalls of 30–220 ms), and every commit waiting for its WAL flush waits with it, the raw SQL's as
+ * much as `/v1`'s: a phase's p99 then says when the stalls fell more than what the stack does.
+ * `stalls()` answers them as [start, end] on performance.now()'s clock; undefined where
+ * /proc/diskstats does not list the device.
+ */
+export function watchDiskStalls(path) {
+  const dev = statSync(path).dev;
+  const [major, minor] = [(dev >> 8) & 0xfff, (dev & 0xff) | ((dev >> 12) & 0xfff00)];
+  const read = () => {
+    const line = readFileSync('/proc/diskstats', 'utf8').split('\n').map((l) => l.trim().split(/\s+/)).find((f) => Number(f[0]) === major && Number(f[1]) === minor);
+    // Fields: reads completed (3), writes completed (7), I/Os in flight (11).
+    return line && { completed: Number(line[3]) + Number(line[7]), inFlight: Number(line[11]) };
+  };
+  if (!read()) return undefined;
+  const stalls = [];
+  let last = { ...read(), at: performance.now() };
+  let since; // when completions stopped with I/O in flight
+  const timer = setInterval(() => {
+    const now = { ...read(), at: performance.now() };
+    if (now.completed === last.completed && now.inFlight > 0) since ??= last.at;
+    else if (since !== undefined) {
+      if (last.at - since >= STALL_MS) stalls.push([since, now.at]);
+      since = undefined;
+    }
+    last = now;
+  }, DISK_SAMPLE_MS);
+  timer.unref();
+  return { stalls: () => [...stalls, ...(since !== undefined && last.at - since >= STALL_MS ? [[since, last.at]] : [])], stop: () => clearInterval(timer) };
+}
+
+/**
+ * The stalls (watchDiskStalls) that overlapped a loop's requests, and the loop's p99 without the
+ * requests that overlapped one: what the stack gives where the disk did not stop.
+ */
+export function outsideDiskStalls(result, stalls) {
+  const overlaps = (span) => stalls.some(([from, to]) => span[0] < to && span[1] > from);
+  const within = stalls.filter(([from, to]) => result.spans.some((span) => span[0] < to && span[1] > from));
+  const outside = result.spans.filter((span) => !overlaps(span)).map(([from, to]) => to - from).sort((a, b) => a - b);
+  return { stalls: within.length, stalledMs: within.reduce((total, [from, to]) => total + to - from, 0), leftOut: result.spans.length - outside.length, p99: percentile(outside, 99) };
+}
 
 /** One line for a loop's result: count, rate, p50/p90/p99, errors. */
 export function printPhase(name, r) {
@@ -94,9 +150,12 @@ export function printPhase(name, r) {
  * line and keeps its result in `results[name]` and the CPU microseconds each process group used
  * per request (`per: 'count'`) or per unit of work (`per: 'units'`, batches) in `cpuPer[name]`.
  * `alternate(loop, rounds, works)` runs several loops in turns instead (see there); `windows[name]`
- * holds each phase's spans on the monotonic clock, for a profile of that phase alone.
+ * holds each phase's spans on the monotonic clock, for a profile of that phase alone. A stack with a
+ * `dataDir` has its disk watched (watchDiskStalls): a phase that met a stall says so, with its p99
+ * outside the stalls (`results[name].outsideDiskStalls`).
  */
 export function phases(stack, { per = 'count', counters = {} } = {}) {
+  const disk = stack.dataDir ? watchDiskStalls(stack.dataDir) : undefined;
   const results = {};
   const cpuPer = {};
   const windows = {};
@@ -117,6 +176,12 @@ export function phases(stack, { per = 'count', counters = {} } = {}) {
     results[name] = result;
     printPhase(label, result);
     if (tallies.gc.length > 0) console.log(`${''.padEnd(38)} ${describeGc(tallies.gc)}`);
+    if (disk) {
+      const outside = (result.outsideDiskStalls = outsideDiskStalls(result, disk.stalls()));
+      if (outside.stalls > 0) {
+        console.log(`${''.padEnd(38)} disk stalls: ${outside.stalls} (${outside.stalledMs.toFixed(0)} ms in all); p99 outside them ${ms(outside.p99)} (${outside.leftOut} requests overlapped one)`);
+      }
+    }
     const counted = Object.entries(tallies.counters).map(([counter, total]) => `${counter} ${(total / Math.max(1, result[per])).toFixed(2)}`);
     if (counted.length > 0) console.log(`${''.padEnd(38)} per request: ${counted.join(', ')}`);
     cpuPer[name] = Object.fromEntries(Object.entries(tallies.cpu).map(([group, ms]) => [group, (ms * 1000) / Math.max(1, result[per])]));
@@ -360,6 +425,7 @@ export async function startSingleProcess({ profileArgs = [], env = {}, stderr = 
   const urlFor = (database) => embeddedPostgresUrl(join(dataDir, 'postgres'), pgPort, database);
   return {
     description: '`npm start`: all seven apps in one Node.js process, in-process event bus',
+    dataDir,
     url: `http://127.0.0.1:${port}`,
     key,
     urlFor,
@@ -445,7 +511,8 @@ function startBalancer(backends) {
 export async function startProcesses({ name, scaled, replicas = 1, profileDir, appEnv = {} }) {
   const { startMailCatcher } = require('@recur/local-infra');
   const { freePort, startApp } = require('@recur/testing');
-  const infrastructure = await startInfrastructure(benchDir(name), { persistent: true });
+  const dataDir = benchDir(name);
+  const infrastructure = await startInfrastructure(dataDir, { persistent: true });
   const { postgres, kafka, brokers } = infrastructure;
   const common = { KAFKA_BROKERS: brokers, KAFKA_TOPIC_PREFIX: `bench-${randomBytes(3).toString('hex')}`, METRICS_PORT: '0', GRPC_HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
   const mail = await startMailCatcher();
@@ -502,6 +569,7 @@ export async function startProcesses({ name, scaled, replicas = 1, profileDir, a
   const key = await operatorSandboxKey(url, operatorToken);
   return {
     description: `every app its own process, events through Kafka; ${replicas} gateway and ${replicas} ${scaled} process(es), each set behind a per-connection TCP balancer`,
+    dataDir,
     url,
     key,
     urlFor: postgres.urlFor,
