@@ -11,6 +11,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { buildAll, ensureInstalled, ROOT } from './bootstrap.mjs';
+import { mailDir, postgresDataDir } from './local-data.mjs';
 
 const started = Date.now();
 // A person at a terminal: readable lines, and only warnings and errors once running
@@ -48,7 +49,7 @@ const PG_PORT = Number(process.env.RECUR_PG_PORT ?? 54329);
 const METRICS_PORT = Number(process.env.METRICS_PORT ?? 9464);
 /** The local mail catcher's SMTP port; invoice e-mails land in MAIL_DIR as .eml files. */
 const SMTP_PORT = Number(process.env.RECUR_SMTP_PORT ?? 2525);
-const MAIL_DIR = join(DATA_DIR, 'mail');
+const MAIL_DIR = mailDir(DATA_DIR);
 /** `false` makes the apps call each other over loopback gRPC, as deployed apps do (to compare, or to watch the wire). */
 const IN_PROCESS_CALLS = process.env.RECUR_IN_PROCESS_CALLS !== 'false';
 /** The six services listen on consecutive ports from here, on 127.0.0.1. */
@@ -173,10 +174,10 @@ function keepRunning(name, part) {
 
 async function main() {
   mkdirSync(DATA_DIR, { recursive: true });
-  const firstStart = !existsSync(join(DATA_DIR, 'postgres', 'PG_VERSION'));
+  const firstStart = !existsSync(join(postgresDataDir(DATA_DIR), 'PG_VERSION'));
   const postgres = await step(
     firstStart ? `Starting PostgreSQL (creating the cluster in ${DATA_DIR}/postgres)…` : 'Starting PostgreSQL…',
-    () => startEmbeddedPostgres({ dataDir: join(DATA_DIR, 'postgres'), port: PG_PORT, persistent: true }),
+    () => startEmbeddedPostgres({ dataDir: postgresDataDir(DATA_DIR), port: PG_PORT, persistent: true }),
   );
   if (!keepRunning('PostgreSQL', postgres)) return;
 

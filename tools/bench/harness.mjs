@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../bootstrap.mjs';
+import { mailDir, postgresDataDir } from '../local-data.mjs';
 
 const require = createRequire(import.meta.url);
 
@@ -422,14 +423,14 @@ export async function startSingleProcess({ profileArgs = [], env = {}, stderr = 
   });
   // The stack's own URLs (its cluster's Unix socket), so the raw side talks to it the same way.
   const { embeddedPostgresUrl } = require('@recur/local-infra');
-  const urlFor = (database) => embeddedPostgresUrl(join(dataDir, 'postgres'), pgPort, database);
+  const urlFor = (database) => embeddedPostgresUrl(postgresDataDir(dataDir), pgPort, database);
   return {
     description: '`npm start`: all seven apps in one Node.js process, in-process event bus',
     dataDir,
     url: `http://127.0.0.1:${port}`,
     key,
     urlFor,
-    mailDir: join(dataDir, 'mail'),
+    mailDir: mailDir(dataDir),
     ensureDatabase: (name) => ensureDatabase(urlFor('postgres'), name),
     metricsUrl: `http://127.0.0.1:${port + 2000}/metrics`,
     pids: () => [child.pid],

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { applyMigrations } from '@recur/persistence';
-import { createTestDatabase } from '@recur/testing';
+import { commitAndOutliveRunningTransactions, createTestDatabase } from '@recur/testing';
 import { Client } from 'pg';
 import { claimBatchSql, OUTBOX_RELAY_LOCK_KEY, OUTBOX_TABLE, unpublishedBatchSql } from '../src';
 
@@ -79,7 +79,7 @@ describe("the relay's query for unpublished rows", () => {
       // expects a few hundred unpublished rows, fewer than the claim's limit.
       await client.query(`UPDATE ${OUTBOX_TABLE} SET published_at = now() WHERE seq <= (SELECT min(seq) + 4699 FROM ${OUTBOX_TABLE})`);
       await client.query(`ANALYZE ${OUTBOX_TABLE}`);
-      await client.query(`UPDATE ${OUTBOX_TABLE} SET published_at = now() WHERE published_at IS NULL AND seq <= (SELECT min(seq) + 4999 FROM ${OUTBOX_TABLE})`);
+      await commitAndOutliveRunningTransactions(client, `UPDATE ${OUTBOX_TABLE} SET published_at = now() WHERE published_at IS NULL AND seq <= (SELECT min(seq) + 4999 FROM ${OUTBOX_TABLE})`);
       /** Index entries the relay's claims have read so far (this session's statistics, flushed first). */
       const entriesRead = async () => {
         await client.query('SELECT pg_stat_force_next_flush()');

@@ -1,5 +1,5 @@
 import { claimDueRowsSql, claimParams, type DueRowsTable } from '@recur/jobs';
-import { createTestDatabase } from '@recur/testing';
+import { commitAndOutliveRunningTransactions, createTestDatabase } from '@recur/testing';
 import { Pool } from 'pg';
 import { claimDueRows, queryByIndexScans, withLiterals } from '../src';
 
@@ -25,7 +25,12 @@ beforeAll(async () => {
   // Statistics taken under load, with a backlog of 310, then all but the last 10 rows done.
   await pool.query(`UPDATE jobs SET status = 'done', due_at = NULL WHERE id <= 4700`);
   await pool.query('ANALYZE jobs');
-  await pool.query(`UPDATE jobs SET status = 'done', due_at = NULL WHERE id <= 5000 AND status = 'pending'`);
+  const client = await pool.connect();
+  try {
+    await commitAndOutliveRunningTransactions(client, `UPDATE jobs SET status = 'done', due_at = NULL WHERE id <= 5000 AND status = 'pending'`);
+  } finally {
+    client.release();
+  }
 });
 afterAll(() => pool?.end());
 

@@ -1,4 +1,5 @@
 import { Client, Pool } from 'pg';
+import { eventually } from './eventually';
 
 /** Runs one query on a database by URL (for tests that inspect a service's own tables). */
 export async function queryDatabase<Row extends Record<string, unknown>>(databaseUrl: string, sql: string, params: unknown[] = []): Promise<Row[]> {
@@ -34,4 +35,22 @@ export function recordingPool(databaseUrl: string, max = 1): { pool: Pool; state
     };
   });
   return { pool, statements };
+}
+
+/**
+ * Runs `sql` in a transaction of its own, then waits until every transaction of the cluster that
+ * was running when it committed has ended. Only then are the row versions it left dead to every
+ * snapshot, so an index scan marks their entries dead as it passes them: tests of that must not
+ * depend on what other tests, in other databases of the shared cluster, hold open meanwhile.
+ */
+export async function commitAndOutliveRunningTransactions(client: Pick<Client, 'query'>, sql: string, timeoutMs = 30_000): Promise<void> {
+  await client.query('BEGIN');
+  await client.query(sql);
+  const { rows } = await client.query<{ xid: string }>('SELECT pg_current_xact_id()::text AS xid');
+  await client.query('COMMIT');
+  await eventually(
+    async () => (await client.query<{ outlived: boolean }>('SELECT pg_snapshot_xmin(pg_current_snapshot()) > $1::xid8 AS outlived', [rows[0].xid])).rows[0].outlived,
+    timeoutMs,
+    'the transactions running at the commit to end',
+  );
 }
