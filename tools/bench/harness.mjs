@@ -395,6 +395,12 @@ function npmStartNodeFlags() {
   return words.slice(words.indexOf('node') + 1, words.indexOf('tools/start.mjs'));
 }
 
+/** The Node.js flags the images start each app with (deploy/Dockerfile's CMD, the chart's command): processes mode runs what Kubernetes runs. */
+function imageNodeFlags() {
+  const cmd = readFileSync(join(ROOT, 'deploy', 'Dockerfile'), 'utf8').split('\n').find((line) => line.startsWith('CMD '));
+  return /exec node ((?:--\S+ )*)/.exec(cmd)[1].split(' ').filter(Boolean);
+}
+
 /**
  * `npm start` in a fresh data directory on ports of its own: one Node.js process, an embedded
  * durable PostgreSQL, e-mail caught in `mailDir`. `env` adds to the process's environment;
@@ -540,7 +546,7 @@ export async function startProcesses({ name, scaled, replicas = 1, profileDir, a
       apps.push(await startApp(service, {
         env: { ...common, ...peerAddresses, DATABASE_URL: postgres.urlFor(databaseName(service)), GRPC_PORT: String(grpcPort), ...envOf(service) },
         ready: { grpcPort },
-        nodeArgs: service === scaled ? profileArgs(profileDir, `${service}-${replica + 1}`) : [],
+        nodeArgs: [...imageNodeFlags(), ...(service === scaled ? profileArgs(profileDir, `${service}-${replica + 1}`) : [])],
       }));
     }
   }
@@ -560,7 +566,7 @@ export async function startProcesses({ name, scaled, replicas = 1, profileDir, a
         ...envOf('gateway'),
       },
       ready: { httpUrl: `http://127.0.0.1:${httpPort}/readyz` },
-      nodeArgs: profileArgs(profileDir, `gateway-${replica + 1}`),
+      nodeArgs: [...imageNodeFlags(), ...profileArgs(profileDir, `gateway-${replica + 1}`)],
     }));
     gatewayPorts.push(httpPort);
   }

@@ -135,6 +135,13 @@ else
   fail "render deploy/k8s"; sed 's/^/        /' "$TMP/err"
 fi
 
+section "node flags"
+# The chart's command (Kubernetes) and the image's CMD (Compose, docker run) start node alike.
+image_flags="$(grep '^CMD ' deploy/Dockerfile | grep -o -- '--[a-z0-9=-]*' | sort | tr '\n' ' ')"
+chart_flags="$(sed -n '/define "recur.command"/,/end/p' "$CHART/templates/_helpers.tpl" | grep -o -- '^- --[a-z0-9=-]*' | cut -c3- | sort | tr '\n' ' ')"
+if [[ "$image_flags" == "$chart_flags" ]]; then pass "the chart's command and deploy/Dockerfile's CMD: ${image_flags:-no flags}"
+else fail "node flags differ: deploy/Dockerfile's CMD [$image_flags], the chart's recur.command [$chart_flags]"; fi
+
 section "deploy/compose.yaml"
 run "compose-check (Compose spec loader + chart mesh)" \
   "$COMPOSE_CHECK" deploy/compose.yaml "$CHART/values.yaml" deploy/postgres/init-databases.sql &&

@@ -239,8 +239,13 @@ Argument: (dict "root" $ "app" $app).
   mountPath: /tmp
 {{- end }}
 
-{{/* Command running one app; args are appended (e.g. "migrate"). Argument: the app name. */}}
+{{/*
+Command running one app; args are appended (e.g. "migrate"). Argument: the app name. Node's flags
+are deploy/Dockerfile's CMD's (check.sh compares them): V8's allocation-site pretenuring had the
+request path allocate in the old generation after a burst (README, Performance: the collector round).
+*/}}
 {{- define "recur.command" -}}
 - node
+- --no-allocation-site-pretenuring
 - apps/{{ . }}/dist/main.js
 {{- end }}
