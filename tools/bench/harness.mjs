@@ -96,10 +96,11 @@ const DISK_SAMPLE_MS = 5;
 
 /**
  * Watches the block device that holds `path` for stalls: spans of STALL_MS or more in which I/O was
- * in flight and none completed. This machine's virtual disk stops completing writes for 100–300 ms
- * a few times a minute under load (an fdatasync every 3 ms, idle otherwise: p99 0.5 ms; flat out:
- * stalls of 30–220 ms), and every commit waiting for its WAL flush waits with it, the raw SQL's as
- * much as `/v1`'s: a phase's p99 then says when the stalls fell more than what the stack does.
+ * in flight and none completed. This machine's virtual disk stops completing I/O for 20–300 ms a
+ * few times a minute under load (an fdatasync every 3 ms, idle otherwise: p99 0.5 ms; flat out:
+ * stalls of 24–221 ms, each one of these), and every commit waiting for its WAL flush waits with it,
+ * the raw SQL's as much as `/v1`'s: a phase's p99 then says when the stalls fell more than what the
+ * stack does. The watcher's reads cost the bench process ~1 % of a core, in every phase alike.
  * `stalls()` answers them as [start, end] on performance.now()'s clock; undefined where
  * /proc/diskstats does not list the device.
  */
