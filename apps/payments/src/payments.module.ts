@@ -4,6 +4,7 @@ import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
 import { Commands } from './infrastructure/commands';
 import { PrismaService } from './infrastructure/prisma.service';
 import { InvoicingClient } from './invoices/invoicing.client';
+import { InvoiceCollectionConsumer } from './payments/invoice-collection.consumer';
 import { PaymentJanitor } from './payments/payment-janitor.worker';
 import { PaymentsGrpcController } from './payments/payments.grpc.controller';
 import { PaymentsRepository } from './payments/payments.repository';
@@ -48,6 +49,7 @@ export class PaymentsModule {
         WalletsRepository,
         WalletsService,
         WalletInvoiceEventsConsumer,
+        InvoiceCollectionConsumer,
         {
           provide: AutoRechargeWorker,
           inject: [PrismaService, WalletsRepository, WalletInvoicing, PaymentsService, CLOCK],

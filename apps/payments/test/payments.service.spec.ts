@@ -156,6 +156,40 @@ describe('initiation', () => {
   });
 });
 
+describe('one invoice, one collection', () => {
+  it('refuses a second payment while the first one’s success is still on its way to invoicing (409 invoice_paid)', async () => {
+    const tenant = newTenant();
+    const invoice = await openInvoice(tenant, 700);
+    // Invoicing cannot record the success while its invoice row is held: the invoice stays open meanwhile.
+    const held = await connectDatabase(invoicing.databaseUrl);
+    await held.query('BEGIN');
+    await held.query('SELECT 1 FROM invoices WHERE id = $1 FOR UPDATE', [invoice.id]);
+    try {
+      const { payment } = await initiate(tenant, invoice.id, SANDBOX_MAGIC_NUMBERS.succeed);
+      expect((await client.decideSandboxPayment({ token: token(payment!.redirectUrl), decision: 'approve' })).payment!.status).toBe('succeeded');
+      expect((await invoiceOf(tenant, invoice.id)).status).toBe('open');
+      expect(await grpcFailure(initiate(tenant, invoice.id, SANDBOX_MAGIC_NUMBERS.succeed))).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, errorCode: 'invoice_paid' });
+    } finally {
+      await held.query('ROLLBACK');
+      await held.end();
+    }
+    await eventually(async () => (await invoiceOf(tenant, invoice.id)).status === 'paid', 20_000, 'the invoice paid');
+    expect((await client.listPayments({ tenant, invoiceId: invoice.id, page: { limit: 10, offset: 0 } })).payments.map((payment) => payment.status)).toEqual(['succeeded']);
+  });
+
+  it('Approve on a voided invoice’s payer page cancels the payment and refuses (invoice_void): nothing is collected', async () => {
+    const tenant = newTenant();
+    const invoice = await openInvoice(tenant, 800);
+    const { payment } = await initiate(tenant, invoice.id, SANDBOX_MAGIC_NUMBERS.succeed);
+    await invoicing.client.voidInvoice({ tenant, id: invoice.id, requestId: `void_${invoice.id}` });
+    expect(await grpcFailure(client.decideSandboxPayment({ token: token(payment!.redirectUrl), decision: 'approve' }))).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, errorCode: 'invoice_void' });
+    expect((await client.getPayment({ tenant, id: payment!.id })).payment).toMatchObject({ status: 'canceled', failureCode: 'invoice_void' });
+    // Asked again, the page refuses as canceled; the payment never succeeds.
+    expect(await grpcFailure(client.decideSandboxPayment({ token: token(payment!.redirectUrl), decision: 'approve' }))).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, errorCode: 'payment_canceled' });
+    expect(await types(payments.databaseUrl, payment!.id)).toEqual(['recur.payments.v1.PaymentCanceled']);
+  });
+});
+
 describe('the sandbox payer page decides by magic numbers', () => {
   it('approve succeeds: the invoice is paid (amount_paid set, invoice.paid once)', async () => {
     const tenant = newTenant();

@@ -5,6 +5,7 @@ import { PrismaService } from '../src/infrastructure/prisma.service';
 import { providerPaymentIdFor } from '../src/payments/payment';
 import type { Wallet } from '../src/wallets/wallet';
 import { WalletInvoicing } from '../src/wallets/wallet-invoicing.client';
+import { PaymentsRepository } from '../src/payments/payments.repository';
 import { WalletsRepository } from '../src/wallets/wallets.repository';
 import { WalletsService } from '../src/wallets/wallets.service';
 import { FakePawapay } from './fake-pawapay';
@@ -42,7 +43,7 @@ beforeAll(async () => {
   });
   prisma = new PrismaService(payments.databaseUrl);
   walletInvoicing = new WalletInvoicing({ invoicingGrpcAddr: invoicing.grpcAddress } as never);
-  wallets = new WalletsService(new WalletsRepository(prisma), walletInvoicing, prisma, () => new Date());
+  wallets = new WalletsService(new WalletsRepository(prisma), walletInvoicing, prisma, new PaymentsRepository(prisma), () => new Date());
 }, 120_000);
 
 afterAll(async () => {

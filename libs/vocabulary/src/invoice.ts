@@ -25,6 +25,12 @@ export function isCalendarDate(value: string): boolean {
 /** Why a paid invoice is refunded (`POST /v1/refunds` `reason`), Stripe's three. */
 export const REFUND_REASONS = ['duplicate', 'fraudulent', 'requested_by_customer'] as const;
 export type RefundReason = (typeof REFUND_REASONS)[number];
+/**
+ * The reason of an automatic refund: a payment that succeeded for an invoice that no longer owed
+ * it (voided, or paid by other means) goes back to its payer. Never a reason a caller gives.
+ */
+export const UNAPPLIED_PAYMENT_REFUND_REASON = 'unapplied_payment';
+export const REFUND_REASONS_SHOWN = [...REFUND_REASONS, UNAPPLIED_PAYMENT_REFUND_REASON] as const;
 
 /** A dunning schedule (`PUT /v1/dunning-schedule`, `DUNNING_SCHEDULE_DAYS`): 1 to 10 reminders, each 1 to 90 days after the failure, strictly increasing. */
 export const DUNNING_REMINDERS_MAX = 10;

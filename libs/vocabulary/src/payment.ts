@@ -2,7 +2,8 @@
  * Value sets of payments, shared by the gateway's request validation, the payments service's
  * rules and the pages. One definition each.
  */
-export const PAYMENT_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+/** `canceled`: its invoice stopped owing it (voided, or paid otherwise) before it settled, where the provider allows a cancel. */
+export const PAYMENT_STATUSES = ['pending', 'succeeded', 'failed', 'canceled'] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
 
 /**

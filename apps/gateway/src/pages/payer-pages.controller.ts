@@ -90,6 +90,8 @@ export class PayerPagesController {
     const error = fromGrpcError(failure);
     if (error.kind === 'not_found') return sendPage(response, 404, notFoundPage());
     if (error.kind === 'invalid_argument') return sendPage(response, 400, errorPage(error.message));
+    // The invoice no longer needs paying (voided, paid by other means) or the payment was canceled: nothing is collected.
+    if (error.kind === 'failed_precondition') return sendPage(response, 409, errorPage(error.message));
     this.logger.warn(`payer page failed: ${error.code}: ${error.message}`);
     sendPage(response, error.kind === 'unavailable' ? 503 : 500, errorPage('The payment service is not available right now. Try again in a moment.'));
   }

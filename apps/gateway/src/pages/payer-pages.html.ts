@@ -43,12 +43,13 @@ const OUTCOME_NOTE: Record<string, string> = {
 const STATUS_TEXT: Record<string, string> = {
   succeeded: 'Payment received — thank you.',
   failed: 'The payment did not go through.',
+  canceled: 'This payment was canceled: the invoice no longer needs paying.',
   pending: 'Waiting for the payment to be confirmed…',
 };
 
 /** The payment's state as a notice: green when received, red when failed, amber while pending. */
 function statusNotice(payment: PagePayment): SafeHtml {
-  const tone = payment.status === 'succeeded' ? 'notice' : payment.status === 'failed' ? 'error' : 'waiting';
+  const tone = payment.status === 'succeeded' ? 'notice' : payment.status === 'failed' || payment.status === 'canceled' ? 'error' : 'waiting';
   return html`<div class="${tone}" role="status" data-testid="payment-status" data-status="${payment.status}">${STATUS_TEXT[payment.status] ?? payment.status}</div>`;
 }
 
@@ -78,7 +79,7 @@ ${payment.livemode ? '' : sandboxBadge('Sandbox')}
 <h1>Invoice ${payment.invoiceNumber}</h1>
 <p class="amount">${formatAmount(payment)}</p>
 ${statusNotice(payment)}
-${payment.status === 'failed' ? html`<p class="muted">Reason: ${payment.failureCode}</p>` : ''}
+${payment.status === 'failed' || payment.status === 'canceled' ? html`<p class="muted">Reason: ${payment.failureCode}</p>` : ''}
 ${details(payment)}
 </div>`, pending ? { head: html`<meta http-equiv="refresh" content="2">` } : {});
 }

@@ -6,7 +6,7 @@ import { InitiatePaymentDto, ListPaymentsQueryDto } from './payments.dto';
 
 export const PAYMENT_SCHEMA = responseSchema<PaymentJson>('Payment', {
   type: 'object',
-  required: ['id', 'object', 'livemode', 'invoice', 'invoice_number', 'status', 'amount', 'currency', 'phone_number', 'provider', 'redirectUrl', 'failure_code', 'failure_message', 'created', 'settled_at'],
+  required: ['id', 'object', 'livemode', 'invoice', 'invoice_number', 'status', 'amount', 'currency', 'phone_number', 'provider', 'redirectUrl', 'failure_code', 'failure_message', 'created', 'settled_at', 'unapplied_reason', 'refund'],
   properties: {
     id: { type: 'string', example: 'pay_4f9XkQ2mZ8aBcD1eF3gH5jKl' },
     object: { type: 'string', enum: ['payment'] },
@@ -23,6 +23,11 @@ export const PAYMENT_SCHEMA = responseSchema<PaymentJson>('Payment', {
     failure_message: { type: ['string', 'null'] },
     created: { type: 'integer', description: 'Unix seconds.' },
     settled_at: { type: ['integer', 'null'], description: 'Unix seconds; null while pending.' },
+    unapplied_reason: {
+      type: ['string', 'null'], example: 'invoice_void',
+      description: 'Set when the payment succeeded for an invoice that no longer owed it (voided, or paid by other means): why the invoice refused it. Recur returns such a payment to the payer in full (`refund`).',
+    },
+    refund: { type: ['string', 'null'], example: 're_4f9XkQ2mZ8aBcD1eF3gH5jKl', description: 'The automatic refund that returns an unapplied payment; retrieve it at `GET /v1/refunds/:id`.' },
   },
 });
 

@@ -1,5 +1,5 @@
 import { type CreditNoteJson, fromGrpcError, presentCreditNote, presentRefund, type RefundJson } from '@recur/contracts';
-import { REFUND_REASONS } from '@recur/vocabulary';
+import { REFUND_REASONS, REFUND_REASONS_SHOWN } from '@recur/vocabulary';
 import { listEnvelope } from '../http/list';
 import { AlternativeAnswer, defineRoutes, fileRoute, listRoute, responseSchema, routeWithAlternative } from '../routing/define-routes';
 import { CreateRefundDto, ListRefundsQueryDto } from './refunds.dto';
@@ -40,7 +40,7 @@ export const PENDING_REFUND_SCHEMA = responseSchema<RefundJson>('Refund', {
     payment: { type: 'string', description: 'The refunded payment (`pay_…`).' },
     amount: { type: 'integer', description: 'The amount being refunded, in minor units of `currency`.' },
     currency: { type: 'string', example: 'zmw' },
-    reason: { type: 'string', enum: [...REFUND_REASONS] },
+    reason: { type: 'string', enum: [...REFUND_REASONS_SHOWN], description: '`unapplied_payment`: an automatic refund (`re_…`, no credit note) of a payment that succeeded for an invoice that no longer owed it.' },
     failure_code: { type: ['string', 'null'], description: "The provider's failure code of a failed refund, lowercase (e.g. `recipient_not_allowed_to_receive`)." },
     failure_message: { type: ['string', 'null'] },
     created: { type: 'integer', description: 'Unix seconds.' },

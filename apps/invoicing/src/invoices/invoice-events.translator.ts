@@ -36,7 +36,8 @@ export function translateInvoiceEvent(event: InvoiceEvent): OutboxEvent[] {
         newPublicEvent(tenant, 'invoice.voided', id, { object: toInvoiceJson(invoice) }, invoice.updatedAt),
       ];
     case 'paid': {
-      const data: PublicEventData & { payment: string } = { object: toInvoiceJson(invoice), payment: event.paymentId };
+      // No payment when nothing was due (paid at finalization).
+      const data: PublicEventData & { payment: string | null } = { object: toInvoiceJson(invoice), payment: event.paymentId || null };
       return [
         newInternalEvent(tenant, id, invoicingEventsV1.InvoicePaidSchema, { invoice: message, paymentId: event.paymentId }, invoice.updatedAt),
         newPublicEvent(tenant, 'invoice.paid', id, data, invoice.updatedAt),

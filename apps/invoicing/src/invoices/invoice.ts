@@ -345,7 +345,11 @@ export interface Finalization {
   paymentToken: string;
 }
 
-/** A draft becomes open: numbered, its customer snapshot refreshed, its payment page set. */
+/**
+ * A draft becomes open: numbered, its customer snapshot refreshed, its payment page set. An
+ * invoice with nothing due (a 100 % coupon, a credit carried forward, a 0 one-off or final invoice)
+ * is paid at once, as Stripe does: `invoice.paid` with no payment, nothing to collect or dun.
+ */
 export function finalizeInvoice(invoice: Invoice, finalization: Finalization, now: Date): InvoiceChange {
   assertMove(invoice, 'finalize');
   const finalized: Invoice = {
@@ -358,8 +362,13 @@ export function finalizeInvoice(invoice: Invoice, finalization: Finalization, no
     finalizedAt: now,
     updatedAt: now,
   };
-  return { invoice: finalized, events: [{ kind: 'finalized', invoice: finalized }] };
+  if (finalized.amountDue.amountMinor > 0) return { invoice: finalized, events: [{ kind: 'finalized', invoice: finalized }] };
+  const paid: Invoice = { ...finalized, status: 'paid', paidAt: now };
+  return { invoice: paid, events: [{ kind: 'finalized', invoice: finalized }, { kind: 'paid', invoice: paid, paymentId: NOTHING_COLLECTED }] };
 }
+
+/** The payment id of an invoice paid with nothing due: none (`data.payment` is null). */
+export const NOTHING_COLLECTED = '';
 
 /** A draft, open or failed invoice is voided: it will not be collected (a draft keeps no number). */
 export function voidInvoice(invoice: Invoice, now: Date): InvoiceChange {
@@ -417,7 +426,8 @@ export function remindOfInvoice(invoice: Invoice, reminderNumber: number, remind
 
 /** Created and finalized in one command: the invoice is recorded as created in its final form. */
 export function createdAndFinalized(finalized: InvoiceChange): InvoiceChange {
-  return { invoice: finalized.invoice, events: [{ kind: 'created', invoice: finalized.invoice }, ...finalized.events] };
+  // As raised: open (a 0 invoice's paid move follows in its own event).
+  return { invoice: finalized.invoice, events: [{ kind: 'created', invoice: finalized.events[0].invoice }, ...finalized.events] };
 }
 
 /** The gapless number's text: `INV-000001` (six digits at least). */

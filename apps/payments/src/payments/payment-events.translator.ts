@@ -18,5 +18,9 @@ export function translatePaymentEvent(event: PaymentEvent): OutboxEvent[] {
       return [newInternalEvent(payment.tenant, payment.id, paymentsEventsV1.PaymentSucceededSchema, message, at)];
     case 'failed':
       return [newInternalEvent(payment.tenant, payment.id, paymentsEventsV1.PaymentFailedSchema, message, at)];
+    case 'canceled':
+      return [newInternalEvent(payment.tenant, payment.id, paymentsEventsV1.PaymentCanceledSchema, message, at)];
+    case 'unapplied':
+      return [newInternalEvent(payment.tenant, payment.id, paymentsEventsV1.PaymentUnappliedSchema, message, payment.updatedAt)];
   }
 }

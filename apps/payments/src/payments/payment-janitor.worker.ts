@@ -6,7 +6,7 @@ import type { SettlementRecorder } from '../invoices/invoicing.client';
 import type { PrismaService } from '../infrastructure/prisma.service';
 import { PAWAPAY_SESSION_MS } from '../providers/pawapay.adapter';
 import type { ProviderAdapters } from '../providers/provider-adapters.service';
-import { EXPIRED, type Payment } from './payment';
+import { EXPIRED, NOT_OWED_CODES, type Payment } from './payment';
 import { fromPaymentRow } from './payment.mapper';
 import { PAYMENTS_DUE_CHANNEL } from './payments.repository';
 import type { PaymentsService } from './payments.service';
@@ -42,7 +42,9 @@ export const DEFAULT_JANITOR_OPTIONS: PaymentJanitorOptions = {
  *   the provider never heard of once its page session is over is expired; otherwise it is asked
  *   again later, less and less often.
  * - A settled payment not yet told to invoicing is told (PayInvoice / FailInvoicePayment,
- *   idempotent by payment id) until invoicing answers; an outage keeps it due.
+ *   idempotent by payment id) until invoicing answers; an outage keeps it due. A success the
+ *   invoice refuses because it no longer owes it (voided, paid otherwise) is returned to the payer
+ *   (PaymentsService.returnUnapplied): money is never kept for an invoice that did not take it.
  * Every settlement wakes it (NOTIFY at the commit), so invoicing hears of a payment at once.
  */
 export class PaymentJanitor implements OnApplicationBootstrap, OnModuleDestroy {
@@ -112,8 +114,13 @@ export class PaymentJanitor implements OnApplicationBootstrap, OnModuleDestroy {
 
   private async tellInvoicing(payment: Payment & { attempts: number }): Promise<void> {
     try {
-      // An abandoned page session is no failed attempt: the invoice stays as it was.
-      const result = payment.failureCode === EXPIRED.code ? 'applied' : await this.invoicing.apply(payment);
+      // An abandoned page session is no failed attempt, a canceled payment none either: the invoice stays as it was.
+      const result = payment.failureCode === EXPIRED.code || payment.status === 'canceled' ? 'applied' : await this.invoicing.apply(payment);
+      if (result !== 'applied' && payment.status === 'succeeded' && NOT_OWED_CODES.includes(result.refused)) {
+        this.log('payment janitor: the invoice no longer owed a succeeded payment; returning it', { payment: payment.id, refused: result.refused });
+        await this.payments.returnUnapplied(payment, result.refused);
+        return;
+      }
       const note = result === 'applied' ? null : `invoicing refused: ${result.refused}`;
       if (note) this.log('payment janitor: invoicing refused the settlement', { payment: payment.id, refused: note });
       await this.prisma.$executeRaw`

@@ -27,6 +27,8 @@ export function fromPaymentRow(row: PaymentRow): Payment {
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
     settledAt: row.settledAt,
+    unappliedReason: row.unappliedReason,
+    refundId: row.refundId,
   };
 }
 
@@ -52,6 +54,8 @@ export function toPaymentColumns(payment: Payment): Omit<Prisma.PaymentUnchecked
     createdAt: payment.createdAt,
     updatedAt: payment.updatedAt,
     settledAt: payment.settledAt,
+    unappliedReason: payment.unappliedReason,
+    refundId: payment.refundId,
   };
 }
 
@@ -70,6 +74,8 @@ export function toPaymentMessage(payment: Payment): paymentsV1.Payment {
     failureMessage: payment.failureMessage ?? '',
     created: seconds(payment.createdAt),
     settledAt: seconds(payment.settledAt),
+    unappliedReason: payment.unappliedReason ?? '',
+    refundId: payment.refundId ?? '',
   });
 }
 

@@ -29,9 +29,17 @@ export interface Payment {
   createdAt: Date;
   updatedAt: Date;
   settledAt: Date | null;
+  /** Set when the payment succeeded for an invoice that no longer owed it: the code invoicing answered (`invoice_void`, …). */
+  unappliedReason: string | null;
+  /** The automatic refund (`re_…`) returning an unapplied payment. */
+  refundId: string | null;
 }
 
-export type PaymentEvent = { kind: 'succeeded'; payment: Payment } | { kind: 'failed'; payment: Payment };
+export type PaymentEvent =
+  | { kind: 'succeeded'; payment: Payment }
+  | { kind: 'failed'; payment: Payment }
+  | { kind: 'canceled'; payment: Payment }
+  | { kind: 'unapplied'; payment: Payment };
 
 export interface PaymentChange {
   payment: Payment;
@@ -123,6 +131,8 @@ export function newPayment(tenant: TenantRef, fields: NewPaymentFields, now: Dat
     createdAt: now,
     updatedAt: now,
     settledAt: null,
+    unappliedReason: null,
+    refundId: null,
   };
 }
 
@@ -148,6 +158,40 @@ export function settle(payment: Payment, outcome: Outcome, now: Date): PaymentCh
       ? { ...payment, status: 'succeeded', settledAt: now, updatedAt: now }
       : { ...payment, status: 'failed', failureCode: outcome.code, failureMessage: outcome.message, settledAt: now, updatedAt: now };
   return { payment: settled, events: [{ kind: outcome.status, payment: settled }] };
+}
+
+/**
+ * Cancels a pending payment whose invoice no longer owes it (`reason`: the invoice's refusal
+ * code, `invoice_void` or `invoice_paid`). Only where its provider can be stopped: the sandbox
+ * simulator refuses Approve from then on. A live deposit already pushed to a phone cannot be called
+ * back at pawaPay; it stays pending, and should it succeed it is returned (unapplied).
+ */
+export function cancel(payment: Payment, reason: string, now: Date): PaymentChange {
+  if (payment.status !== 'pending') return { payment, events: [] };
+  const canceled: Payment = {
+    ...payment,
+    status: 'canceled',
+    failureCode: reason,
+    failureMessage: reason === 'invoice_void' ? 'The invoice was voided before the payment was made.' : 'The invoice was paid by other means before this payment was made.',
+    settledAt: now,
+    updatedAt: now,
+  };
+  return { payment: canceled, events: [{ kind: 'canceled', payment: canceled }] };
+}
+
+/** The adapters whose pending payments can be called back (cancel). */
+export const cancelable = (payment: Payment): boolean => payment.adapter === 'sandbox';
+
+/**
+ * The invoicing refusals that mean "this invoice no longer owes money" (voided, paid by another
+ * payment or a wallet, refunded): a payment that succeeded anyway is unapplied and returned.
+ */
+export const NOT_OWED_CODES: readonly string[] = ['invoice_void', 'invoice_paid', 'invoice_refunded'];
+
+/** A succeeded payment its invoice refused (`reason`), to be returned by the refund `refundId`. */
+export function unapplied(payment: Payment, reason: string, refundId: string, now: Date): PaymentChange {
+  const marked: Payment = { ...payment, unappliedReason: reason, refundId, updatedAt: now };
+  return { payment: marked, events: [{ kind: 'unapplied', payment: marked }] };
 }
 
 /** A payment whose page session ended without the payer paying (the janitor's verdict). */

@@ -59,9 +59,9 @@ export class PaymentsRepository {
     return row ? fromPaymentRow(row) : undefined;
   }
 
-  /** The payment that settled the invoice (the last one that succeeded). */
+  /** The payment that settled the invoice (the last one that succeeded and was not returned as unapplied). */
   async findSucceeded(tx: Tx, tenant: TenantRef, invoiceId: string): Promise<Payment | undefined> {
-    const row = await tx.payment.findFirst({ where: { accountId: tenant.accountId, livemode: tenant.livemode, invoiceId, status: 'succeeded' }, orderBy: { settledAt: 'desc' } });
+    const row = await tx.payment.findFirst({ where: { accountId: tenant.accountId, livemode: tenant.livemode, invoiceId, status: 'succeeded', unappliedReason: null }, orderBy: { settledAt: 'desc' } });
     return row ? fromPaymentRow(row) : undefined;
   }
 
@@ -86,6 +86,29 @@ export class PaymentsRepository {
     const { id: _id, accountId: _a, livemode: _l, ...columns } = toPaymentColumns(payment);
     await tx.payment.update({ where: { id: payment.id }, data: { ...columns, dueAt: payment.updatedAt, leaseUntil: null, attempts: 0, lastError: null } });
     await this.afterChange(tx, events);
+  }
+
+  /**
+   * Marks a succeeded payment unapplied and keeps the refund that returns it, in `tx`; the janitor
+   * is done with it (its invoice refused it: nothing more to tell). Only once: a payment already
+   * marked is left as it is (false).
+   */
+  async saveUnapplied(tx: Tx, { payment, events }: PaymentChange, note: string): Promise<boolean> {
+    const marked = await tx.$executeRaw`
+      UPDATE payments SET unapplied_reason = ${payment.unappliedReason}, refund_id = ${payment.refundId}, updated_at = ${payment.updatedAt},
+             invoice_applied_at = ${payment.updatedAt}, due_at = NULL, lease_until = NULL, last_error = ${note}, attempts = attempts + 1
+      WHERE id = ${payment.id} AND status = 'succeeded' AND refund_id IS NULL`;
+    if (marked === 0) return false;
+    await appendToOutbox(tx, PRODUCER, events.flatMap(translatePaymentEvent));
+    return true;
+  }
+
+  /** The pending payments of an invoice, locked for the rest of the transaction. */
+  async pendingOfInvoiceForUpdate(tx: Tx, tenant: TenantRef, invoiceId: string): Promise<Payment[]> {
+    const ids = await tx.$queryRaw<{ id: string }[]>`
+      SELECT id FROM payments WHERE account_id = ${tenant.accountId} AND livemode = ${tenant.livemode} AND invoice_id = ${invoiceId} AND status = 'pending' FOR UPDATE`;
+    if (ids.length === 0) return [];
+    return (await tx.payment.findMany({ where: { id: { in: ids.map((row) => row.id) } } })).map(fromPaymentRow);
   }
 
   private async afterChange(tx: Tx, events: PaymentChange['events']): Promise<void> {

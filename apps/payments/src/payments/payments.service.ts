@@ -1,13 +1,19 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CLOCK, type Clock, DomainError, invalidArgument, type Page, type TenantRef } from '@recur/kernel';
+import { CLOCK, type Clock, DomainError, failedPrecondition, invalidArgument, type Page, type TenantRef } from '@recur/kernel';
 import { sandboxOutcome, type SandboxOutcome } from '@recur/vocabulary';
 import type { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
+import { InvoicingClient } from '../invoices/invoicing.client';
+import { newUnappliedReturn } from '../refunds/refund';
+import { REFUNDS_DUE_CHANNEL, RefundsRepository } from '../refunds/refunds.repository';
+import { WalletsRepository } from '../wallets/wallets.repository';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../payments-config';
 import { ProviderAdapters } from '../providers/provider-adapters.service';
 import type { ReceivedCallback } from '../providers/payment-provider';
 import {
   assertPayable,
+  cancel,
+  cancelable,
   checkPhoneNumber,
   checkProvider,
   newPayment,
@@ -18,6 +24,7 @@ import {
   providerPaymentIdFor,
   rejectedAtStart,
   settle,
+  unapplied,
 } from './payment';
 import { PaymentsRepository } from './payments.repository';
 
@@ -41,9 +48,14 @@ export interface PayerPage {
 export const SANDBOX_DECISIONS = ['approve', 'decline'] as const;
 
 /**
- * Payment use cases. Initiation runs in the command's transaction (`tx`) with the invoice
- * locked, so one invoice never has two pending payments; settlement locks the payment row, so
- * a payment settles once whoever reports it (callbacks, the janitor, the sandbox payer page).
+ * Payment use cases. One invoice, one collection (README, Payments):
+ * - initiation runs in the command's transaction (`tx`) with the invoice locked (the lock a
+ *   wallet's payment of the invoice takes too), so an invoice never has two pending payments, and
+ *   none starts once a payment succeeded or a wallet paid it;
+ * - settlement locks the payment row, so a payment settles once whoever reports it (callbacks,
+ *   the janitor, the sandbox payer page);
+ * - a pending payment whose invoice stopped owing it is canceled where its provider allows it;
+ *   one that succeeds anyway is unapplied and returned to the payer in full (returnUnapplied).
  */
 @Injectable()
 export class PaymentsService {
@@ -51,6 +63,9 @@ export class PaymentsService {
     private readonly payments: PaymentsRepository,
     private readonly adapters: ProviderAdapters,
     private readonly prisma: PrismaService,
+    private readonly invoicing: InvoicingClient,
+    private readonly refunds: RefundsRepository,
+    private readonly wallets: WalletsRepository,
     @Inject(CLOCK) private readonly now: Clock,
     @Inject(PAYMENTS_CONFIG) private readonly config: PaymentsConfig,
   ) {}
@@ -77,6 +92,8 @@ export class PaymentsService {
     await this.payments.lockInvoice(tx, tenant, invoice.id);
     const pending = await this.payments.findPending(tx, tenant, invoice.id);
     if (pending) return pending;
+    // The invoice read before the lock may be stale: what this service knows of its collection decides.
+    await this.assertNotCollected(tx, tenant, invoice.id);
     assertPayable(invoice);
     const now = this.now();
     const payment = newPayment(tenant, { invoice, ...fields, providerPaymentId: pushId }, now);
@@ -90,6 +107,50 @@ export class PaymentsService {
       : { payment: { ...payment, redirectUrl: started.redirectUrl }, events: [] };
     await this.payments.insert(tx, change, new Date(now.getTime() + this.config.statusCheckAfterMs));
     return change.payment;
+  }
+
+  /**
+   * Refuses (409 invoice_paid) when a payment of the invoice succeeded (told to invoicing or not
+   * yet) or the customer's wallet paid it: a second collection must never start. Runs under the
+   * invoice's lock.
+   */
+  private async assertNotCollected(tx: Tx, tenant: TenantRef, invoiceId: string): Promise<void> {
+    const succeeded = await this.payments.findSucceeded(tx, tenant, invoiceId);
+    if (succeeded) throw failedPrecondition('invoice_paid', `Invoice '${invoiceId}' is paid by payment '${succeeded.id}'.`);
+    if (await this.wallets.findInvoiceDebit(tx, tenant, invoiceId)) throw failedPrecondition('invoice_paid', `Invoice '${invoiceId}' is paid from its customer's wallet.`);
+  }
+
+  /**
+   * The invoice `invoiceId` stopped owing money (`reason`: invoice_void, invoice_paid): its pending
+   * payments are canceled where the provider allows it (the sandbox: Approve is refused from then
+   * on). Live deposits already pushed to a phone stay pending; one that succeeds is returned.
+   */
+  async cancelPendingOfInvoice(tx: Tx, tenant: TenantRef, invoiceId: string, reason: string): Promise<Payment[]> {
+    const canceled: Payment[] = [];
+    for (const payment of await this.payments.pendingOfInvoiceForUpdate(tx, tenant, invoiceId)) {
+      if (!cancelable(payment)) continue;
+      const change = cancel(payment, reason, this.now());
+      await this.payments.saveSettlement(tx, change);
+      canceled.push(change.payment);
+    }
+    return canceled;
+  }
+
+  /**
+   * A payment that succeeded for an invoice that refused it (`reason`: the refusal code) goes back
+   * to its payer: the payment is marked unapplied (PaymentUnapplied) and a refund of its full
+   * amount is kept in the same transaction, due at once for the refund worker, which carries it to
+   * the provider. Once per payment (the marking's condition and a unique index).
+   */
+  async returnUnapplied(payment: Payment, reason: string): Promise<void> {
+    await this.prisma.$transaction(async (tx) => {
+      const now = this.now();
+      const refund = newUnappliedReturn(payment, now);
+      const change = unapplied(payment, reason, refund.id, now);
+      if (!(await this.payments.saveUnapplied(tx, change, `invoicing refused: ${reason}; returned by ${refund.id}`))) return;
+      await this.refunds.insert(tx, refund, now);
+      await tx.$executeRaw`SELECT pg_notify(${REFUNDS_DUE_CHANNEL}, '')`;
+    }, { maxWait: 10_000, timeout: 10_000 });
   }
 
   get(tenant: TenantRef, id: string): Promise<Payment> {
@@ -115,11 +176,29 @@ export class PaymentsService {
     if (!(SANDBOX_DECISIONS as readonly string[]).includes(decision)) throw invalidArgument('decision', `decision must be one of ${SANDBOX_DECISIONS.join(', ')}`);
     const payment = await this.byToken(token);
     if (payment.adapter !== 'sandbox') throw new DomainError('not_found', 'resource_missing', 'No such sandbox payment page.', 'token');
+    if (payment.status === 'canceled') throw failedPrecondition('payment_canceled', `${payment.failureMessage} Nothing was collected.`);
+    if (decision === 'approve' && payment.status === 'pending') await this.refuseUnlessOwed(payment);
     const outcome: Outcome | null = decision === 'decline'
       ? { status: 'failed', code: 'payment_declined', message: 'The payer declined the payment.' }
       : ({ succeed: { status: 'succeeded' }, fail: { status: 'failed', code: 'insufficient_funds', message: "The payer's wallet does not hold enough funds." }, pending: null } as const)[sandboxOutcome(payment.phoneNumber)];
     if (!outcome) return payment;
     return (await this.settleById(payment.id, outcome)).payment;
+  }
+
+  /**
+   * Approve collects only while the invoice still owes the money: a voided or otherwise paid
+   * invoice cancels the payment here and refuses (409), so the payer is never charged for it.
+   * (Should the invoice move on in the instant after this check, its refusal of the settlement
+   * returns the payment: returnUnapplied.)
+   */
+  private async refuseUnlessOwed(payment: Payment): Promise<void> {
+    const invoice = await this.invoicing.payableInvoice(payment.tenant, payment.invoiceId);
+    if (invoice.status === 'open' || invoice.status === 'failed') return;
+    const reason = invoice.status === 'void' ? 'invoice_void' : 'invoice_paid';
+    await this.prisma.$transaction((tx) => this.cancelPendingOfInvoice(tx, payment.tenant, payment.invoiceId, reason), { maxWait: 10_000, timeout: 10_000 });
+    throw failedPrecondition(reason, invoice.status === 'void'
+      ? `Invoice ${payment.invoiceNumber} was voided: it no longer needs paying, and nothing was collected.`
+      : `Invoice ${payment.invoiceNumber} is already ${invoice.status}: nothing more was collected.`);
   }
 
   /** Authenticates a provider's callback and settles the payment it names (once). */

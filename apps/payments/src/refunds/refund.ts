@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { failedPrecondition, invalidArgument, newId, type TenantRef } from '@recur/kernel';
 import type { Money } from '@recur/money';
-import { REFUND_REASONS, type RefundReason } from '@recur/vocabulary';
+import { REFUND_REASONS, type RefundReason, UNAPPLIED_PAYMENT_REFUND_REASON } from '@recur/vocabulary';
 import type { Payment } from '../payments/payment';
 import type { RefundFinal, RefundResult } from '../providers/payment-provider';
 
@@ -13,15 +13,23 @@ import type { RefundFinal, RefundResult } from '../providers/payment-provider';
  */
 export type RefundStatus = 'pending' | 'processing' | 'succeeded' | 'failed';
 
-/** A full refund of a paid invoice, at the provider of the payment that settled it. */
+/**
+ * `invoice`: a refund of a paid invoice, which ends in a credit note. `unapplied_payment`: the
+ * automatic return of a payment its invoice refused (voided, or paid by other means): the invoice
+ * never took the money, so no credit note.
+ */
+export type RefundKind = 'invoice' | 'unapplied_payment';
+
+/** A full refund of a paid invoice, or the return of an unapplied payment, at the payment's provider. */
 export interface Refund {
-  /** `cn_…`: the credit note invoicing issues takes the same id. */
+  /** `cn_…`: the credit note invoicing issues takes the same id; `re_…` for a return. */
   id: string;
+  kind: RefundKind;
   tenant: TenantRef;
   invoiceId: string;
   paymentId: string;
   amount: Money;
-  reason: RefundReason;
+  reason: RefundReason | typeof UNAPPLIED_PAYMENT_REFUND_REASON;
   providerRefundId: string;
   status: RefundStatus;
   failureCode: string | null;
@@ -62,6 +70,7 @@ export const alreadyRefunded = (invoiceId: string) =>
 export function newRefund(tenant: TenantRef, invoiceId: string, payment: Pick<Payment, 'id' | 'amount'>, reason: RefundReason, requestId: string, now: Date): Refund {
   return {
     id: newId('cn'),
+    kind: 'invoice',
     tenant,
     invoiceId,
     paymentId: payment.id,
@@ -74,6 +83,16 @@ export function newRefund(tenant: TenantRef, invoiceId: string, payment: Pick<Pa
     requestId,
     createdAt: now,
     recordedAt: null,
+  };
+}
+
+/** The automatic return of `payment`, which succeeded for an invoice that no longer owed it. */
+export function newUnappliedReturn(payment: Pick<Payment, 'id' | 'tenant' | 'invoiceId' | 'amount'>, now: Date): Refund {
+  return {
+    ...newRefund(payment.tenant, payment.invoiceId, payment, 'duplicate', `return:${payment.id}`, now),
+    id: newId('re'),
+    kind: 'unapplied_payment',
+    reason: UNAPPLIED_PAYMENT_REFUND_REASON,
   };
 }
 

@@ -29,7 +29,7 @@ export class RefundsGrpcController {
     const outcome = await this.refunds.complete(refund.id);
     if ('refused' in outcome) throw failedPrecondition('refund_failed', `The refund was refused: ${outcome.refused}`);
     // Accepted by the provider, not yet completed: no credit note until it is (callback or status check).
-    if ('processing' in outcome) return { refund: toRefundMessage(outcome.refund) };
+    if (!('creditNote' in outcome)) return { refund: toRefundMessage(outcome.refund) };
     return { creditNote: outcome.creditNote, refund: toRefundMessage(outcome.refund) };
   }
 

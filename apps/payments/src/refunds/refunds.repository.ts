@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { notFound, type TenantRef } from '@recur/kernel';
 import { fromInt64, money, toInt64 } from '@recur/money';
-import type { RefundReason } from '@recur/vocabulary';
 import type { Prisma, Refund as RefundRow } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 import type { RefundFinal } from '../providers/payment-provider';
@@ -15,11 +14,12 @@ export const REFUNDS_DUE_CHANNEL = 'refunds_due';
 export function fromRefundRow(row: RefundRow): Refund {
   return {
     id: row.id,
+    kind: row.kind as Refund['kind'],
     tenant: { accountId: row.accountId, livemode: row.livemode },
     invoiceId: row.invoiceId,
     paymentId: row.paymentId,
     amount: money(fromInt64(row.amount), row.currency),
-    reason: row.reason as RefundReason,
+    reason: row.reason as Refund['reason'],
     providerRefundId: row.providerRefundId,
     status: row.status as Refund['status'],
     failureCode: row.failureCode,
@@ -53,9 +53,9 @@ export class RefundsRepository {
     return row ? fromRefundRow(row) : undefined;
   }
 
-  /** The invoice's refund that is not failed, if any (at most one: a partial unique index). */
+  /** The invoice's refund that is not failed, if any (at most one: a partial unique index); returns of unapplied payments are no refunds of it. */
   async findActive(tx: Tx, tenant: TenantRef, invoiceId: string): Promise<Refund | undefined> {
-    const row = await tx.refund.findFirst({ where: { accountId: tenant.accountId, livemode: tenant.livemode, invoiceId, status: { not: 'failed' } } });
+    const row = await tx.refund.findFirst({ where: { accountId: tenant.accountId, livemode: tenant.livemode, invoiceId, kind: 'invoice', status: { not: 'failed' } } });
     return row ? fromRefundRow(row) : undefined;
   }
 
@@ -64,6 +64,7 @@ export class RefundsRepository {
     await tx.refund.create({
       data: {
         id: refund.id,
+        kind: refund.kind,
         accountId: refund.tenant.accountId,
         livemode: refund.tenant.livemode,
         invoiceId: refund.invoiceId,

@@ -13,9 +13,14 @@ import { WalletsService } from '../wallets/wallets.service';
 import { alreadyRefunded, assertRefundable, checkRefundReason, newRefund, newWalletRefund, type Refund, type RefundableInvoice, withProviderResult } from './refund';
 import { RefundsRepository } from './refunds.repository';
 
-/** Where a refund got: the credit note invoicing issued, the provider's refusal, or still at the provider (processing). */
+/**
+ * Where a refund got: the credit note invoicing issued, the provider's refusal, still at the
+ * provider (processing), or — for the return of an unapplied payment, which has no credit note —
+ * returned to the payer.
+ */
 export type RefundOutcome =
   | { refund: Refund; creditNote: creditNoteV1.CreditNote }
+  | { refund: Refund; returned: true }
   | { refund: Refund; refused: string }
   | { refund: Refund; processing: true };
 
@@ -89,6 +94,10 @@ export class RefundsService {
     if (refund.status === 'processing' && options.checkStatus) refund = await this.checkAtProvider(refund);
     if (refund.status === 'processing') return { refund, processing: true };
     if (refund.status === 'failed') return { refund, refused: `${refund.failureCode}: ${refund.failureMessage}` };
+    if (refund.kind === 'unapplied_payment') {
+      if (!refund.recordedAt) await this.refunds.markRecorded(refund.id, this.now(), null);
+      return { refund, returned: true };
+    }
     const recorded = await this.invoicing.recordRefund(refund);
     if ('refused' in recorded) {
       // The invoice cannot take it (e.g. refunded by another credit note): kept for an operator, not retried.

@@ -3,6 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, type Clock, failedPrecondition, newId, type Page, type TenantRef } from '@recur/kernel';
 import type { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
+import { PaymentsRepository } from '../payments/payments.repository';
 import {
   type AutoRecharge,
   checkAmount,
@@ -51,7 +52,8 @@ export interface WalletPayableInvoice {
   amountDue: number;
 }
 
-export type WalletPaymentOutcome = 'paid' | 'no_wallet' | 'not_covered' | 'already_paid' | { refused: string };
+/** `collecting`: a payment of the invoice is under way or succeeded: the wallet leaves the invoice to it. */
+export type WalletPaymentOutcome = 'paid' | 'no_wallet' | 'not_covered' | 'already_paid' | 'collecting' | { refused: string };
 
 /**
  * Prepaid wallet use cases. Every balance change goes through `applyEntry`, in one
@@ -65,6 +67,7 @@ export class WalletsService {
     private readonly wallets: WalletsRepository,
     private readonly invoicing: WalletInvoicing,
     private readonly prisma: PrismaService,
+    private readonly payments: PaymentsRepository,
     @Inject(CLOCK) private readonly now: Clock,
   ) {}
 
@@ -202,9 +205,13 @@ export class WalletsService {
    * usual. The debit's id is derived from the wallet and the invoice, so a redelivered event
    * after a crash between PayInvoice and the commit repeats the same PayInvoice (answered
    * again by invoicing) and debits once; the ledger key `invoice:<id>` refuses a second debit.
+   * One invoice, one collection: the invoice's lock (the one payment initiation takes) comes
+   * first, and a payment of the invoice already under way or succeeded keeps the wallet out.
    */
   async payInvoice(tx: Tx, tenant: TenantRef, invoice: WalletPayableInvoice): Promise<WalletPaymentOutcome> {
     if (invoice.amountDue <= 0) return 'not_covered';
+    await this.payments.lockInvoice(tx, tenant, invoice.id);
+    if ((await this.payments.findPending(tx, tenant, invoice.id)) || (await this.payments.findSucceeded(tx, tenant, invoice.id))) return 'collecting';
     const wallet = await this.wallets.findForCustomerForUpdate(tx, tenant, invoice.customerId, invoice.currency);
     if (!wallet) return 'no_wallet';
     const key = `invoice:${invoice.id}`;

@@ -22,6 +22,8 @@ export interface PaymentJson {
   failure_message: string | null;
   created: number;
   settled_at: number | null;
+  unapplied_reason: string | null;
+  refund: string | null;
 }
 
 export function presentPayment(payment: Payment): PaymentJson {
@@ -43,5 +45,7 @@ export function presentPayment(payment: Payment): PaymentJson {
     failure_message: payment.failureMessage || null,
     created: fromInt64(payment.created, 'created'),
     settled_at: settledAt === 0 ? null : settledAt,
+    unapplied_reason: payment.unappliedReason || null,
+    refund: payment.refundId || null,
   };
 }

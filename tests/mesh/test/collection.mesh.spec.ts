@@ -1,0 +1,191 @@
+import { randomBytes } from 'node:crypto';
+import { queryDatabase, startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
+import { constructEvent } from '@recur/webhooks';
+import { SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
+import { FakePawapay } from '../../../apps/payments/test/fake-pawapay';
+import { api, eventually, type Keys, type Mesh, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
+
+/**
+ * One invoice, one collection, tried as a new user would through the gateway, every service its
+ * own process on Kafka: whatever races — a void, a wallet, a provider's late success, a second
+ * payer — an invoice is collected at most once, and money that arrives for an invoice that no
+ * longer owes it is given back, visibly. An invoice with nothing due is paid at finalization.
+ */
+let mesh: Mesh;
+let keys: Keys;
+let receiver: WebhookReceiver;
+let call: ReturnType<typeof api>;
+let live: ReturnType<typeof api>;
+const pawapay = new FakePawapay(`pawapay-token-${randomBytes(8).toString('hex')}`);
+
+beforeAll(async () => {
+  await pawapay.start();
+  [mesh, receiver] = await Promise.all([
+    startMesh({
+      env: {
+        'webhook-dispatch': { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' },
+        payments: { PAWAPAY_BASE_URL: pawapay.baseUrl, PAWAPAY_API_TOKEN: pawapay.token, PAWAPAY_CALLBACK_PUBLIC_KEY: pawapay.publicKeyPem, PAYMENT_STATUS_CHECK_AFTER_MS: '60000' },
+      },
+    }),
+    startWebhookReceiver(),
+  ]);
+  ({ keys } = await mesh.createAccount('Chipata Solar'));
+  call = api(mesh, keys.test);
+  live = api(mesh, keys.live);
+}, MESH_START_TIMEOUT_MS);
+
+afterAll(async () => {
+  mesh?.webhookDispatch.close();
+  await Promise.all([mesh?.stop(), receiver?.stop(), pawapay.stop()]);
+}, 60_000);
+
+async function openInvoice(client: ReturnType<typeof api>, amount: number, customerId?: string) {
+  const customer = customerId ?? (await client('POST', '/v1/customers', { name: 'Thandiwe Phiri', email: `thandiwe-${randomBytes(4).toString('hex')}@example.com` })).body.id;
+  const invoice = await client('POST', '/v1/invoices', { customer, amount, currency: 'zmw', description: 'Solar lease, June', status: 'open' });
+  expect(invoice.status).toBe(201);
+  return invoice.body as { id: string; number: string; payment_url: string; status: string };
+}
+
+/** A payer at a page: GET it for the CSRF cookie and token, then post the form as the page would. */
+async function submitPage(url: string, fields: Record<string, string>): Promise<Response> {
+  const page = await fetch(url);
+  const cookie = page.headers.get('set-cookie')!.split(';')[0];
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())![1];
+  return fetch(url, {
+    method: 'POST', redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie, origin: mesh.baseUrl },
+    body: new URLSearchParams({ ...fields, csrf }).toString(),
+  });
+}
+
+const approve = (redirectUrl: string) => submitPage(redirectUrl, { decision: 'approve' });
+const initiate = (client: ReturnType<typeof api>, invoiceId: string, phone: string = SANDBOX_MAGIC_NUMBERS.succeed) =>
+  client('POST', '/v1/payments/initiate', { invoice_id: invoiceId, phone_number: phone, provider: 'MTN_MOMO_ZMB' });
+
+describe('one invoice, one collection', () => {
+  it('a payer page opened before the invoice was voided refuses Approve (409), and nothing is collected', async () => {
+    const invoice = await openInvoice(call, 4_200);
+    const payment = (await initiate(call, invoice.id)).body;
+    expect(payment.status).toBe('pending');
+    expect((await call('POST', `/v1/invoices/${invoice.id}/void`)).body.status).toBe('void');
+
+    const approved = await approve(payment.redirectUrl);
+    expect(approved.status).toBe(409);
+    expect(await approved.text()).toContain('voided');
+    expect((await call('GET', `/v1/payments/${payment.id}`)).body).toMatchObject({ status: 'canceled', failure_code: 'invoice_void', unapplied_reason: null, refund: null });
+    // The page says so to a payer who comes back to it, and offers no Approve.
+    const page = await (await fetch(payment.redirectUrl)).text();
+    expect(page).toContain('data-status="canceled"');
+    expect(page).not.toContain('value="approve"');
+    expect((await call('GET', `/v1/invoices/${invoice.id}`)).body).toMatchObject({ status: 'void', amount_paid: 0 });
+  });
+
+  it('voiding cancels the pending sandbox payment by itself (InvoiceVoided), before any payer comes back', async () => {
+    const invoice = await openInvoice(call, 1_300);
+    const payment = (await initiate(call, invoice.id)).body;
+    await call('POST', `/v1/invoices/${invoice.id}/void`);
+    const canceled = await eventually(async () => {
+      const current = (await call('GET', `/v1/payments/${payment.id}`)).body;
+      return current.status === 'canceled' ? current : undefined;
+    }, 30_000, 'the pending payment canceled');
+    expect(canceled).toMatchObject({ failure_code: 'invoice_void', settled_at: expect.any(Number) });
+  });
+
+  it('a live deposit that completes at pawaPay after the void is returned in full: unapplied_reason, an automatic refund at pawaPay, no credit note', async () => {
+    const invoice = await openInvoice(live, 9_900);
+    const payment = (await initiate(live, invoice.id, '+260971234567')).body;
+    const depositId = new URL(payment.redirectUrl).pathname.split('/').pop()!;
+    expect((await live('POST', `/v1/invoices/${invoice.id}/void`)).body.status).toBe('void');
+    // A deposit pushed to a phone cannot be called back at pawaPay: it stays pending ...
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect((await live('GET', `/v1/payments/${payment.id}`)).body.status).toBe('pending');
+    // ... and the payer approves it anyway.
+    pawapay.finish(depositId, 'COMPLETED');
+    expect((await pawapay.sendCallback(`${mesh.baseUrl}/callbacks/pawapay`, depositId)).status).toBe(200);
+
+    const returned = await eventually(async () => {
+      const current = (await live('GET', `/v1/payments/${payment.id}`)).body;
+      return current.refund ? current : undefined;
+    }, 30_000, 'the unapplied payment marked for return');
+    expect(returned).toMatchObject({ status: 'succeeded', unapplied_reason: 'invoice_void', refund: expect.stringMatching(/^re_/) });
+    const atPawapay = await eventually(async () => [...pawapay.refunds.values()].find((refund) => refund.depositId === depositId), 30_000, 'the refund asked of pawaPay');
+    expect(atPawapay).toMatchObject({ amount: '99.00', currency: 'ZMW' });
+    pawapay.finishRefund(atPawapay.refundId, 'COMPLETED');
+    expect((await pawapay.sendRefundCallback(`${mesh.baseUrl}/callbacks/pawapay/refunds`, atPawapay.refundId)).status).toBe(200);
+    const refund = await eventually(async () => {
+      const current = (await live('GET', `/v1/refunds/${returned.refund}`)).body;
+      return current.status === 'succeeded' ? current : undefined;
+    }, 30_000, 'the return completed');
+    expect(refund).toMatchObject({ object: 'refund', invoice: invoice.id, payment: payment.id, amount: 9_900, currency: 'zmw', reason: 'unapplied_payment' });
+    // The invoice never took the money: still void, no credit note; one PaymentUnapplied event.
+    expect((await live('GET', `/v1/invoices/${invoice.id}`)).body).toMatchObject({ status: 'void', amount_paid: 0 });
+    expect((await live('GET', `/v1/refunds?invoice=${invoice.id}`)).body.total).toBe(0);
+    const events = await queryDatabase<{ type: string }>(mesh.databaseUrls.payments, 'SELECT type FROM outbox_events WHERE key = $1 ORDER BY seq', [payment.id]);
+    expect(events.map((event) => event.type)).toEqual(['recur.payments.v1.PaymentSucceeded', 'recur.payments.v1.PaymentUnapplied']);
+    expect([...pawapay.refunds.values()].filter((entry) => entry.depositId === depositId)).toHaveLength(1);
+  });
+
+  it('a wallet paying at finalization and a payer paying at the same moment collect the invoice once', async () => {
+    const customer = (await call('POST', '/v1/customers', { name: 'Mutale Zulu', email: 'mutale@example.com' })).body.id as string;
+    const wallet = (await call('POST', '/v1/wallets', { customer, currency: 'zmw' })).body;
+    const topUp = (await call('POST', `/v1/wallets/${wallet.id}/top-ups`, { amount: 10_000 })).body;
+    const hosted = await submitPage(topUp.payment_url, { provider: 'MTN_MOMO_ZMB', phone_number: SANDBOX_MAGIC_NUMBERS.succeed });
+    expect(hosted.status).toBe(303);
+    expect((await approve(new URL(hosted.headers.get('location')!, mesh.baseUrl).toString())).status).toBe(303);
+    await eventually(async () => (await call('GET', `/v1/wallets/${wallet.id}`)).body.balance === 10_000, 30_000, 'the wallet topped up');
+
+    const rounds = 5;
+    const invoices: string[] = [];
+    const outcomes: string[] = [];
+    for (let round = 0; round < rounds; round += 1) {
+      // The wallet pays the invoice when its InvoiceFinalized arrives; the payer starts and approves at once.
+      const invoice = await openInvoice(call, 600, customer);
+      invoices.push(invoice.id);
+      const initiated = await initiate(call, invoice.id);
+      if (initiated.status !== 201) {
+        outcomes.push(`${initiated.status} ${initiated.body.error.code}`);
+        continue;
+      }
+      const approved = await approve(initiated.body.redirectUrl);
+      outcomes.push(`201 approve ${approved.status}`);
+    }
+    for (const invoiceId of invoices) {
+      await eventually(async () => (await call('GET', `/v1/invoices/${invoiceId}`)).body.status === 'paid', 30_000, `invoice ${invoiceId} paid`);
+    }
+    // Settled: every payment either kept (applied to its invoice), returned, canceled or failed.
+    const collected = await eventually(async () => {
+      const perInvoice = new Map<string, number>(invoices.map((id) => [id, 0]));
+      for (const invoiceId of invoices) {
+        const payments = (await call('GET', `/v1/payments?invoice=${invoiceId}`)).body.data as { status: string; amount: number; unapplied_reason: string | null; refund: string | null }[];
+        if (payments.some((payment) => payment.status === 'pending')) return undefined;
+        for (const payment of payments) {
+          if (payment.status !== 'succeeded') continue;
+          if (!payment.refund) perInvoice.set(invoiceId, perInvoice.get(invoiceId)! + payment.amount);
+          else if ((await call('GET', `/v1/refunds/${payment.refund}`)).body.status !== 'succeeded') return undefined;
+        }
+      }
+      const ledger = (await call('GET', `/v1/wallets/${wallet.id}/transactions?limit=100`)).body.data as { kind: string; amount: number; invoice: string | null }[];
+      for (const entry of ledger) if (entry.kind === 'invoice_payment') perInvoice.set(entry.invoice!, perInvoice.get(entry.invoice!)! - entry.amount);
+      return perInvoice;
+    }, 60_000, 'every payment settled');
+    expect({ outcomes, collected: Object.fromEntries(collected) }).toEqual({ outcomes, collected: Object.fromEntries(invoices.map((id) => [id, 600])) });
+  });
+
+  it('an invoice with nothing due is paid at finalization (invoice.paid, no payment), and paying it answers 409 invoice_paid', async () => {
+    const endpoint = await call('POST', '/v1/webhooks', { url: `${receiver.url}/zero`, events: ['invoice.paid'] });
+    const invoice = await openInvoice(call, 0);
+    expect(invoice).toMatchObject({ status: 'paid', amount_due: 0, amount_paid: 0, paid_at: expect.any(Number) });
+    const customer = (await call('POST', '/v1/customers', { name: 'Bupe Tembo', email: 'bupe@example.com' })).body.id;
+    const draft = (await call('POST', '/v1/invoices', { customer, amount: 0, currency: 'zmw', description: 'Free month' })).body;
+    expect((await call('POST', `/v1/invoices/${draft.id}/finalize`)).body).toMatchObject({ status: 'paid', number: expect.stringMatching(/^INV-/) });
+    const refused = await initiate(call, invoice.id);
+    expect([refused.status, refused.body.error.code]).toEqual([409, 'invoice_paid']);
+
+    const events = await eventually(async () => {
+      const got = await receiver.received('/zero');
+      return got.length >= 2 ? got : undefined;
+    }, 60_000, 'two invoice.paid webhooks');
+    const paid = events.map((delivery) => constructEvent(delivery.body, delivery.headers, endpoint.body.secret) as { type: string; data: { object: { id: string }; payment: string | null } });
+    expect(paid.map((event) => [event.type, event.data.object.id, event.data.payment]).sort()).toEqual([['invoice.paid', draft.id, null], ['invoice.paid', invoice.id, null]].sort());
+  });
+});
