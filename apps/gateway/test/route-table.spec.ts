@@ -91,7 +91,7 @@ POST /v1/sales-links/:id/activate
  * Routes beyond the specification, each asked for by an issue: sandbox test clocks (issue 10);
  * usage batches, per-period totals and limit overrides (issue 13); payment attempts, credit notes and
  * the app's dunning schedule (issue 12); prepaid wallets (issue 13: the specification names their events,
- * its route table shows none).
+ * its route table shows none); saved payment methods for automatic collection (issue 27).
  */
 const BEYOND_SPECIFICATION = `
 POST /v1/usage/batch
@@ -115,6 +115,10 @@ POST /v1/wallets/:id/top-ups
 GET /v1/wallets/:id/transactions
 GET /v1/dunning-schedule
 PUT /v1/dunning-schedule
+POST /v1/customers/:id/payment-methods
+GET /v1/customers/:id/payment-methods
+POST /v1/customers/:id/payment-methods/:method/default
+DELETE /v1/customers/:id/payment-methods/:method
 `.trim().split('\n');
 
 const keyOf = (route: { method: string; path: string }) => `${route.method} ${route.path}`;

@@ -4,6 +4,9 @@ import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
 import { Commands } from './infrastructure/commands';
 import { PrismaService } from './infrastructure/prisma.service';
 import { InvoicingClient } from './invoices/invoicing.client';
+import { PaymentMethodsGrpcController } from './payment-methods/payment-methods.grpc.controller';
+import { PaymentMethodsRepository } from './payment-methods/payment-methods.repository';
+import { PaymentMethodsService } from './payment-methods/payment-methods.service';
 import { InvoiceCollectionConsumer } from './payments/invoice-collection.consumer';
 import { PaymentJanitor } from './payments/payment-janitor.worker';
 import { PaymentsGrpcController } from './payments/payments.grpc.controller';
@@ -30,7 +33,7 @@ export class PaymentsModule {
   static forRuntime(runtime: ServiceRuntime): DynamicModule {
     return {
       module: PaymentsModule,
-      controllers: [PaymentsGrpcController, RefundsGrpcController, WalletsGrpcController],
+      controllers: [PaymentsGrpcController, RefundsGrpcController, WalletsGrpcController, PaymentMethodsGrpcController],
       providers: [
         { provide: SERVICE_RUNTIME, useValue: runtime },
         { provide: PrismaService, useFactory: () => new PrismaService(runtime.config.databaseUrl) },
@@ -50,6 +53,8 @@ export class PaymentsModule {
         WalletsService,
         WalletInvoiceEventsConsumer,
         InvoiceCollectionConsumer,
+        PaymentMethodsRepository,
+        PaymentMethodsService,
         {
           provide: AutoRechargeWorker,
           inject: [PrismaService, WalletsRepository, WalletInvoicing, PaymentsService, CLOCK],

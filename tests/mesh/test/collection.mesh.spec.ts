@@ -189,3 +189,47 @@ describe('one invoice, one collection', () => {
     expect(paid.map((event) => [event.type, event.data.object.id, event.data.payment]).sort()).toEqual([['invoice.paid', draft.id, null], ['invoice.paid', invoice.id, null]].sort());
   });
 });
+
+describe('payment methods', () => {
+  it('are saved with consent, the first becomes the default, listed default first, switched, detached; bad input answers 400 and saves nothing', async () => {
+    const customer = (await call('POST', '/v1/customers', { name: 'Kalaba Mumba', email: 'kalaba@example.com' })).body.id as string;
+    const path = `/v1/customers/${customer}/payment-methods`;
+    const cases: [Record<string, unknown>, string, string][] = [
+      [{ phone_number: '+260971234567', provider: 'MTN_MOMO_ZMB', consent: false }, 'consent_required', 'consent'],
+      [{ phone_number: '+260971234567', provider: 'MTN_MOMO_ZMB' }, 'parameter_missing', 'consent'],
+      [{ phone_number: '0971234567', provider: 'MTN_MOMO_ZMB', consent: true }, 'parameter_invalid', 'phone_number'],
+      [{ phone_number: '+254712345678', provider: 'MTN_MOMO_ZMB', consent: true }, 'phone_number_provider_mismatch', 'phone_number'],
+      [{ phone_number: '+260971234567', provider: 'PAYPAL', consent: true }, 'parameter_invalid', 'provider'],
+    ];
+    for (const [body, code, param] of cases) {
+      const refused = await call('POST', path, body);
+      expect({ body, status: refused.status, code: refused.body.error?.code, param: refused.body.error?.param }).toEqual({ body, status: 400, code, param });
+    }
+    expect((await call('GET', path)).body).toMatchObject({ object: 'list', total: 0, data: [] });
+
+    const first = await call('POST', path, { phone_number: '+260971234567', provider: 'MTN_MOMO_ZMB', consent: true });
+    expect(first).toMatchObject({
+      status: 201,
+      body: { object: 'payment_method', id: expect.stringMatching(/^pm_/), customer, type: 'mobile_money', phone_number: '+260971234567', provider: 'MTN_MOMO_ZMB', default: true, livemode: false, consent: { given_at: expect.any(Number), source: 'api' } },
+    });
+    // The same number again is the same method; a second number is not the default unless asked.
+    expect((await call('POST', path, { phone_number: ' +260971234567', provider: 'MTN_MOMO_ZMB', consent: true })).body.id).toBe(first.body.id);
+    const second = (await call('POST', path, { phone_number: '+260961234567', provider: 'AIRTEL_OAPI_ZMB', consent: true })).body;
+    expect(second.default).toBe(false);
+    expect((await call('GET', path)).body.data.map((method: { id: string }) => method.id)).toEqual([first.body.id, second.id]);
+
+    expect((await call('POST', `${path}/${second.id}/default`)).body).toMatchObject({ id: second.id, default: true });
+    expect((await call('GET', path)).body.data.map((method: { id: string; default: boolean }) => [method.id, method.default])).toEqual([[second.id, true], [first.body.id, false]]);
+    expect((await call('DELETE', `${path}/${second.id}`)).body).toMatchObject({ id: second.id, default: false });
+    expect((await call('GET', path)).body).toMatchObject({ total: 1, data: [{ id: first.body.id, default: false }] });
+    expect((await call('POST', `${path}/${second.id}/default`)).status).toBe(404);
+
+    // Another customer, another app and a read-only key see or change nothing of it.
+    const other = (await call('POST', '/v1/customers', { name: 'Other', email: 'other@example.com' })).body.id as string;
+    expect((await call('POST', `/v1/customers/${other}/payment-methods/${first.body.id}/default`)).status).toBe(404);
+    expect((await live('GET', path)).status).toBe(404);
+    expect((await api(mesh, keys.testReadOnly)('POST', path, { phone_number: '+260971234567', provider: 'MTN_MOMO_ZMB', consent: true })).status).toBe(403);
+    expect((await api(mesh, keys.testReadOnly)('GET', path)).body.total).toBe(1);
+    expect((await call('GET', '/v1/customers/cus_nobody/payment-methods')).status).toBe(404);
+  });
+});

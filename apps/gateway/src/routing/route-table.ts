@@ -14,6 +14,7 @@ import { SUBSCRIPTION_ROUTES } from '../subscriptions/subscriptions.routes';
 import { TEST_CLOCK_ROUTES } from '../test-clocks/test-clocks.routes';
 import { USAGE_ROUTES } from '../usage/usage.routes';
 import { WALLET_ROUTES } from '../wallets/wallets.routes';
+import { PAYMENT_METHOD_ROUTES } from '../payment-methods/payment-methods.routes';
 import { WEBHOOK_ROUTES } from '../webhooks/webhooks.routes';
 import type { RouteDefinition } from './define-routes';
 
@@ -40,6 +41,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...PAYMENT_ROUTES,
   ...REFUND_ROUTES,
   ...WALLET_ROUTES,
+  ...PAYMENT_METHOD_ROUTES,
   ...DUNNING_SCHEDULE_ROUTES,
 ];
 
