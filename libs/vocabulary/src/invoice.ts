@@ -23,6 +23,15 @@ export function isCalendarDate(value: string): boolean {
 }
 
 /** Why a paid invoice is refunded (`POST /v1/refunds` `reason`), Stripe's three. */
+/**
+ * How an invoice is collected, as Stripe names it: `send_invoice` (the payment link is sent;
+ * the payer pays at a page) or `charge_automatically` (at finalization Recur pushes a payment
+ * prompt to the customer's default payment method, after the wallet if it covers the invoice).
+ */
+export const COLLECTION_METHODS = ['send_invoice', 'charge_automatically'] as const;
+export type CollectionMethod = (typeof COLLECTION_METHODS)[number];
+export const DEFAULT_COLLECTION_METHOD: CollectionMethod = 'send_invoice';
+
 export const REFUND_REASONS = ['duplicate', 'fraudulent', 'requested_by_customer'] as const;
 export type RefundReason = (typeof REFUND_REASONS)[number];
 /**

@@ -233,3 +233,47 @@ describe('payment methods', () => {
     expect((await call('GET', '/v1/customers/cus_nobody/payment-methods')).status).toBe(404);
   });
 });
+
+describe('collection_method charge_automatically', () => {
+  async function customerWithMethod(phone: string | undefined) {
+    const customer = (await call('POST', '/v1/customers', { name: 'Nsofwa Banda', email: `nsofwa-${randomBytes(4).toString('hex')}@example.com` })).body.id as string;
+    if (phone) expect((await call('POST', `/v1/customers/${customer}/payment-methods`, { phone_number: phone, provider: 'MTN_MOMO_ZMB', consent: true })).status).toBe(201);
+    return customer;
+  }
+  const charged = (customer: string, amount: number) =>
+    call('POST', '/v1/invoices', { customer, amount, currency: 'zmw', description: 'Solar lease, July', status: 'open', collection_method: 'charge_automatically' });
+  const settled = (invoiceId: string, status: string) =>
+    eventually(async () => {
+      const current = (await call('GET', `/v1/invoices/${invoiceId}`)).body;
+      return current.status === status ? current : undefined;
+    }, 30_000, `invoice ${invoiceId} ${status}`);
+
+  it('pushes a prompt to the default payment method at finalization: paid with no page opened', async () => {
+    const customer = await customerWithMethod(SANDBOX_MAGIC_NUMBERS.succeed);
+    const invoice = await charged(customer, 2_750);
+    expect(invoice.body).toMatchObject({ status: 'open', collection_method: 'charge_automatically' });
+    const paid = await settled(invoice.body.id, 'paid');
+    expect(paid).toMatchObject({ amount_paid: 2_750, amount_due: 0 });
+    const payments = (await call('GET', `/v1/payments?invoice=${invoice.body.id}`)).body.data;
+    expect(payments).toMatchObject([{ status: 'succeeded', phone_number: SANDBOX_MAGIC_NUMBERS.succeed, amount: 2_750 }]);
+    // Sent invoices stay sent: nothing is pushed for them.
+    const sent = (await call('POST', '/v1/invoices', { customer, amount: 100, currency: 'zmw', description: 'Sent', status: 'open' })).body;
+    expect(sent.collection_method).toBe('send_invoice');
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect((await call('GET', `/v1/payments?invoice=${sent.id}`)).body.total).toBe(0);
+  });
+
+  it('a number whose wallet is short fails the invoice (invoice.payment_failed, dunning starts); no default method leaves it open; a bad value is a 400', async () => {
+    const failing = await charged(await customerWithMethod(SANDBOX_MAGIC_NUMBERS.fail), 1_000);
+    await settled(failing.body.id, 'failed');
+    expect((await call('GET', `/v1/payments?invoice=${failing.body.id}`)).body.data).toMatchObject([{ status: 'failed', failure_code: 'insufficient_funds' }]);
+
+    const without = await charged(await customerWithMethod(undefined), 1_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect((await call('GET', `/v1/invoices/${without.body.id}`)).body.status).toBe('open');
+    expect((await call('GET', `/v1/payments?invoice=${without.body.id}`)).body.total).toBe(0);
+
+    const bad = await call('POST', '/v1/invoices', { customer: await customerWithMethod(undefined), amount: 1, currency: 'zmw', description: 'x', collection_method: 'direct_debit' });
+    expect([bad.status, bad.body.error.code, bad.body.error.param]).toEqual([400, 'parameter_invalid', 'collection_method']);
+  });
+});

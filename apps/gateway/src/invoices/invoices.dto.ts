@@ -1,4 +1,4 @@
-import { DATE_PATTERN, INVOICE_CREATE_STATUSES, INVOICE_DESCRIPTION_MAX, INVOICE_LINES_MAX, INVOICE_STATUSES, isCalendarDate, QUANTITY_MAX } from '@recur/vocabulary';
+import { COLLECTION_METHODS, DATE_PATTERN, INVOICE_CREATE_STATUSES, INVOICE_DESCRIPTION_MAX, INVOICE_LINES_MAX, INVOICE_STATUSES, isCalendarDate, QUANTITY_MAX } from '@recur/vocabulary';
 import { Type } from 'class-transformer';
 import { JSONSchema } from 'class-validator-jsonschema';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsInt, IsNotEmpty, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateBy, ValidateNested } from 'class-validator';
@@ -67,6 +67,10 @@ export class CreateInvoiceDto {
   /** `draft` (default) or `open`: finalized, numbered and raised at once. */
   @IsOptional() @OneOf('status', INVOICE_CREATE_STATUSES)
   status?: string;
+
+  /** `send_invoice` (default): the payment link is sent; `charge_automatically`: at finalization the customer's wallet (if it covers it) or default payment method is charged. */
+  @IsOptional() @OneOf('collection_method', COLLECTION_METHODS)
+  collection_method?: string;
 
   @Metadata()
   metadata?: Record<string, string>;

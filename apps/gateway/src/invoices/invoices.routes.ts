@@ -1,5 +1,5 @@
 import { type InvoiceJson, presentInvoice } from '@recur/contracts';
-import { INVOICE_BILLING_REASONS, INVOICE_STATUSES } from '@recur/vocabulary';
+import { COLLECTION_METHODS, INVOICE_BILLING_REASONS, INVOICE_STATUSES } from '@recur/vocabulary';
 import { toInt64 } from '@recur/money';
 import { listEnvelope } from '../http/list';
 import { defineRoutes, fileRoute, listRoute, responseSchema, route } from '../routing/define-routes';
@@ -12,7 +12,7 @@ const optionalTime = { type: ['integer', 'null'], description: 'Unix seconds, or
 export const INVOICE_SCHEMA = responseSchema<InvoiceJson>('Invoice', {
   type: 'object',
   required: [
-    'id', 'object', 'livemode', 'number', 'status', 'customer', 'customer_name', 'customer_email', 'subscription', 'billing_reason', 'currency', 'description', 'lines',
+    'id', 'object', 'livemode', 'number', 'status', 'customer', 'customer_name', 'customer_email', 'subscription', 'billing_reason', 'collection_method', 'currency', 'description', 'lines',
     'subtotal', 'discount', 'total', 'amount_due', 'amount_paid', 'due_date', 'period', 'payment_url', 'metadata', 'created', 'finalized_at', 'paid_at', 'voided_at',
   ],
   properties: {
@@ -26,6 +26,10 @@ export const INVOICE_SCHEMA = responseSchema<InvoiceJson>('Invoice', {
     customer_email: { type: 'string', description: "The customer's e-mail, taken at creation and again at finalization." },
     subscription: { type: ['string', 'null'], description: 'The billed subscription (renewals); null for one-off invoices.' },
     billing_reason: { type: 'string', enum: [...INVOICE_BILLING_REASONS], description: "`subscription_final`: what a subscription's last period left unbilled (usage, prorations), raised when it ends." },
+    collection_method: {
+      type: 'string', enum: [...COLLECTION_METHODS],
+      description: "`send_invoice`: the payment link is sent and the payer pays at a page; `charge_automatically`: at finalization the customer's wallet pays it if it covers it, else a payment prompt is pushed to the customer's default payment method.",
+    },
     currency: { type: 'string', example: 'usd' },
     description: { type: ['string', 'null'] },
     lines: {
@@ -78,6 +82,7 @@ export const INVOICE_ROUTES = defineRoutes('Invoices', [
         })),
         dueDate: body.due_date ?? '',
         status: body.status ?? '',
+        collectionMethod: body.collection_method ?? '',
         metadata: body.metadata ?? {},
         sellerName: accountName,
         requestId: commandId,

@@ -1,6 +1,6 @@
 import { create } from '@bufbuild/protobuf';
 import { invoiceV1, type InvoiceJson, presentInvoice, toMoneyMessage } from '@recur/contracts';
-import { type InvoiceStatus } from '@recur/vocabulary';
+import { type CollectionMethod, type InvoiceStatus } from '@recur/vocabulary';
 import { type Metadata, unixSeconds } from '@recur/kernel';
 import { fromInt64, money, toInt64 } from '@recur/money';
 import type { Invoice as InvoiceRow, InvoiceLine as InvoiceLineRow, Prisma } from '../generated/prisma/client';
@@ -20,6 +20,7 @@ export function fromInvoiceRow(row: InvoiceRowWithLines): Invoice {
     customer: { id: row.customerId, name: row.customerName, email: row.customerEmail },
     subscriptionId: row.subscriptionId,
     billingReason: row.billingReason,
+    collectionMethod: row.collectionMethod as CollectionMethod,
     currency: row.currency,
     description: row.description,
     lines: [...row.lines]
@@ -65,6 +66,7 @@ export function toInvoiceColumns(invoice: Invoice): Omit<Prisma.InvoiceUnchecked
     customerEmail: invoice.customer.email,
     subscriptionId: invoice.subscriptionId,
     billingReason: invoice.billingReason,
+    collectionMethod: invoice.collectionMethod,
     currency: invoice.currency,
     description: invoice.description,
     subtotal: toInt64(invoice.subtotal.amountMinor),
@@ -124,6 +126,7 @@ export function toInvoiceMessage(invoice: Invoice): invoiceV1.Invoice {
     customerId: invoice.customer.id,
     subscriptionId: invoice.subscriptionId ?? '',
     billingReason: invoice.billingReason,
+    collectionMethod: invoice.collectionMethod,
     currency: invoice.currency,
     lines: invoice.lines.map(toLineMessage),
     subtotal: toMoneyMessage(invoice.subtotal),

@@ -1,4 +1,4 @@
-import { INVOICE_CREATE_STATUSES, INVOICE_DEFAULT_DUE_DAYS, INVOICE_DESCRIPTION_MAX, INVOICE_LINES_MAX, type InvoiceStatus, isCalendarDate, QUANTITY_MAX } from '@recur/vocabulary';
+import { COLLECTION_METHODS, type CollectionMethod, DEFAULT_COLLECTION_METHOD, INVOICE_CREATE_STATUSES, INVOICE_DEFAULT_DUE_DAYS, INVOICE_DESCRIPTION_MAX, INVOICE_LINES_MAX, type InvoiceStatus, isCalendarDate, QUANTITY_MAX } from '@recur/vocabulary';
 import { checkMetadata, DomainError, failedPrecondition, invalidArgument, type Metadata, newId, type TenantRef } from '@recur/kernel';
 import type { CreditNote } from '../credit-notes/credit-note';
 import { add, AMOUNT_MAX, checkCurrencyCode, compare, type Money, money, subtract, sum, zero } from '@recur/money';
@@ -29,6 +29,7 @@ export interface Invoice {
   customer: BilledCustomer;
   subscriptionId: string | null;
   billingReason: string;
+  collectionMethod: CollectionMethod;
   currency: string;
   description: string | null;
   lines: InvoiceLine[];
@@ -173,6 +174,15 @@ export interface OneOffInvoiceFields {
   metadata?: Metadata;
   /** `manual` (also when absent), `top_up` (a prepaid wallet's top-up, raised by payments) or `sales_link` (a one_time sales link's sale, raised by subscription). */
   billingReason?: string;
+  /** `send_invoice` (also when absent) or `charge_automatically`. */
+  collectionMethod?: string;
+}
+
+/** Validates a collection method: absent or empty → `send_invoice` (Stripe's default too). */
+export function checkCollectionMethod(value: string | undefined): CollectionMethod {
+  if (value === undefined || value === '') return DEFAULT_COLLECTION_METHOD;
+  if (!(COLLECTION_METHODS as readonly string[]).includes(value)) throw invalidArgument('collection_method', `collection_method must be one of ${COLLECTION_METHODS.join(', ')}`);
+  return value as CollectionMethod;
 }
 
 /** Why a one-off invoice is raised: by hand, to top up a prepaid wallet (README, Prepaid wallets), or for a one_time sales link's sale. */
@@ -227,6 +237,7 @@ export function createOneOffInvoice(tenant: TenantRef, customer: BilledCustomer,
     customer,
     subscriptionId: null,
     billingReason: checkOneOffBillingReason(fields.billingReason),
+    collectionMethod: checkCollectionMethod(fields.collectionMethod),
     currency,
     description,
     lines,
@@ -275,6 +286,8 @@ export interface SubscriptionInvoiceFields {
   discount: Money | undefined;
   billingReason: string;
   dueInDays: number;
+  /** The subscription's: `send_invoice` (also when absent) or `charge_automatically`. */
+  collectionMethod?: string;
 }
 
 /**
@@ -315,6 +328,7 @@ export function createSubscriptionInvoice(tenant: TenantRef, customer: BilledCus
     customer,
     subscriptionId: fields.subscriptionId,
     billingReason: fields.billingReason,
+    collectionMethod: checkCollectionMethod(fields.collectionMethod),
     currency,
     description: null,
     lines,

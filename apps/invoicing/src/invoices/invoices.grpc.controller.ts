@@ -44,6 +44,7 @@ function subscriptionInvoiceFields(request: invoicingV1.CreateSubscriptionInvoic
     discount: request.discount === undefined ? undefined : moneyFromMessage(request.discount, 'discount'),
     billingReason: request.billingReason,
     dueInDays: request.dueInDays,
+    collectionMethod: request.collectionMethod,
   };
 }
 
@@ -75,6 +76,7 @@ export class InvoicesGrpcController {
           status: request.status,
           metadata: request.metadata,
           billingReason: request.billingReason,
+          collectionMethod: request.collectionMethod,
         }, request.sellerName),
       ),
     }));

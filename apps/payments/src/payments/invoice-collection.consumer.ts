@@ -1,26 +1,39 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { createRegistry } from '@bufbuild/protobuf';
 import { anyUnpack } from '@bufbuild/protobuf/wkt';
-import { invoicingEventsV1 } from '@recur/contracts';
+import { invoicingEventsV1, type invoiceV1, moneyFromMessage } from '@recur/contracts';
+import { isDomainError, type TenantRef } from '@recur/kernel';
 import { claimInboxEvent, consumerGroup, type EventOutcome, type InternalEvent, internalEventHandler, internalEventsTopic } from '@recur/messaging';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
+import type { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
+import { PaymentMethodsRepository } from '../payment-methods/payment-methods.repository';
+import { WALLET_PAID_BILLING_REASONS } from '../wallets/invoice-events.consumer';
+import { WalletsService } from '../wallets/wallets.service';
 import { PaymentsService } from './payments.service';
+
+type Tx = Prisma.TransactionClient;
 
 /** The inbox's consumer name; the Kafka group is this name within the topic namespace. */
 export const CONSUMER = 'payments.collection';
-const HANDLES = createRegistry(invoicingEventsV1.InvoiceVoidedSchema, invoicingEventsV1.InvoicePaidSchema);
+const HANDLES = createRegistry(invoicingEventsV1.InvoiceFinalizedSchema, invoicingEventsV1.InvoiceVoidedSchema, invoicingEventsV1.InvoicePaidSchema);
 
 /**
- * One invoice, one collection: when invoicing says an invoice stopped owing money — voided
- * (InvoiceVoided) or paid (InvoicePaid, by a payment or a wallet) — its pending payments are
- * canceled where their provider allows it, so a payer page opened earlier refuses Approve. Each
- * event once (the inbox claim commits with the cancels).
+ * Collection as invoicing's events call for it, each event once (the inbox claim commits with
+ * the change):
+ * - InvoiceFinalized of a `charge_automatically` invoice: the customer's wallet pays it when it
+ *   covers it (as the wallet consumer would: one debit at most), else a payment prompt is pushed
+ *   to the customer's default payment method; with no default method the invoice stays open for
+ *   its payment link, which the finalization e-mail carries.
+ * - InvoiceVoided or InvoicePaid: the invoice stopped owing money; its pending payments are
+ *   canceled where their provider allows it, so a payer page opened earlier refuses Approve.
  */
 @Injectable()
 export class InvoiceCollectionConsumer implements OnApplicationBootstrap {
   constructor(
     private readonly payments: PaymentsService,
+    private readonly wallets: WalletsService,
+    private readonly methods: PaymentMethodsRepository,
     private readonly prisma: PrismaService,
     @Inject(SERVICE_RUNTIME) private readonly runtime: ServiceRuntime,
   ) {}
@@ -33,13 +46,44 @@ export class InvoiceCollectionConsumer implements OnApplicationBootstrap {
   handle(event: InternalEvent): Promise<EventOutcome> {
     if (!event.payload || !event.tenant) return Promise.resolve('refused');
     const tenant = { accountId: event.tenant.accountId, livemode: event.tenant.livemode };
-    const voided = event.payload.typeUrl.endsWith(invoicingEventsV1.InvoiceVoidedSchema.typeName);
-    const invoice = voided ? anyUnpack(event.payload, invoicingEventsV1.InvoiceVoidedSchema)?.invoice : anyUnpack(event.payload, invoicingEventsV1.InvoicePaidSchema)?.invoice;
+    const payload = event.payload;
+    const finalized = payload.typeUrl.endsWith(invoicingEventsV1.InvoiceFinalizedSchema.typeName);
+    const voided = payload.typeUrl.endsWith(invoicingEventsV1.InvoiceVoidedSchema.typeName);
+    const invoice = finalized
+      ? anyUnpack(payload, invoicingEventsV1.InvoiceFinalizedSchema)?.invoice
+      : voided ? anyUnpack(payload, invoicingEventsV1.InvoiceVoidedSchema)?.invoice : anyUnpack(payload, invoicingEventsV1.InvoicePaidSchema)?.invoice;
     if (!invoice) return Promise.resolve('refused');
+    // Most finalized invoices are sent, not charged: nothing to record for them.
+    if (finalized && invoice.collectionMethod !== 'charge_automatically') return Promise.resolve('processed');
     return this.prisma.$transaction(async (tx) => {
       if (!(await claimInboxEvent(tx, CONSUMER, event.id))) return 'duplicate';
-      await this.payments.cancelPendingOfInvoice(tx, tenant, invoice.id, voided ? 'invoice_void' : 'invoice_paid');
+      if (finalized) await this.chargeAutomatically(tx, tenant, invoice);
+      else await this.payments.cancelPendingOfInvoice(tx, tenant, invoice.id, voided ? 'invoice_void' : 'invoice_paid');
       return 'processed';
     }, { maxWait: 10_000, timeout: 15_000 });
+  }
+
+  private async chargeAutomatically(tx: Tx, tenant: TenantRef, invoice: invoiceV1.Invoice): Promise<void> {
+    const amountDue = moneyFromMessage(invoice.amountDue, 'amount_due');
+    if (amountDue.amountMinor <= 0) return;
+    if (WALLET_PAID_BILLING_REASONS.includes(invoice.billingReason)) {
+      const byWallet = await this.wallets.payInvoice(tx, tenant, { id: invoice.id, customerId: invoice.customerId, currency: amountDue.currency, amountDue: amountDue.amountMinor });
+      if (byWallet === 'paid' || byWallet === 'already_paid' || byWallet === 'collecting') return;
+    }
+    const method = await this.methods.findDefault(tenant, invoice.customerId, tx);
+    if (!method) {
+      this.runtime.logger.warn(`automatic collection: customer ${invoice.customerId} has no default payment method; invoice ${invoice.id} waits for its payment link`);
+      return;
+    }
+    try {
+      // The key fixes the provider's id: a redelivery after a crash asks for the same deposit, never a second one.
+      await this.payments.initiatePush(
+        tx, tenant, { id: invoice.id, number: invoice.number, status: invoice.status, amountDue }, { phoneNumber: method.phoneNumber, provider: method.provider }, `collect:${invoice.id}`,
+      );
+    } catch (error) {
+      // Collected meanwhile (paid by another way): nothing to push. An outage throws on, and the event comes again.
+      if (!isDomainError(error) || error.kind !== 'failed_precondition') throw error;
+      this.runtime.logger.warn(`automatic collection of invoice ${invoice.id} not started: ${error.code}`);
+    }
   }
 }

@@ -4,7 +4,7 @@ import { unixSeconds } from '@recur/kernel';
 import { fromInt64, money, toInt64 } from '@recur/money';
 import type { PaymentProvider, PaymentStatus } from '@recur/vocabulary';
 import type { Payment as PaymentRow, Prisma } from '../generated/prisma/client';
-import type { AdapterName, Payment } from './payment';
+import type { AdapterName, Payment, PaymentChannel } from './payment';
 
 const seconds = (date: Date | null): bigint => (date ? BigInt(unixSeconds(date)) : 0n);
 
@@ -19,6 +19,7 @@ export function fromPaymentRow(row: PaymentRow): Payment {
     phoneNumber: row.phoneNumber,
     provider: row.provider as PaymentProvider,
     adapter: row.adapter as AdapterName,
+    channel: row.channel as PaymentChannel,
     providerPaymentId: row.providerPaymentId,
     pageToken: row.pageToken,
     redirectUrl: row.redirectUrl,
@@ -46,6 +47,7 @@ export function toPaymentColumns(payment: Payment): Omit<Prisma.PaymentUnchecked
     phoneNumber: payment.phoneNumber,
     provider: payment.provider,
     adapter: payment.adapter,
+    channel: payment.channel,
     providerPaymentId: payment.providerPaymentId,
     pageToken: payment.pageToken,
     redirectUrl: payment.redirectUrl,

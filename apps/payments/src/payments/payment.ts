@@ -19,6 +19,8 @@ export interface Payment {
   phoneNumber: string;
   provider: PaymentProvider;
   adapter: AdapterName;
+  /** `page`: the payer approves at a page; `push`: a prompt pushed to a stored number, nobody at a page (auto recharge, automatic collection). */
+  channel: PaymentChannel;
   /** The provider's id of the payment: pawaPay's depositId (a UUIDv4 we choose before calling it). */
   providerPaymentId: string;
   /** The unguessable token of the payer pages (32 random bytes, base64url). */
@@ -45,6 +47,8 @@ export interface PaymentChange {
   payment: Payment;
   events: PaymentEvent[];
 }
+
+export type PaymentChannel = 'page' | 'push';
 
 /** Two worlds, enforced here: a sandbox tenant's payments run on the simulator, a live tenant's on pawaPay. */
 export const adapterFor = (tenant: TenantRef): AdapterName => (tenant.livemode ? 'pawapay' : 'sandbox');
@@ -123,6 +127,7 @@ export function newPayment(tenant: TenantRef, fields: NewPaymentFields, now: Dat
     phoneNumber,
     provider,
     adapter: adapterFor(tenant),
+    channel: fields.providerPaymentId === undefined ? 'page' : 'push',
     providerPaymentId: fields.providerPaymentId ?? randomUUID(),
     pageToken: randomBytes(32).toString('base64url'),
     redirectUrl: '',

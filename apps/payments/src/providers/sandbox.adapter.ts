@@ -1,6 +1,14 @@
 import { DomainError } from '@recur/kernel';
-import type { Payment } from '../payments/payment';
+import { sandboxOutcome, type SandboxOutcome } from '@recur/vocabulary';
+import type { Outcome, Payment } from '../payments/payment';
 import type { PaymentProviderAdapter, ProviderCallback, ProviderRefundCallback, ProviderRefundStatus, ProviderStatus, StartResult } from './payment-provider';
+
+/** What the simulated phone answers to a push, by the number's magic outcome (pending: no answer yet). */
+const SANDBOX_PUSH_OUTCOMES: Record<SandboxOutcome, Outcome | null> = {
+  succeed: { status: 'succeeded' },
+  fail: { status: 'failed', code: 'insufficient_funds', message: "The payer's wallet does not hold enough funds." },
+  pending: null,
+};
 
 /**
  * The sandbox simulator: Recur's own payer page stands in for the provider. Its payments are
@@ -25,8 +33,15 @@ export class SandboxAdapter implements PaymentProviderAdapter {
     return this.start(payment);
   }
 
-  status(): Promise<ProviderStatus> {
-    return Promise.resolve({ state: 'pending' });
+  /**
+   * A page payment is settled by the payer's choice on the page: a status check learns nothing.
+   * A push has nobody at a page: the simulated phone answers as the number says (README, Payments:
+   * magic numbers), so the janitor's check settles it.
+   */
+  status(payment: Payment): Promise<ProviderStatus> {
+    if (payment.channel !== 'push') return Promise.resolve({ state: 'pending' });
+    const outcome = SANDBOX_PUSH_OUTCOMES[sandboxOutcome(payment.phoneNumber)];
+    return Promise.resolve(outcome ? { state: 'settled', outcome } : { state: 'pending' });
   }
 
   refund(): Promise<{ completed: true }> {

@@ -33,6 +33,7 @@ export interface InvoiceJson {
   customer_email: string;
   subscription: string | null;
   billing_reason: string;
+  collection_method: string;
   currency: string;
   description: string | null;
   lines: InvoiceLineJson[];
@@ -78,6 +79,7 @@ export function presentInvoice(invoice: Invoice): InvoiceJson {
     customer_email: invoice.customerEmail,
     subscription: invoice.subscriptionId || null,
     billing_reason: invoice.billingReason,
+    collection_method: invoice.collectionMethod || 'send_invoice',
     currency: invoice.currency,
     description: invoice.description || null,
     lines: invoice.lines.map(presentInvoiceLine),

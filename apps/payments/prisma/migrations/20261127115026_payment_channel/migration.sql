@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "payments" ADD COLUMN     "channel" TEXT NOT NULL DEFAULT 'page';
