@@ -31,6 +31,7 @@ export function isCalendarDate(value: string): boolean {
 export const COLLECTION_METHODS = ['send_invoice', 'charge_automatically'] as const;
 export type CollectionMethod = (typeof COLLECTION_METHODS)[number];
 export const DEFAULT_COLLECTION_METHOD: CollectionMethod = 'send_invoice';
+export const isCollectionMethod = (value: string): value is CollectionMethod => (COLLECTION_METHODS as readonly string[]).includes(value);
 
 export const REFUND_REASONS = ['duplicate', 'fraudulent', 'requested_by_customer'] as const;
 export type RefundReason = (typeof REFUND_REASONS)[number];

@@ -263,6 +263,30 @@ describe('collection_method charge_automatically', () => {
     expect((await call('GET', `/v1/payments?invoice=${sent.id}`)).body.total).toBe(0);
   });
 
+  it('a subscription charged automatically is paid at creation and at renewal on its test clock, with no page opened', async () => {
+    const start = Date.UTC(2031, 0, 1) / 1000;
+    const clock = (await call('POST', '/v1/test-clocks', { name: 'auto collection', frozen_time: start })).body.id;
+    const customer = (await call('POST', '/v1/customers', { name: 'Chileshe Mwape', email: 'chileshe@example.com', test_clock: clock })).body.id as string;
+    expect((await call('POST', `/v1/customers/${customer}/payment-methods`, { phone_number: SANDBOX_MAGIC_NUMBERS.succeed, provider: 'MTN_MOMO_ZMB', consent: true })).status).toBe(201);
+    const plan = (await call('POST', '/v1/plans', { name: 'Solar home kit', pricing_model: 'flat_rate', amount_monthly: 4_500, currency: 'zmw' })).body;
+    const subscription = await call('POST', '/v1/subscriptions', { customer, plan: plan.id, billing_interval: 'monthly', collection_method: 'charge_automatically' });
+    expect(subscription.body).toMatchObject({ status: 'active', collection_method: 'charge_automatically' });
+    const paidInvoices = (count: number) => eventually(async () => {
+      const list = (await call('GET', `/v1/invoices?subscription=${subscription.body.id}&status=paid`)).body;
+      return list.total === count ? list.data : undefined;
+    }, 60_000, `${count} paid invoice(s) of the subscription`);
+    const [first] = await paidInvoices(1);
+    expect(first).toMatchObject({ billing_reason: 'subscription_create', collection_method: 'charge_automatically', amount_paid: 4_500 });
+
+    expect((await call('POST', `/v1/test-clocks/${clock}/advance`, { frozen_time: Date.UTC(2031, 1, 1, 1) / 1000 })).status).toBe(200);
+    const renewed = await paidInvoices(2);
+    expect(renewed.map((invoice: { billing_reason: string }) => invoice.billing_reason).sort()).toEqual(['subscription_create', 'subscription_cycle']);
+    const payments = await Promise.all(renewed.map(async (invoice: { id: string }) => (await call('GET', `/v1/payments?invoice=${invoice.id}`)).body.data));
+    expect(payments.map((list: { status: string; phone_number: string }[]) => list.map((payment) => [payment.status, payment.phone_number]))).toEqual([
+      [['succeeded', SANDBOX_MAGIC_NUMBERS.succeed]], [['succeeded', SANDBOX_MAGIC_NUMBERS.succeed]],
+    ]);
+  });
+
   it('a number whose wallet is short fails the invoice (invoice.payment_failed, dunning starts); no default method leaves it open; a bad value is a 400', async () => {
     const failing = await charged(await customerWithMethod(SANDBOX_MAGIC_NUMBERS.fail), 1_000);
     await settled(failing.body.id, 'failed');

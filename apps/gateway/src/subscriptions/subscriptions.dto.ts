@@ -1,6 +1,6 @@
 import { SUBSCRIPTION_STATUS_VALUES } from '@recur/contracts';
 import { BILLING_INTERVALS } from '@recur/pricing';
-import { UNIX_SECONDS_MAX, UNIX_SECONDS_MIN } from '@recur/vocabulary';
+import { COLLECTION_METHODS, UNIX_SECONDS_MAX, UNIX_SECONDS_MIN } from '@recur/vocabulary';
 import { Type } from 'class-transformer';
 import { JSONSchema } from 'class-validator-jsonschema';
 import { ArrayMaxSize, IsArray, IsBoolean, IsDefined, IsInt, IsNotEmpty, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
@@ -71,6 +71,10 @@ export class CreateSubscriptionDto {
   /** Complete after this many billed periods (an instalment plan); default: until cancelled. */
   @Optional() @IsInt({ message: 'billing_cycles must be an integer' }) @Min(1, { message: 'billing_cycles must be at least 1' }) @Max(1_000, { message: 'billing_cycles must be at most 1000' })
   billing_cycles?: number;
+
+  /** `send_invoice` (default): each invoice's payment link is sent; `charge_automatically`: each invoice is charged at finalization (wallet, then the customer's default payment method). */
+  @Optional() @OneOf('collection_method', COLLECTION_METHODS)
+  collection_method?: string;
 
   @Metadata()
   metadata?: Record<string, string>;

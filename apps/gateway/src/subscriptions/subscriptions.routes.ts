@@ -1,3 +1,4 @@
+import { COLLECTION_METHODS } from '@recur/vocabulary';
 import {
   presentSubscription,
   presentSubscriptionAddon,
@@ -130,7 +131,7 @@ export const SUBSCRIPTION_SCHEMA = responseSchema<SubscriptionJson>('Subscriptio
   type: 'object',
   required: [
     'id', 'object', 'livemode', 'customer', 'plan', 'status', 'billing_interval', 'quantity', 'price', 'current_period_start', 'current_period_end',
-    'trial_start', 'trial_end', 'cancel_at_period_end', 'cancelled_at', 'ended_at', 'paused_at', 'resume_at', 'billing_cycles', 'periods_billed',
+    'trial_start', 'trial_end', 'cancel_at_period_end', 'cancelled_at', 'ended_at', 'paused_at', 'resume_at', 'billing_cycles', 'periods_billed', 'collection_method',
     'reactivated_from', 'test_clock', 'metadata', 'created', 'updated', 'add_ons', 'discount', 'pending_change',
   ],
   properties: {
@@ -153,6 +154,7 @@ export const SUBSCRIPTION_SCHEMA = responseSchema<SubscriptionJson>('Subscriptio
     paused_at: nullableSeconds('When it was paused'),
     resume_at: nullableSeconds('When the clock resumes it'),
     billing_cycles: { type: ['integer', 'null'], description: 'Periods billed before it completes, or null (until cancelled).' },
+    collection_method: { type: 'string', enum: [...COLLECTION_METHODS], description: 'How its invoices are collected; each invoice it raises carries it (see the Invoice schema).' },
     periods_billed: { type: 'integer' },
     reactivated_from: { type: ['string', 'null'], description: 'The cancelled subscription this one brought back.' },
     test_clock: { type: ['string', 'null'], description: "The customer's test clock (sandbox), or null." },
@@ -180,6 +182,7 @@ export const SUBSCRIPTION_ROUTES = defineRoutes('Subscriptions', [
       trialDays: body.trial_days,
       trialEnd: body.trial_end === undefined ? undefined : BigInt(body.trial_end),
       billingCycles: body.billing_cycles,
+      collectionMethod: body.collection_method ?? '',
       metadata: body.metadata ?? {},
       addOns: (body.add_ons ?? []).map((addOn) => ({ addonId: addOn.addon, quantity: addOn.quantity })),
       promotionCode: body.promotion_code,

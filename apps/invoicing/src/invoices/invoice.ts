@@ -1,4 +1,4 @@
-import { COLLECTION_METHODS, type CollectionMethod, DEFAULT_COLLECTION_METHOD, INVOICE_CREATE_STATUSES, INVOICE_DEFAULT_DUE_DAYS, INVOICE_DESCRIPTION_MAX, INVOICE_LINES_MAX, type InvoiceStatus, isCalendarDate, QUANTITY_MAX } from '@recur/vocabulary';
+import { COLLECTION_METHODS, type CollectionMethod, DEFAULT_COLLECTION_METHOD, INVOICE_CREATE_STATUSES, isCollectionMethod, INVOICE_DEFAULT_DUE_DAYS, INVOICE_DESCRIPTION_MAX, INVOICE_LINES_MAX, type InvoiceStatus, isCalendarDate, QUANTITY_MAX } from '@recur/vocabulary';
 import { checkMetadata, DomainError, failedPrecondition, invalidArgument, type Metadata, newId, type TenantRef } from '@recur/kernel';
 import type { CreditNote } from '../credit-notes/credit-note';
 import { add, AMOUNT_MAX, checkCurrencyCode, compare, type Money, money, subtract, sum, zero } from '@recur/money';
@@ -181,8 +181,8 @@ export interface OneOffInvoiceFields {
 /** Validates a collection method: absent or empty → `send_invoice` (Stripe's default too). */
 export function checkCollectionMethod(value: string | undefined): CollectionMethod {
   if (value === undefined || value === '') return DEFAULT_COLLECTION_METHOD;
-  if (!(COLLECTION_METHODS as readonly string[]).includes(value)) throw invalidArgument('collection_method', `collection_method must be one of ${COLLECTION_METHODS.join(', ')}`);
-  return value as CollectionMethod;
+  if (!isCollectionMethod(value)) throw invalidArgument('collection_method', `collection_method must be one of ${COLLECTION_METHODS.join(', ')}`);
+  return value;
 }
 
 /** Why a one-off invoice is raised: by hand, to top up a prepaid wallet (README, Prepaid wallets), or for a one_time sales link's sale. */

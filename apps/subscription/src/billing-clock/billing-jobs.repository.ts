@@ -63,6 +63,8 @@ export interface InvoicePayload {
   period_end: number;
   currency: string;
   billing_reason: string;
+  /** The subscription's collection method; absent in requests written before it existed (send_invoice). */
+  collection_method?: string;
   /** `period_start`/`period_end` (unix seconds) only on a line of its own period: usage, billed in arrears. */
   lines: { kind: string; description: string; quantity: number; amount: number; period_start?: number; period_end?: number }[];
   subtotal: number;
@@ -79,6 +81,7 @@ export function toInvoicePayload(subscription: Subscription, invoice: PeriodInvo
     period_end: periodEnd,
     currency: invoice.price.currency,
     billing_reason: invoice.billingReason,
+    collection_method: subscription.collectionMethod,
     lines: invoice.price.lines.map((line) => ({
       kind: invoiceLineKind(line),
       description: line.description,

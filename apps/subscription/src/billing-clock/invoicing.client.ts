@@ -84,6 +84,7 @@ function toRequestMessage({ tenant, subscriptionId, requestId, invoice }: Period
     }),
     discount: toMoneyMessage(money(invoice.discount, currency)),
     billingReason: invoice.billing_reason,
+    collectionMethod: invoice.collection_method ?? '',
     dueInDays: 0,
     requestId,
   };

@@ -1,3 +1,4 @@
+import type { CollectionMethod } from '@recur/vocabulary';
 import { create } from '@bufbuild/protobuf';
 import { planV1, presentSubscription, subscriptionMessagesV1, type SubscriptionJson, toMoneyMessage } from '@recur/contracts';
 import { type Metadata, unixSeconds } from '@recur/kernel';
@@ -45,6 +46,7 @@ export function fromSubscriptionRow(row: SubscriptionRow): Subscription {
     resumeAt: row.resumeAt,
     billingCycles: row.billingCycles,
     periodsBilled: row.periodsBilled,
+    collectionMethod: row.collectionMethod as CollectionMethod,
     reactivatedFrom: row.reactivatedFrom,
     testClockId: row.testClockId,
     metadata: row.metadata as Metadata,
@@ -81,6 +83,7 @@ export function toSubscriptionRow(subscription: Subscription): Prisma.Subscripti
     resumeAt: subscription.resumeAt,
     billingCycles: subscription.billingCycles,
     periodsBilled: subscription.periodsBilled,
+    collectionMethod: subscription.collectionMethod,
     reactivatedFrom: subscription.reactivatedFrom,
     testClockId: subscription.testClockId,
     metadata: subscription.metadata,
@@ -163,6 +166,7 @@ export function toSubscriptionMessage(subscription: Subscription): subscriptionM
     resumeAt: optionalSeconds(subscription.resumeAt),
     billingCycles: subscription.billingCycles ?? undefined,
     periodsBilled: subscription.periodsBilled,
+    collectionMethod: subscription.collectionMethod,
     reactivatedFrom: subscription.reactivatedFrom ?? undefined,
     testClockId: subscription.testClockId ?? undefined,
     metadata: subscription.metadata,

@@ -1,5 +1,6 @@
 import { checkMetadata, DomainError, failedPrecondition, invalidArgument, type Metadata, newId, type TenantRef, unixSeconds } from '@recur/kernel';
 import { BILLING_INTERVALS, type BillingInterval, CREDIT_CARRIED_DESCRIPTION as CREDIT_CARRIED_DESCRIPTION_OF_ENGINE, pricePeriod, type PeriodPrice, type PricedAddOn, type PricedPlan, type UsageCharge } from '@recur/pricing';
+import { COLLECTION_METHODS, type CollectionMethod, DEFAULT_COLLECTION_METHOD, isCollectionMethod } from '@recur/vocabulary';
 import { DAY_MS, periodOf } from './billing-period';
 import { afterBilledPeriod, couponOfNextInvoice, type Discount } from './discount';
 
@@ -42,6 +43,8 @@ export interface Subscription {
   resumeAt: Date | null;
   billingCycles: number | null;
   periodsBilled: number;
+  /** How its invoices are collected: `send_invoice` (a payment link) or `charge_automatically`. */
+  collectionMethod: CollectionMethod;
   reactivatedFrom: string | null;
   testClockId: string | null;
   metadata: Metadata;
@@ -162,6 +165,8 @@ export interface NewSubscription {
   trialDays?: number;
   trialEnd?: Date;
   billingCycles?: number;
+  /** `send_invoice` (also when absent) or `charge_automatically`. */
+  collectionMethod?: string;
   metadata?: Metadata;
   testClockId: string | null;
   /** On-sale add-ons read from the catalog, with the quantities asked for. */
@@ -456,6 +461,13 @@ function beginPeriod(
   return { subscription: billed, invoice, update };
 }
 
+/** Absent or empty: `send_invoice`, as Stripe's default; the method travels to every invoice the subscription raises. */
+function checkCollectionMethod(value: string | undefined): CollectionMethod {
+  if (value === undefined || value === '') return DEFAULT_COLLECTION_METHOD;
+  if (!isCollectionMethod(value)) throw invalidArgument('collection_method', `collection_method must be one of ${COLLECTION_METHODS.join(', ')}`);
+  return value;
+}
+
 export function createSubscription(tenant: TenantRef, fields: NewSubscription, now: Date): SubscriptionChange {
   const billingInterval = checkInterval(fields.billingInterval, fields.planIntervals);
   const quantity = checkQuantity(fields.quantity ?? 1);
@@ -485,6 +497,7 @@ export function createSubscription(tenant: TenantRef, fields: NewSubscription, n
     resumeAt: null,
     billingCycles: fields.billingCycles ?? null,
     periodsBilled: 0,
+    collectionMethod: checkCollectionMethod(fields.collectionMethod),
     reactivatedFrom: null,
     testClockId: fields.testClockId,
     metadata: checkMetadata(fields.metadata ?? {}),

@@ -31,6 +31,7 @@ export class SubscriptionsGrpcController {
         trialDays: request.trialDays,
         trialEnd: optionalSeconds(request.trialEnd),
         billingCycles: request.billingCycles,
+        collectionMethod: request.collectionMethod,
         metadata: request.metadata,
         addOns: request.addOns.map((addOn) => ({ addonId: addOn.addonId, quantity: addOn.quantity })),
         promotionCode: request.promotionCode,

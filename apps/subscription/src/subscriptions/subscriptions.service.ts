@@ -53,6 +53,7 @@ export interface CreateSubscriptionInput {
   trialDays?: number;
   trialEnd?: Date;
   billingCycles?: number;
+  collectionMethod?: string;
   metadata?: Metadata;
   addOns?: { addonId: string; quantity?: number }[];
   promotionCode?: string;

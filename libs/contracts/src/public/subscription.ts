@@ -52,6 +52,7 @@ export interface SubscriptionJson {
   paused_at: number | null;
   resume_at: number | null;
   billing_cycles: number | null;
+  collection_method: string;
   periods_billed: number;
   reactivated_from: string | null;
   test_clock: string | null;
@@ -218,6 +219,7 @@ export function presentSubscription(subscription: Subscription): SubscriptionJso
     paused_at: seconds(subscription.pausedAt),
     resume_at: seconds(subscription.resumeAt),
     billing_cycles: subscription.billingCycles ?? null,
+    collection_method: subscription.collectionMethod || 'send_invoice',
     periods_billed: subscription.periodsBilled,
     reactivated_from: subscription.reactivatedFrom ?? null,
     test_clock: subscription.testClockId ?? null,
