@@ -138,6 +138,8 @@ const running = [];
 /** A part that has not stopped after this long is left behind (and the exit code says so), so one stuck part cannot keep the rest running. */
 const STOP_PART_TIMEOUT_MS = 20_000;
 let stopping = false;
+/** The in-process bus the apps share (none with Kafka): opened once all have started, closed first on stop. */
+let inProcessBus;
 /** main(): a signal during the start waits for the part being started, which main() then stops starting after. */
 let startup = Promise.resolve();
 async function stopAll(reason, exitCode) {
@@ -145,6 +147,9 @@ async function stopAll(reason, exitCode) {
   stopping = true;
   process.stderr.write(`\nStopping (${reason})…\n`);
   await startup.catch(() => undefined);
+  // Publishes held for the bus to open (a start cut short) or still to come fail now, so the
+  // apps' relays stop at once and keep those rows for the next start; deliveries in flight finish.
+  await inProcessBus?.close();
   let code = exitCode;
   for (const part of running.reverse()) {
     let timer;
@@ -196,6 +201,7 @@ async function main() {
 
   const { inProcessEventBus } = require('@recur/messaging');
   const bus = process.env.KAFKA_BROKERS ? undefined : inProcessEventBus;
+  inProcessBus = bus;
   const peers = {};
   // The subscription service calls the catalog and invoicing; in one process its config is this environment.
   const portOf = (name) => SERVICES.find(({ app }) => app === name).port;
@@ -215,6 +221,8 @@ async function main() {
     return true;
   });
   if (!servicesStarted) return;
+  // Every app has subscribed: the relays' publishing, held until now, starts (InProcessEventBus).
+  bus?.open();
   await postgres.ensureDatabase(databaseName('gateway'));
   const token = operatorToken();
   const { startGateway } = require(join(ROOT, 'apps', 'gateway', 'dist', 'app.js'));

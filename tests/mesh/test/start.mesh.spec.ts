@@ -1,9 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, REPO_ROOT, testKafkaBrokers } from '@recur/testing';
+import { REPO_ROOT, testKafkaBrokers } from '@recur/testing';
+import { npmStart as npmStartOn, type StartedStack as Started } from './npm-start';
 
 /**
  * `npm start` (tools/start.mjs: every app in one process over an embedded PostgreSQL) stops
@@ -18,70 +18,7 @@ chmodSync(dataDir, 0o755);
 
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-/** A run of `count` consecutive free ports on 127.0.0.1 (the six services take consecutive gRPC ports). */
-async function freePortRun(count: number): Promise<number> {
-  const isFree = (port: number) =>
-    new Promise<boolean>((resolve) => {
-      const server = createServer();
-      server.once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-    });
-  for (;;) {
-    const base = await freePort();
-    if (base + count > 65_535) continue;
-    let free = true;
-    for (let port = base + 1; free && port < base + count; port++) free = await isFree(port);
-    if (free) return base;
-  }
-}
-
-interface Started {
-  child: ChildProcess;
-  baseUrl: string;
-  metricsUrl: string;
-  stdout(): string;
-  stderr(): string;
-  exited: Promise<number | null>;
-}
-
-async function npmStart(env: Record<string, string>): Promise<Started> {
-  const [httpPort, pgPort, metricsPort, smtpPort, grpcBasePort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePortRun(6)];
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'tools', 'start.mjs')], {
-    cwd: REPO_ROOT,
-    env: {
-      ...process.env,
-      // The tests run the built apps (npm test builds first).
-      RECUR_SKIP_BUILD: '1',
-      RECUR_DATA_DIR: dataDir,
-      PORT: String(httpPort),
-      RECUR_PG_PORT: String(pgPort),
-      METRICS_PORT: String(metricsPort),
-      RECUR_SMTP_PORT: String(smtpPort),
-      RECUR_GRPC_BASE_PORT: String(grpcBasePort),
-      SMTP_URL: '',
-      LOG_LEVEL: 'warn',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk) => (stdout += chunk));
-  child.stderr?.on('data', (chunk) => (stderr += chunk));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  let hasExited = false;
-  void exited.then(() => (hasExited = true));
-  const deadline = Date.now() + 150_000;
-  while (!stdout.includes('Recur is running')) {
-    if (hasExited) throw new Error(`npm start exited while starting:\n${stdout}\n${stderr}`);
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`npm start was not ready in time:\n${stdout}\n${stderr}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  return { child, baseUrl: `http://127.0.0.1:${httpPort}`, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, stdout: () => stdout, stderr: () => stderr, exited };
-}
+const npmStart = (env: Record<string, string>): Promise<Started> => npmStartOn(dataDir, env);
 
 /** The sandbox secret key, printed once by the first start. */
 let key: string;
