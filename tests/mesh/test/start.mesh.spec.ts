@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, testKafkaBrokers } from '@recur/testing';
-import { npmStart as npmStartOn, type StartedStack as Started } from './npm-start';
+import { freeNpmStartPorts, npmStart as npmStartOn, npmStartEnv, type StartedStack as Started } from './npm-start';
 
 /**
  * `npm start` (tools/start.mjs: every app in one process over an embedded PostgreSQL) stops
@@ -74,4 +75,23 @@ it('refuses an outbox retention under one hour before starting anything, as a de
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   expect({ code, stderr }).toEqual({ code: 1, stderr: "environment variable OUTBOX_RETENTION_HOURS must be at least 1, got '0'\n" });
   expect(existsSync(join(dataDir, 'refused'))).toBe(false);
+});
+
+it('reports a port already in use at once, naming the variable that moves it, before starting anything', async () => {
+  const ports = await freeNpmStartPorts();
+  const holder = createServer();
+  await new Promise<void>((resolve) => holder.listen(ports.http, '127.0.0.1', resolve));
+  const refusedDir = join(dataDir, 'port-in-use');
+  const startedAt = Date.now();
+  try {
+    const child = spawn(process.execPath, [join(REPO_ROOT, 'tools', 'start.mjs')], { cwd: REPO_ROOT, env: npmStartEnv(refusedDir, ports), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr?.on('data', (chunk) => (stderr += chunk));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect({ code, stderr }).toEqual({ code: 1, stderr: `Port ${ports.http} on 127.0.0.1 (the HTTP API) is already in use: stop what holds it, or set PORT to another port.\n` });
+    expect(Date.now() - startedAt).toBeLessThan(5_000);
+    expect(existsSync(refusedDir)).toBe(false); // no PostgreSQL cluster was made
+  } finally {
+    await new Promise((resolve) => holder.close(resolve));
+  }
 });
