@@ -22,7 +22,8 @@ process.env.LOG_LEVEL ??= 'warn';
 const DATA_DIR = process.env.RECUR_DATA_DIR ?? join(ROOT, '.data');
 const HTTP_PORT = Number(process.env.PORT ?? 8080);
 const PG_PORT = Number(process.env.RECUR_PG_PORT ?? 54329);
-const METRICS_PORT = Number(process.env.METRICS_PORT ?? 9464);
+/** The gateway's admin listener (/metrics, /operator/…), on 127.0.0.1 only: never the public port. */
+const ADMIN_PORT = Number(process.env.ADMIN_PORT ?? 9464);
 /** The local mail catcher's SMTP port; invoice e-mails land in MAIL_DIR as .eml files. */
 const SMTP_PORT = Number(process.env.RECUR_SMTP_PORT ?? 2525);
 const MAIL_DIR = mailDir(DATA_DIR);
@@ -42,7 +43,7 @@ const LISTENERS = [
   // A postmaster.pid may be a server orphaned by a kill -9 of this process, which the start stops
   // (startEmbeddedPostgres); PostgreSQL itself then reports a port that is still taken.
   { variable: 'RECUR_PG_PORT', what: 'the embedded PostgreSQL', host: '127.0.0.1', ports: existsSync(join(postgresDataDir(DATA_DIR), 'postmaster.pid')) ? [] : [PG_PORT] },
-  { variable: 'METRICS_PORT', what: 'the metrics server', host: '127.0.0.1', ports: [METRICS_PORT] },
+  { variable: 'ADMIN_PORT', what: 'the admin listener', host: '127.0.0.1', ports: [ADMIN_PORT] },
   ...(process.env.SMTP_URL ? [] : [{ variable: 'RECUR_SMTP_PORT', what: 'the local mail catcher', host: '127.0.0.1', ports: [SMTP_PORT] }]),
   { variable: 'RECUR_GRPC_BASE_PORT', what: 'the six services (consecutive gRPC ports)', host: '127.0.0.1', ports: [0, 1, 2, 3, 4, 5].map((offset) => GRPC_BASE_PORT + offset) },
 ];
@@ -97,7 +98,7 @@ async function step(progress, work) {
 }
 
 const require = createRequire(import.meta.url);
-const { startTelemetry, startMetricsServer, JsonLogger } = require('@recur/telemetry');
+const { startTelemetry, JsonLogger } = require('@recur/telemetry');
 startTelemetry({ serviceName: 'recur' });
 const { startEmbeddedPostgres, startMailCatcher } = require('@recur/local-infra');
 
@@ -135,7 +136,7 @@ function operatorToken() {
 }
 
 async function operator(token, method, path, body) {
-  const response = await fetch(`http://127.0.0.1:${HTTP_PORT}${path}`, {
+  const response = await fetch(`http://127.0.0.1:${ADMIN_PORT}${path}`, {
     method,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: body ? JSON.stringify(body) : undefined,
@@ -279,6 +280,8 @@ async function main() {
   const gateway = await step('Starting the gateway…', () => startGateway({
     httpHost: HTTP_HOST,
     httpPort: HTTP_PORT,
+    adminHost: '127.0.0.1',
+    adminPort: ADMIN_PORT,
     databaseUrl: postgres.urlFor(databaseName('gateway')),
     operatorToken: token,
     migrateOnStart: true,
@@ -290,8 +293,6 @@ async function main() {
     },
   }));
   if (!keepRunning('the gateway', gateway)) return;
-  const metrics = await startMetricsServer(METRICS_PORT, '127.0.0.1');
-  if (!keepRunning('the metrics server', { stop: () => new Promise((resolve) => metrics.close(() => resolve())) })) return;
 
   const { account, keys } = await ensureLocalAccount(token);
   const signIn = await ensurePortalSignIn(token, account.id);
@@ -299,12 +300,12 @@ async function main() {
     '',
     `Recur is running: http://127.0.0.1:${HTTP_PORT}/v1   (ready in ${((Date.now() - started) / 1000).toFixed(1)} s)`,
     `  OpenAPI        http://127.0.0.1:${HTTP_PORT}/openapi.json`,
-    `  Metrics        http://127.0.0.1:${METRICS_PORT}/metrics`,
+    `  Admin          http://127.0.0.1:${ADMIN_PORT}   /metrics and /operator/… (this machine only; ADMIN_PORT moves it)`,
     `  E-mail         ${mailNote}`,
     `  Events         ${process.env.KAFKA_BROKERS ? `Kafka at ${process.env.KAFKA_BROKERS}` : 'in-process bus (set KAFKA_BROKERS to use Kafka)'}`,
     `  Account        ${account.id}`,
     `  Portal         http://127.0.0.1:${HTTP_PORT}/portal   sign in as ${signIn.email} / ${signIn.password}`,
-    `  Operator token ${token}   (Authorization: Bearer … on /operator/…; stored in ${join(DATA_DIR, 'operator-token')})`,
+    `  Operator token ${token}   (Authorization: Bearer … on the admin port's /operator/…; stored in ${join(DATA_DIR, 'operator-token')})`,
   ];
   if (keys) {
     lines.push('', 'Keys (shown this once; only their hashes are stored):');

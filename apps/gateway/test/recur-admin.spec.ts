@@ -30,7 +30,7 @@ beforeEach(() => (received.length = 0));
 
 function recurAdmin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, RECUR_URL: url, RECUR_OPERATOR_TOKEN: 'op-token' } }, (error, stdout, stderr) =>
+    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, RECUR_ADMIN_URL: url, RECUR_OPERATOR_TOKEN: 'op-token' } }, (error, stdout, stderr) =>
       resolve({ code: error ? Number(error.code) : 0, stdout, stderr }));
   });
 }

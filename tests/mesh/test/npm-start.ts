@@ -24,7 +24,8 @@ export async function freePortRun(count: number): Promise<number> {
 export interface NpmStartPorts {
   http: number;
   pg: number;
-  metrics: number;
+  /** The admin listener: /metrics and /operator/…. */
+  admin: number;
   smtp: number;
   grpcBase: number;
 }
@@ -33,6 +34,8 @@ export interface StartedStack {
   child: ChildProcess;
   ports: NpmStartPorts;
   baseUrl: string;
+  /** The admin listener (/metrics, /operator/…), on 127.0.0.1. */
+  adminUrl: string;
   metricsUrl: string;
   stdout(): string;
   stderr(): string;
@@ -41,7 +44,7 @@ export interface StartedStack {
 
 /** Free ports for every listener `npm start` opens. */
 export async function freeNpmStartPorts(): Promise<NpmStartPorts> {
-  return { http: await freePort(), pg: await freePort(), metrics: await freePort(), smtp: await freePort(), grpcBase: await freePortRun(6) };
+  return { http: await freePort(), pg: await freePort(), admin: await freePort(), smtp: await freePort(), grpcBase: await freePortRun(6) };
 }
 
 /** The environment that points `npm start` at `dataDir` and `ports` (built apps, no SMTP server of its own). */
@@ -53,7 +56,7 @@ export function npmStartEnv(dataDir: string, ports: NpmStartPorts, env: Record<s
     RECUR_DATA_DIR: dataDir,
     PORT: String(ports.http),
     RECUR_PG_PORT: String(ports.pg),
-    METRICS_PORT: String(ports.metrics),
+    ADMIN_PORT: String(ports.admin),
     RECUR_SMTP_PORT: String(ports.smtp),
     RECUR_GRPC_BASE_PORT: String(ports.grpcBase),
     SMTP_URL: '',
@@ -82,7 +85,8 @@ export async function npmStart(dataDir: string, env: Record<string, string> = {}
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  return { child, ports: chosen, baseUrl: `http://127.0.0.1:${chosen.http}`, metricsUrl: `http://127.0.0.1:${chosen.metrics}/metrics`, stdout: () => stdout, stderr: () => stderr, exited };
+  const adminUrl = `http://127.0.0.1:${chosen.admin}`;
+  return { child, ports: chosen, baseUrl: `http://127.0.0.1:${chosen.http}`, adminUrl, metricsUrl: `${adminUrl}/metrics`, stdout: () => stdout, stderr: () => stderr, exited };
 }
 
 /** The process and every process below it (Linux: read from /proc), parents first. */

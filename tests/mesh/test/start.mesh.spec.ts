@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, testKafkaBrokers } from '@recur/testing';
@@ -45,7 +45,7 @@ async function expectCleanStop(started: Started, signal: NodeJS.Signals): Promis
   expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
 }
 
-it('times each request by its route template on /metrics, and stops cleanly on Ctrl-C (SIGINT), on the in-process bus', async () => {
+it('times each request by its route template on /metrics, keeps /metrics and /operator off the public port, and stops cleanly on Ctrl-C (SIGINT), on the in-process bus', async () => {
   const started = await npmStart({ KAFKA_BROKERS: '' });
   key = /sandbox secret\s+(recur_test_sk_\w+)/.exec(started.stdout())![1];
   // The gateway's timings reach the metrics server, labelled by route template (ids would explode
@@ -53,7 +53,25 @@ it('times each request by its route template on /metrics, and stops cleanly on C
   expect(await post(started.baseUrl, '/v1/plans', { name: 'Timed', pricing_model: 'flat_rate', amount_monthly: 1000 })).toBe(201);
   expect(await post(started.baseUrl, '/v1/no-such-route', {})).toBe(404);
   const metrics = await (await fetch(started.metricsUrl)).text();
+  // /metrics and the operator surface are on the admin listener only: the public port answers 404,
+  // as it does for a path it does not know, whatever the token.
+  const token = readFileSync(join(dataDir, 'operator-token'), 'utf8').trim();
+  const operatorCall = (base: string) => fetch(`${base}/operator/accounts`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"name":"Door"}' });
+  const created = await operatorCall(started.adminUrl);
+  const { id: accountId } = (await created.json()) as { id: string };
+  const listKeys = (base: string) => fetch(`${base}/operator/accounts/${accountId}/keys/`, { headers: { authorization: `Bearer ${token}` } });
+  const doors = {
+    publicMetrics: (await fetch(`${started.baseUrl}/metrics`)).status,
+    publicOperator: (await operatorCall(started.baseUrl)).status,
+    publicOperatorList: (await listKeys(started.baseUrl)).status,
+    adminOperator: created.status,
+    adminOperatorList: (await listKeys(started.adminUrl)).status,
+    adminApi: (await fetch(`${started.adminUrl}/v1/customers`, { headers: { 'x-api-key': key } })).status,
+    publicProbe: (await fetch(`${started.baseUrl}/readyz`)).status,
+    adminProbe: (await fetch(`${started.adminUrl}/healthz`)).status,
+  };
   await expectCleanStop(started, 'SIGINT');
+  expect(doors).toEqual({ publicMetrics: 404, publicOperator: 404, publicOperatorList: 404, adminOperator: 201, adminOperatorList: 200, adminApi: 404, publicProbe: 200, adminProbe: 200 });
   // Read before the stop, checked after it, so a failure here leaves nothing running.
   expect(metrics).toMatch(/^recur_http_server_duration_seconds_count\{method="POST",route="\/v1\/plans",status="201"\} 1$/m);
   expect(metrics).toMatch(/^recur_http_server_duration_seconds_count\{method="POST",route="other",status="404"\} 1$/m);

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * recur-admin: the operator surface from a terminal. It calls the gateway's operator API
- * (`/operator/…`), so it works the same against `npm start` and a cluster.
+ * (`/operator/…`, on its admin listener), so it works the same against `npm start` and a cluster
+ * (through `kubectl port-forward` to the gateway's admin port).
  *
  *   recur-admin accounts create --name "Acme"
  *   recur-admin keys create --account acct_… --app sandbox|live --type test|live|publishable [--scope read_only] [--name …]
@@ -10,7 +11,7 @@
  *   recur-admin keys revoke key_…
  *   recur-admin users create --account acct_… --email you@example.com [--password …]
  *
- * RECUR_URL (default http://127.0.0.1:8080) and RECUR_OPERATOR_TOKEN (default: the token
+ * RECUR_ADMIN_URL (default http://127.0.0.1:9464, the admin port of `npm start`) and RECUR_OPERATOR_TOKEN (default: the token
  * `npm start` keeps in .data/operator-token) say where and as whom.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -49,7 +50,7 @@ function token(): string {
 }
 
 async function call(method: string, path: string, body?: unknown): Promise<unknown> {
-  const base = process.env.RECUR_URL ?? 'http://127.0.0.1:8080';
+  const base = process.env.RECUR_ADMIN_URL ?? 'http://127.0.0.1:9464';
   const response = await fetch(`${base}${path}`, {
     method,
     headers: { authorization: `Bearer ${token()}`, 'content-type': 'application/json' },
