@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { buildAll, ensureInstalled, ROOT } from './bootstrap.mjs';
 import { mailDir, postgresDataDir } from './local-data.mjs';
@@ -18,6 +19,67 @@ const started = Date.now();
 // (deployed apps keep JSON at info). Set before any logger exists.
 process.env.LOG_FORMAT ??= 'pretty';
 process.env.LOG_LEVEL ??= 'warn';
+const DATA_DIR = process.env.RECUR_DATA_DIR ?? join(ROOT, '.data');
+const HTTP_PORT = Number(process.env.PORT ?? 8080);
+const PG_PORT = Number(process.env.RECUR_PG_PORT ?? 54329);
+/** The gateway's admin listener (/metrics, /operator/…), on 127.0.0.1 only: never the public port. */
+const ADMIN_PORT = Number(process.env.ADMIN_PORT ?? 9464);
+/** The local mail catcher's SMTP port; invoice e-mails land in MAIL_DIR as .eml files. */
+const SMTP_PORT = Number(process.env.RECUR_SMTP_PORT ?? 2525);
+const MAIL_DIR = mailDir(DATA_DIR);
+/** `false` makes the apps call each other over loopback gRPC, as deployed apps do (to compare, or to watch the wire). */
+const IN_PROCESS_CALLS = process.env.RECUR_IN_PROCESS_CALLS !== 'false';
+/** The six services listen on consecutive ports from here, on 127.0.0.1. */
+const GRPC_BASE_PORT = Number(process.env.RECUR_GRPC_BASE_PORT ?? 50051);
+
+/**
+ * Every port this start listens on, with the variable that moves it. All are probed before
+ * anything starts, so one in use is reported at once; a bind failing later came as a stack trace
+ * after PostgreSQL and the apps had started.
+ */
+const HTTP_HOST = process.env.HTTP_HOST ?? '127.0.0.1';
+const LISTENERS = [
+  { variable: 'PORT', what: 'the HTTP API', host: HTTP_HOST, ports: [HTTP_PORT] },
+  // A postmaster.pid may be a server orphaned by a kill -9 of this process, which the start stops
+  // (startEmbeddedPostgres); PostgreSQL itself then reports a port that is still taken.
+  { variable: 'RECUR_PG_PORT', what: 'the embedded PostgreSQL', host: '127.0.0.1', ports: existsSync(join(postgresDataDir(DATA_DIR), 'postmaster.pid')) ? [] : [PG_PORT] },
+  { variable: 'ADMIN_PORT', what: 'the admin listener', host: '127.0.0.1', ports: [ADMIN_PORT] },
+  ...(process.env.SMTP_URL ? [] : [{ variable: 'RECUR_SMTP_PORT', what: 'the local mail catcher', host: '127.0.0.1', ports: [SMTP_PORT] }]),
+  { variable: 'RECUR_GRPC_BASE_PORT', what: 'the six services (consecutive gRPC ports)', host: '127.0.0.1', ports: [0, 1, 2, 3, 4, 5].map((offset) => GRPC_BASE_PORT + offset) },
+];
+
+/** Why `port` cannot be listened on at `host` (EADDRINUSE, EACCES, …), or undefined when it can. */
+function bindError(host, port) {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', (error) => resolve(error));
+    server.listen({ host, port, exclusive: true }, () => server.close(() => resolve(undefined)));
+  });
+}
+
+{
+  const problems = [];
+  const claimed = new Map();
+  for (const { variable, what, host, ports } of LISTENERS) {
+    for (const port of ports) {
+      const other = claimed.get(port);
+      if (other) {
+        problems.push(`Port ${port} is given to both ${other} and ${variable}: set one of them to another port.`);
+        continue;
+      }
+      claimed.set(port, variable);
+      const error = await bindError(host, port);
+      if (!error) continue;
+      const reason = error.code === 'EADDRINUSE' ? 'is already in use' : `cannot be listened on (${error.code ?? error.message})`;
+      problems.push(`Port ${port} on ${host} (${what}) ${reason}: stop what holds it, or set ${variable} to another port.`);
+    }
+  }
+  if (problems.length > 0) {
+    process.stderr.write(`${problems.join('\n')}\n`);
+    process.exit(1);
+  }
+}
+
 ensureInstalled({ quiet: true });
 if (process.env.RECUR_SKIP_BUILD !== '1') buildAll({ quiet: true });
 
@@ -36,24 +98,13 @@ async function step(progress, work) {
 }
 
 const require = createRequire(import.meta.url);
-const { startTelemetry, startMetricsServer, JsonLogger } = require('@recur/telemetry');
+const { startTelemetry, JsonLogger } = require('@recur/telemetry');
 startTelemetry({ serviceName: 'recur' });
 const { startEmbeddedPostgres, startMailCatcher } = require('@recur/local-infra');
 
 const log = new JsonLogger('recur');
 // Local development: webhook receivers usually run on this machine.
 process.env.WEBHOOK_ALLOW_PRIVATE_URLS ??= 'true';
-const DATA_DIR = process.env.RECUR_DATA_DIR ?? join(ROOT, '.data');
-const HTTP_PORT = Number(process.env.PORT ?? 8080);
-const PG_PORT = Number(process.env.RECUR_PG_PORT ?? 54329);
-const METRICS_PORT = Number(process.env.METRICS_PORT ?? 9464);
-/** The local mail catcher's SMTP port; invoice e-mails land in MAIL_DIR as .eml files. */
-const SMTP_PORT = Number(process.env.RECUR_SMTP_PORT ?? 2525);
-const MAIL_DIR = mailDir(DATA_DIR);
-/** `false` makes the apps call each other over loopback gRPC, as deployed apps do (to compare, or to watch the wire). */
-const IN_PROCESS_CALLS = process.env.RECUR_IN_PROCESS_CALLS !== 'false';
-/** The six services listen on consecutive ports from here, on 127.0.0.1. */
-const GRPC_BASE_PORT = Number(process.env.RECUR_GRPC_BASE_PORT ?? 50051);
 // Read (and refused when below 1 hour) before anything starts, as a deployed service does.
 const outboxRetentionHours = (() => {
   try {
@@ -85,7 +136,7 @@ function operatorToken() {
 }
 
 async function operator(token, method, path, body) {
-  const response = await fetch(`http://127.0.0.1:${HTTP_PORT}${path}`, {
+  const response = await fetch(`http://127.0.0.1:${ADMIN_PORT}${path}`, {
     method,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: body ? JSON.stringify(body) : undefined,
@@ -138,6 +189,8 @@ const running = [];
 /** A part that has not stopped after this long is left behind (and the exit code says so), so one stuck part cannot keep the rest running. */
 const STOP_PART_TIMEOUT_MS = 20_000;
 let stopping = false;
+/** The in-process bus the apps share (none with Kafka): opened once all have started, closed first on stop. */
+let inProcessBus;
 /** main(): a signal during the start waits for the part being started, which main() then stops starting after. */
 let startup = Promise.resolve();
 async function stopAll(reason, exitCode) {
@@ -145,6 +198,9 @@ async function stopAll(reason, exitCode) {
   stopping = true;
   process.stderr.write(`\nStopping (${reason})…\n`);
   await startup.catch(() => undefined);
+  // Publishes held for the bus to open (a start cut short) or still to come fail now, so the
+  // apps' relays stop at once and keep those rows for the next start; deliveries in flight finish.
+  await inProcessBus?.close();
   let code = exitCode;
   for (const part of running.reverse()) {
     let timer;
@@ -196,6 +252,7 @@ async function main() {
 
   const { inProcessEventBus } = require('@recur/messaging');
   const bus = process.env.KAFKA_BROKERS ? undefined : inProcessEventBus;
+  inProcessBus = bus;
   const peers = {};
   // The subscription service calls the catalog and invoicing; in one process its config is this environment.
   const portOf = (name) => SERVICES.find(({ app }) => app === name).port;
@@ -215,12 +272,16 @@ async function main() {
     return true;
   });
   if (!servicesStarted) return;
+  // Every app has subscribed: the relays' publishing, held until now, starts (InProcessEventBus).
+  bus?.open();
   await postgres.ensureDatabase(databaseName('gateway'));
   const token = operatorToken();
   const { startGateway } = require(join(ROOT, 'apps', 'gateway', 'dist', 'app.js'));
   const gateway = await step('Starting the gateway…', () => startGateway({
-    httpHost: process.env.HTTP_HOST ?? '127.0.0.1',
+    httpHost: HTTP_HOST,
     httpPort: HTTP_PORT,
+    adminHost: '127.0.0.1',
+    adminPort: ADMIN_PORT,
     databaseUrl: postgres.urlFor(databaseName('gateway')),
     operatorToken: token,
     migrateOnStart: true,
@@ -232,8 +293,6 @@ async function main() {
     },
   }));
   if (!keepRunning('the gateway', gateway)) return;
-  const metrics = await startMetricsServer(METRICS_PORT, '127.0.0.1');
-  if (!keepRunning('the metrics server', { stop: () => new Promise((resolve) => metrics.close(() => resolve())) })) return;
 
   const { account, keys } = await ensureLocalAccount(token);
   const signIn = await ensurePortalSignIn(token, account.id);
@@ -241,12 +300,12 @@ async function main() {
     '',
     `Recur is running: http://127.0.0.1:${HTTP_PORT}/v1   (ready in ${((Date.now() - started) / 1000).toFixed(1)} s)`,
     `  OpenAPI        http://127.0.0.1:${HTTP_PORT}/openapi.json`,
-    `  Metrics        http://127.0.0.1:${METRICS_PORT}/metrics`,
+    `  Admin          http://127.0.0.1:${ADMIN_PORT}   /metrics and /operator/… (this machine only; ADMIN_PORT moves it)`,
     `  E-mail         ${mailNote}`,
     `  Events         ${process.env.KAFKA_BROKERS ? `Kafka at ${process.env.KAFKA_BROKERS}` : 'in-process bus (set KAFKA_BROKERS to use Kafka)'}`,
     `  Account        ${account.id}`,
     `  Portal         http://127.0.0.1:${HTTP_PORT}/portal   sign in as ${signIn.email} / ${signIn.password}`,
-    `  Operator token ${token}   (Authorization: Bearer … on /operator/…; stored in ${join(DATA_DIR, 'operator-token')})`,
+    `  Operator token ${token}   (Authorization: Bearer … on the admin port's /operator/…; stored in ${join(DATA_DIR, 'operator-token')})`,
   ];
   if (keys) {
     lines.push('', 'Keys (shown this once; only their hashes are stored):');

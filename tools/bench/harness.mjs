@@ -414,7 +414,7 @@ export async function startSingleProcess({ profileArgs = [], env = {}, stderr = 
   const child = spawn(process.execPath, [...npmStartNodeFlags(), ...profileArgs, 'tools/start.mjs'], {
     cwd: ROOT,
     env: {
-      ...process.env, RECUR_SKIP_BUILD: '1', RECUR_DATA_DIR: dataDir, PORT: String(port), RECUR_PG_PORT: String(pgPort), METRICS_PORT: String(port + 2000),
+      ...process.env, RECUR_SKIP_BUILD: '1', RECUR_DATA_DIR: dataDir, PORT: String(port), RECUR_PG_PORT: String(pgPort), ADMIN_PORT: String(port + 2000),
       RECUR_GRPC_BASE_PORT: String(port + 3000), RECUR_SMTP_PORT: String(port + 4000), LOG_LEVEL: 'warn', KAFKA_BROKERS: '', SMTP_URL: '', ...env,
     },
     stdio: ['ignore', 'pipe', stderr],
@@ -554,14 +554,18 @@ export async function startProcesses({ name, scaled, replicas = 1, profileDir, a
   await postgres.ensureDatabase(databaseName('gateway'));
   const operatorToken = randomBytes(16).toString('hex');
   const gatewayPorts = [];
+  const adminPorts = [];
   for (let replica = 0; replica < replicas; replica++) {
     const httpPort = await freePort();
+    const adminPort = await freePort();
     apps.push(await startApp('gateway', {
       env: {
         ...common,
         DATABASE_URL: postgres.urlFor(databaseName('gateway')),
         HTTP_HOST: '127.0.0.1',
         HTTP_PORT: String(httpPort),
+        ADMIN_HOST: '127.0.0.1',
+        ADMIN_PORT: String(adminPort),
         RECUR_OPERATOR_TOKEN: operatorToken,
         ...peerAddresses,
         ...envOf('gateway'),
@@ -570,11 +574,12 @@ export async function startProcesses({ name, scaled, replicas = 1, profileDir, a
       nodeArgs: [...imageNodeFlags(), ...profileArgs(profileDir, `gateway-${replica + 1}`)],
     }));
     gatewayPorts.push(httpPort);
+    adminPorts.push(adminPort);
   }
   const front = await startBalancer(gatewayPorts);
   balancers.push(front);
   const url = `http://127.0.0.1:${front.port}`;
-  const key = await operatorSandboxKey(url, operatorToken);
+  const key = await operatorSandboxKey(`http://127.0.0.1:${adminPorts[0]}`, operatorToken);
   return {
     description: `every app its own process, events through Kafka; ${replicas} gateway and ${replicas} ${scaled} process(es), each set behind a per-connection TCP balancer`,
     dataDir,
@@ -599,10 +604,10 @@ export async function startProcesses({ name, scaled, replicas = 1, profileDir, a
   };
 }
 
-/** A sandbox test key of a new account, made through the gateway's operator API. */
-export async function operatorSandboxKey(url, operatorToken) {
+/** A sandbox test key of a new account, made through the gateway's operator API (`adminUrl`: its admin listener). */
+export async function operatorSandboxKey(adminUrl, operatorToken) {
   const operator = async (path, body) => {
-    const response = await fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${operatorToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const response = await fetch(`${adminUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${operatorToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
     return response.json();
   };

@@ -29,7 +29,7 @@ const infrastructure = await startInfrastructure(benchDir('payments'));
 const { postgres, brokers } = infrastructure;
 
 const prefix = `bench-${randomBytes(3).toString('hex')}`;
-const [subscriptionPort, invoicingPort, paymentsPort, httpPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+const [subscriptionPort, invoicingPort, paymentsPort, httpPort, adminPort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
 const baseUrl = `http://127.0.0.1:${httpPort}`;
 const operatorToken = randomBytes(16).toString('hex');
 const apps = [];
@@ -55,9 +55,9 @@ await Promise.all([
   start('invoicing', invoicingPort, { ...peers, ...NO_INVOICE_MAIL, PAYMENT_PAGE_URL: `${baseUrl}/pay` }),
   start('payments', paymentsPort, { ...peers, PAYMENT_PAGES_URL: baseUrl }),
 ]);
-await start('gateway', 0, { ...peers, CATALOG_GRPC_ADDR: '127.0.0.1:9', USAGE_METERING_GRPC_ADDR: '127.0.0.1:9', WEBHOOK_DISPATCH_GRPC_ADDR: '127.0.0.1:9', HTTP_HOST: '127.0.0.1', HTTP_PORT: String(httpPort), RECUR_OPERATOR_TOKEN: operatorToken });
+await start('gateway', 0, { ...peers, CATALOG_GRPC_ADDR: '127.0.0.1:9', USAGE_METERING_GRPC_ADDR: '127.0.0.1:9', WEBHOOK_DISPATCH_GRPC_ADDR: '127.0.0.1:9', HTTP_HOST: '127.0.0.1', HTTP_PORT: String(httpPort), ADMIN_HOST: '127.0.0.1', ADMIN_PORT: String(adminPort), RECUR_OPERATOR_TOKEN: operatorToken });
 
-const key = await operatorSandboxKey(baseUrl, operatorToken);
+const key = await operatorSandboxKey(`http://127.0.0.1:${adminPort}`, operatorToken);
 const api = v1Client({ url: baseUrl, key }, 16 + CONCURRENCY);
 async function call(method, path, body) {
   for (let attempt = 0; ; attempt++) {

@@ -9,6 +9,7 @@ import type { GatewayConfig } from './config';
 import { GatewayModule } from './gateway.module';
 import { ApiExceptionFilter } from './http/api-exception.filter';
 import { BODY_LIMIT_BYTES, registerBodyParser } from './http/body-parsers';
+import { AdminListener } from './http/admin-listener';
 import { assignRequestId } from './http/request-id';
 import { recordHttpDuration } from './http/http-metrics';
 import { registerServerSpan } from './http/server-span';
@@ -22,6 +23,8 @@ export const GATEWAY_MIGRATIONS_DIR = join(__dirname, '..', 'prisma', 'migration
 
 export interface RunningGateway {
   port: number;
+  /** The admin listener's port (/metrics, /operator/…). */
+  adminPort: number;
   stop(): Promise<void>;
 }
 
@@ -40,6 +43,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   const fastify = app.getHttpAdapter().getInstance();
   // The request id comes first, so even a body that fails to parse gets one.
   fastify.addHook('onRequest', assignRequestId);
+  const admin = new AdminListener(fastify);
   fastify.addHook('onResponse', recordHttpDuration);
   registerBodyParser(fastify);
   // Fastify refuses a QUERY without a Content-Type (400) before any hook; no route takes
@@ -53,17 +57,26 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   app.useGlobalFilters(new ApiExceptionFilter(logger));
   await app.listen(config.httpPort, config.httpHost);
   const port = (app.getHttpServer().address() as { port: number }).port;
+  let adminPort: number;
+  try {
+    adminPort = await admin.listen(config.adminPort, config.adminHost);
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
 
   // Idempotency records older than their 24 h retention are purged hourly.
   const purge = setInterval(() => {
     idempotency.purgeExpired(clock()).catch((error: Error) => logger.warn(`idempotency purge failed: ${error.message}`));
   }, 3_600_000).unref();
 
-  logger.info('gateway started', { http_port: port });
+  logger.info('gateway started', { http_port: port, admin_port: adminPort });
   return {
     port,
+    adminPort,
     async stop() {
       clearInterval(purge);
+      await admin.close();
       await app.close();
       logger.info('gateway stopped');
     },

@@ -3,6 +3,9 @@ import { intEnv, optionalEnv, requireEnv } from '@recur/kernel';
 
 export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');
 
+/** ADMIN_PORT's default: the port Prometheus scrapes on every Recur pod (the gRPC services' METRICS_PORT). */
+export const DEFAULT_ADMIN_PORT = 9464;
+
 export interface PeerAddresses {
   catalog: string;
   subscription: string;
@@ -15,6 +18,13 @@ export interface PeerAddresses {
 export interface GatewayConfig {
   httpHost: string;
   httpPort: number;
+  /**
+   * The admin listener: `/metrics` and the operator surface (`/operator/…`), which the public port
+   * (httpPort) answers 404; `/healthz` and `/readyz` are on both. Never routed by an Ingress.
+   */
+  adminHost: string;
+  /** 0 picks a free port (RunningGateway.adminPort says which). */
+  adminPort: number;
   databaseUrl: string;
   /** Bearer token of the operator surface (`/operator/…`). */
   operatorToken: string;
@@ -34,6 +44,8 @@ export function gatewayConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Gate
   return {
     httpHost: optionalEnv('HTTP_HOST', env) ?? '0.0.0.0',
     httpPort: intEnv('HTTP_PORT', 8080, env),
+    adminHost: optionalEnv('ADMIN_HOST', env) ?? '0.0.0.0',
+    adminPort: intEnv('ADMIN_PORT', DEFAULT_ADMIN_PORT, env),
     databaseUrl: requireEnv('DATABASE_URL', env),
     operatorToken: requireEnv('RECUR_OPERATOR_TOKEN', env),
     peers: {

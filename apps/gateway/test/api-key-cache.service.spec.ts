@@ -9,28 +9,32 @@ import { KEY_CACHE_TTL_MS } from '../src/auth/api-key';
  */
 let gateway: AppProcess;
 let baseUrl: string;
+/** The admin listener, where /operator/… is served. */
+let adminUrl: string;
 let databaseUrl: string;
 const operatorToken = randomBytes(16).toString('hex');
 
 beforeAll(async () => {
   databaseUrl = await createTestDatabase('gateway_keys');
   const httpPort = await freePort();
+  const adminPort = await freePort();
   // No service is called here: the route below is answered by the gateway itself.
   const nowhere = '127.0.0.1:9';
   gateway = await startApp('gateway', {
     env: {
-      DATABASE_URL: databaseUrl, HTTP_HOST: '127.0.0.1', HTTP_PORT: String(httpPort), RECUR_OPERATOR_TOKEN: operatorToken, METRICS_PORT: '0',
+      DATABASE_URL: databaseUrl, HTTP_HOST: '127.0.0.1', HTTP_PORT: String(httpPort), RECUR_OPERATOR_TOKEN: operatorToken, ADMIN_HOST: '127.0.0.1', ADMIN_PORT: String(adminPort),
       CATALOG_GRPC_ADDR: nowhere, SUBSCRIPTION_GRPC_ADDR: nowhere, INVOICING_GRPC_ADDR: nowhere, PAYMENTS_GRPC_ADDR: nowhere, USAGE_METERING_GRPC_ADDR: nowhere, WEBHOOK_DISPATCH_GRPC_ADDR: nowhere,
     },
     ready: { httpUrl: `http://127.0.0.1:${httpPort}/readyz` },
   });
   baseUrl = `http://127.0.0.1:${httpPort}`;
+  adminUrl = `http://127.0.0.1:${adminPort}`;
 }, 60_000);
 
 afterAll(() => gateway?.kill('SIGTERM'));
 
 async function operator(path: string, body: unknown = {}): Promise<any> {
-  const response = await fetch(`${baseUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${operatorToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const response = await fetch(`${adminUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${operatorToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return response.json();
 }
 

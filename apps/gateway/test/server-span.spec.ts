@@ -32,16 +32,17 @@ beforeAll(async () => {
   });
   const databaseUrl = await createTestDatabase('gateway_span');
   httpPort = await freePort();
+  const adminPort = await freePort();
   gateway = await startApp('gateway', {
     env: {
-      DATABASE_URL: databaseUrl, HTTP_HOST: '127.0.0.1', HTTP_PORT: String(httpPort), RECUR_OPERATOR_TOKEN: operatorToken, METRICS_PORT: '0', RECUR_TRACE_FILE: join(traceDir, 'gateway.jsonl'),
+      DATABASE_URL: databaseUrl, HTTP_HOST: '127.0.0.1', HTTP_PORT: String(httpPort), RECUR_OPERATOR_TOKEN: operatorToken, ADMIN_HOST: '127.0.0.1', ADMIN_PORT: String(adminPort), RECUR_TRACE_FILE: join(traceDir, 'gateway.jsonl'),
       SUBSCRIPTION_GRPC_ADDR: subscription.grpcAddress, CATALOG_GRPC_ADDR: nowhere, INVOICING_GRPC_ADDR: nowhere, PAYMENTS_GRPC_ADDR: nowhere, USAGE_METERING_GRPC_ADDR: nowhere, WEBHOOK_DISPATCH_GRPC_ADDR: nowhere,
     },
     ready: { httpUrl: `http://127.0.0.1:${httpPort}/readyz` },
   });
   baseUrl = `http://127.0.0.1:${httpPort}`;
   const operator = async <T>(path: string, body: unknown): Promise<T> =>
-    (await fetch(`${baseUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${operatorToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<T>;
+    (await fetch(`http://127.0.0.1:${adminPort}${path}`, { method: 'POST', headers: { authorization: `Bearer ${operatorToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<T>;
   const account = await operator<{ id: string }>('/operator/accounts', { name: 'Traced' });
   apiKey = (await operator<{ secret: string }>(`/operator/accounts/${account.id}/keys`, { app: 'sandbox', type: 'test' })).secret;
 }, 120_000);

@@ -123,8 +123,8 @@ Fails early on values that would otherwise render a broken mesh.
 {{- $_ := set $app "fullname" (include "recur.appFullname" (dict "root" $root "name" $name)) }}
 {{- $_ := set $app "grpc" $grpc }}
 {{- $_ := set $app "containerPort" (ternary $root.Values.ports.grpc $root.Values.ports.http $grpc) }}
-{{- /* The gateway serves /metrics on its HTTP port; the gRPC services on METRICS_PORT. */}}
-{{- $_ := set $app "metricsPort" (ternary $root.Values.ports.metrics $root.Values.ports.http $grpc) }}
+{{- /* The gateway serves /metrics on its admin port (ADMIN_PORT, never public); the gRPC services on METRICS_PORT. */}}
+{{- $_ := set $app "metricsPort" (ternary $root.Values.ports.metrics $root.Values.ports.admin $grpc) }}
 {{- $_ := set $app "servicePort" ($app.service.port | default $app.containerPort) }}
 {{- $_ := set $app "secretName" (include "recur.secretName" $root) }}
 {{- toJson $app }}
@@ -194,6 +194,8 @@ Argument: (dict "root" $ "app" $app).
 {{- else }}
 - name: HTTP_PORT
   value: {{ $root.Values.ports.http | quote }}
+- name: ADMIN_PORT
+  value: {{ $root.Values.ports.admin | quote }}
 {{- end }}
 {{- range $peer := $app.calls }}
 - name: {{ include "recur.peerAddrVar" $peer }}

@@ -33,6 +33,7 @@ describe('event handlers', () => {
     }, { warn: (text) => warnings.push(text) }));
     const created = newInternalEvent(tenant, 'cus_1', subscriptionEventsV1.CustomerCreatedSchema, { customer }, new Date());
     const deleted = newInternalEvent(tenant, 'cus_1', subscriptionEventsV1.CustomerDeletedSchema, { customer: { ...customer, deletedAt: 2n } }, new Date());
+    bus.open();
     await bus.publish([message('internal', deleted), message('internal', created)]);
     expect(seen.map((event) => event.id)).toEqual([created.id]);
     expect(warnings).toEqual([]);
@@ -49,6 +50,7 @@ describe('event handlers', () => {
       seen.push(event);
       return 'processed';
     }, { warn: (text) => warnings.push(text) }));
+    bus.open();
     await bus.publish([{ topic: 'public', key: 'k', value: '{"id": 42', headers: {} }]);
     expect(warnings).toEqual(['event dropped: it does not decode']);
     const event = newPublicEvent(tenant, 'customer.created', 'cus_1', { object: { id: 'cus_1' } }, new Date());
@@ -74,6 +76,7 @@ describe('event handlers', () => {
     }, { warn: (text) => warnings.push(text) }));
     const events = ['cus_1', 'cus_2', 'cus_3'].map((id) => newPublicEvent(tenant, 'customer.created', id, { object: { id } }, new Date()));
     const batch = [message('public', events[0]), { topic: 'public', key: 'k', value: '{"id": 42', headers: {} }, message('public', events[1]), message('public', events[2])];
+    bus.open();
     await expect(bus.publish(batch)).rejects.toThrow('database down');
     await bus.publish(batch);
     const ids = events.map((event) => event.id);
@@ -96,6 +99,7 @@ describe('event handlers', () => {
     const unhandled: BusMessage = { topic: 'internal', key: 'k', value: 'not json', headers: { 'event-type': subscriptionEventsV1.CustomerDeletedSchema.typeName } };
     const batch = [message('internal', created('cus_1')), unhandled, message('internal', created('cus_2')), message('internal', created('cus_3'))];
     failOn = 'cus_2';
+    bus.open();
     await expect(bus.publish(batch)).rejects.toThrow('database down');
     expect(handled).toEqual(['cus_1']);
     failOn = undefined;

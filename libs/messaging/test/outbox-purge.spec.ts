@@ -38,6 +38,7 @@ async function startRelay(options: { clock?: () => Date; retentionMs?: number; i
   const bus = new InProcessEventBus();
   const received: BusMessage[] = [];
   await bus.subscribe('widgets-consumer', [TOPIC], async (message) => void received.push(message));
+  bus.open();
   const relay = new OutboxRelay({ service: 'widgets', databaseUrl, bus, clock: options.clock ?? (() => NOW), retentionMs: options.retentionMs, idlePollMs: options.idlePollMs ?? 100 });
   running.push(relay);
   await relay.start();

@@ -71,6 +71,7 @@ async function recordingBus(onMessage: (message: BusMessage) => Promise<void> = 
     received.push(message);
     await onMessage(message);
   });
+  bus.open();
   return Object.assign(bus, { received });
 }
 
@@ -231,6 +232,7 @@ describe('OutboxRelay', () => {
          const pool = new Pool({ connectionString: process.env.DATABASE_URL });
          const bus = new InProcessEventBus();
          bus.subscribe('log', ['${TOPIC}'], (message) => pool.query("INSERT INTO publish_log VALUES ($1, 'child')", [message.headers['event-id']]).then(() => undefined));
+         bus.open();
          new OutboxRelay({ service: 'widgets', databaseUrl: process.env.DATABASE_URL, bus, clock: () => new Date() }).start();`,
       ],
       { cwd: join(__dirname, '../../..'), env: { ...process.env, DATABASE_URL: databaseUrl, [FAULT_KILL_AFTER_PUBLISH]: '1' }, stdio: 'inherit' },

@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { type MicroserviceOptions, Transport } from '@nestjs/microservices';
 import type { DescService } from '@bufbuild/protobuf';
 import { grpcPackageDefinition, unregisterInProcessHandlers } from '@recur/contracts';
-import { createEventBus, type EventBus, OutboxRelay } from '@recur/messaging';
+import { createEventBus, type EventBus, InProcessEventBus, OutboxRelay } from '@recur/messaging';
 import { systemClock } from '@recur/kernel';
 import { applyMigrations, CommandResultsPurge } from '@recur/persistence';
 import { JsonLogger, startMetricsServer } from '@recur/telemetry';
@@ -78,6 +78,9 @@ export async function startGrpcService(spec: GrpcServiceSpec, config: ServiceCon
   app.useGlobalFilters(new GrpcExceptionFilter(logger));
   app.useGlobalInterceptors(new RpcMetricsInterceptor(spec.name));
   await app.listen();
+  // A bus of its own without Kafka reaches only this app, whose consumers have all subscribed now
+  // (Nest's bootstrap ran in listen()). A bus given by the host is the host's to open.
+  if (!bus && eventBus instanceof InProcessEventBus) eventBus.open();
 
   const relay = spec.relaysOutbox
     ? new OutboxRelay({

@@ -70,6 +70,33 @@ describe('catalog through the gateway', () => {
     }
   });
 
+  it('answers a browser preflight from any origin on the routes a publishable key may call, and only there', async () => {
+    const preflight = async (path: string, method: string, origin: string) => {
+      const response = await fetch(`${mesh.baseUrl}${path}`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': 'x-api-key' },
+      });
+      await response.text();
+      return { path, method, status: response.status, allowOrigin: response.headers.get('access-control-allow-origin'), allowHeaders: response.headers.get('access-control-allow-headers') };
+    };
+    for (const [path, origin] of [
+      ['/v1/plans', 'https://shop.example'], [`/v1/plans/${plans.graduated}`, 'http://localhost:3000'],
+      [`/v1/plans/${plans.graduated}/tiers`, 'https://a.example'], [`/v1/plans/${plans.per_unit}/price-components`, 'null'],
+    ]) {
+      expect(await preflight(path, 'GET', origin)).toEqual({ path, method: 'GET', status: 204, allowOrigin: '*', allowHeaders: 'x-api-key' });
+    }
+    // Writes, and every route a publishable key may not call: no CORS header, so the browser refuses.
+    for (const [path, method] of [['/v1/plans', 'POST'], [`/v1/plans/${plans.flat_rate}`, 'DELETE'], ['/v1/customers', 'GET'], ['/v1/customers', 'POST'], ['/v1/coupons', 'GET'], ['/v1/nowhere', 'GET']]) {
+      const answer = await preflight(path, method, 'https://shop.example');
+      expect({ path, method, allowOrigin: answer.allowOrigin, succeeded: answer.status === 204 }).toEqual({ path, method, allowOrigin: null, succeeded: false });
+    }
+    // The call itself, from a page: readable (Access-Control-Allow-Origin) on a plan read, not elsewhere.
+    const fromPage = async (path: string, key: string) =>
+      (await fetch(`${mesh.baseUrl}${path}`, { headers: { origin: 'https://shop.example', 'x-api-key': key } })).headers.get('access-control-allow-origin');
+    expect(await fromPage('/v1/plans', keys.sandboxPublishable)).toBe('*');
+    expect(await fromPage('/v1/customers', keys.test)).toBeNull();
+  });
+
   it('refuses writes with a read-only key and lets it read', async () => {
     const readOnly = api(mesh, keys.testReadOnly);
     expect((await readOnly('GET', `/v1/plans/${plans.flat_rate}`)).status).toBe(200);

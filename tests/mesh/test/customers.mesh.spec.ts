@@ -148,7 +148,7 @@ describe('customers through the gateway', () => {
     expect(JSON.stringify(listed.body)).not.toMatch(/recur_(test|live|publishable)_sk_[0-9A-Za-z]{32}/);
     // Keys used in earlier tests show when they were last used.
     expect(listed.body.data.some((key: { last_used_at: number | null }) => typeof key.last_used_at === 'number')).toBe(true);
-    const unauthorised = await fetch(`${mesh.baseUrl}/operator/accounts`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer wrong' }, body: '{"name":"x"}' });
+    const unauthorised = await fetch(`${mesh.adminUrl}/operator/accounts`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer wrong' }, body: '{"name":"x"}' });
     expect(unauthorised.status).toBe(401);
   });
 

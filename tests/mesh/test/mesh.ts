@@ -29,6 +29,8 @@ export interface Keys {
 
 export interface Mesh {
   baseUrl: string;
+  /** The gateway's admin listener: /metrics and /operator/…. */
+  adminUrl: string;
   operatorToken: string;
   apps: Record<AppName, AppProcess>;
   /** Each app's own database, for tests that inspect a service's tables (its outbox, say). */
@@ -74,6 +76,7 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
   const peerEnv = Object.fromEntries(SERVICES.map((service) => [peerVariable(service), addresses[service]]));
   // The gateway's address is known first: invoices link to its pages, payments send payers there.
   const httpPort = await freePort();
+  const adminPort = await freePort();
   const pagesUrl = `http://127.0.0.1:${httpPort}`;
   const pageEnv: Partial<Record<ServiceName, Record<string, string>>> = { invoicing: { PAYMENT_PAGE_URL: `${pagesUrl}/pay` }, payments: { PAYMENT_PAGES_URL: pagesUrl } };
   const starting = await Promise.allSettled(
@@ -107,6 +110,8 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
       DATABASE_URL: databaseUrls.gateway,
       HTTP_HOST: '127.0.0.1',
       HTTP_PORT: String(httpPort),
+      ADMIN_HOST: '127.0.0.1',
+      ADMIN_PORT: String(adminPort),
       RECUR_OPERATOR_TOKEN: operatorToken,
       RECUR_TRACE_FILE: join(traceDir, 'gateway.jsonl'),
       ...peerEnv,
@@ -117,9 +122,10 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
   }).catch(abandon);
   const apps = { ...Object.fromEntries(started), gateway } as Record<AppName, AppProcess>;
   const baseUrl = `http://127.0.0.1:${httpPort}`;
+  const adminUrl = `http://127.0.0.1:${adminPort}`;
 
   const operator = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${baseUrl}${path}`, {
+    const response = await fetch(`${adminUrl}${path}`, {
       method,
       headers: { authorization: `Bearer ${operatorToken}`, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -135,6 +141,7 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
 
   return {
     baseUrl,
+    adminUrl,
     operatorToken,
     apps,
     databaseUrls,

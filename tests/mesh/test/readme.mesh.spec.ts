@@ -24,7 +24,7 @@ afterAll(async () => {
 }, 60_000);
 
 const shell = (command: string, env: Record<string, string> = {}) =>
-  execFileSync('bash', ['-c', command], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, RECUR_URL: mesh.baseUrl, RECUR_OPERATOR_TOKEN: mesh.operatorToken, ...env } });
+  execFileSync('bash', ['-c', command], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, RECUR_ADMIN_URL: mesh.adminUrl, RECUR_OPERATOR_TOKEN: mesh.operatorToken, ...env } });
 
 it('creates an account and a key with the README’s npx recur-admin commands, then runs its curl example with that key', () => {
   const admin = [...README.matchAll(/^npx recur-admin .*$/gm)].map(([line]) => line);

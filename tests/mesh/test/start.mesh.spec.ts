@@ -1,9 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, REPO_ROOT, testKafkaBrokers } from '@recur/testing';
+import { REPO_ROOT, testKafkaBrokers } from '@recur/testing';
+import { freeNpmStartPorts, npmStart as npmStartOn, npmStartEnv, type StartedStack as Started } from './npm-start';
 
 /**
  * `npm start` (tools/start.mjs: every app in one process over an embedded PostgreSQL) stops
@@ -18,70 +19,7 @@ chmodSync(dataDir, 0o755);
 
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-/** A run of `count` consecutive free ports on 127.0.0.1 (the six services take consecutive gRPC ports). */
-async function freePortRun(count: number): Promise<number> {
-  const isFree = (port: number) =>
-    new Promise<boolean>((resolve) => {
-      const server = createServer();
-      server.once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-    });
-  for (;;) {
-    const base = await freePort();
-    if (base + count > 65_535) continue;
-    let free = true;
-    for (let port = base + 1; free && port < base + count; port++) free = await isFree(port);
-    if (free) return base;
-  }
-}
-
-interface Started {
-  child: ChildProcess;
-  baseUrl: string;
-  metricsUrl: string;
-  stdout(): string;
-  stderr(): string;
-  exited: Promise<number | null>;
-}
-
-async function npmStart(env: Record<string, string>): Promise<Started> {
-  const [httpPort, pgPort, metricsPort, smtpPort, grpcBasePort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePortRun(6)];
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'tools', 'start.mjs')], {
-    cwd: REPO_ROOT,
-    env: {
-      ...process.env,
-      // The tests run the built apps (npm test builds first).
-      RECUR_SKIP_BUILD: '1',
-      RECUR_DATA_DIR: dataDir,
-      PORT: String(httpPort),
-      RECUR_PG_PORT: String(pgPort),
-      METRICS_PORT: String(metricsPort),
-      RECUR_SMTP_PORT: String(smtpPort),
-      RECUR_GRPC_BASE_PORT: String(grpcBasePort),
-      SMTP_URL: '',
-      LOG_LEVEL: 'warn',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk) => (stdout += chunk));
-  child.stderr?.on('data', (chunk) => (stderr += chunk));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  let hasExited = false;
-  void exited.then(() => (hasExited = true));
-  const deadline = Date.now() + 150_000;
-  while (!stdout.includes('Recur is running')) {
-    if (hasExited) throw new Error(`npm start exited while starting:\n${stdout}\n${stderr}`);
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`npm start was not ready in time:\n${stdout}\n${stderr}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  return { child, baseUrl: `http://127.0.0.1:${httpPort}`, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, stdout: () => stdout, stderr: () => stderr, exited };
-}
+const npmStart = (env: Record<string, string>): Promise<Started> => npmStartOn(dataDir, env);
 
 /** The sandbox secret key, printed once by the first start. */
 let key: string;
@@ -107,7 +45,7 @@ async function expectCleanStop(started: Started, signal: NodeJS.Signals): Promis
   expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
 }
 
-it('times each request by its route template on /metrics, and stops cleanly on Ctrl-C (SIGINT), on the in-process bus', async () => {
+it('times each request by its route template on /metrics, keeps /metrics and /operator off the public port, and stops cleanly on Ctrl-C (SIGINT), on the in-process bus', async () => {
   const started = await npmStart({ KAFKA_BROKERS: '' });
   key = /sandbox secret\s+(recur_test_sk_\w+)/.exec(started.stdout())![1];
   // The gateway's timings reach the metrics server, labelled by route template (ids would explode
@@ -115,7 +53,25 @@ it('times each request by its route template on /metrics, and stops cleanly on C
   expect(await post(started.baseUrl, '/v1/plans', { name: 'Timed', pricing_model: 'flat_rate', amount_monthly: 1000 })).toBe(201);
   expect(await post(started.baseUrl, '/v1/no-such-route', {})).toBe(404);
   const metrics = await (await fetch(started.metricsUrl)).text();
+  // /metrics and the operator surface are on the admin listener only: the public port answers 404,
+  // as it does for a path it does not know, whatever the token.
+  const token = readFileSync(join(dataDir, 'operator-token'), 'utf8').trim();
+  const operatorCall = (base: string) => fetch(`${base}/operator/accounts`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"name":"Door"}' });
+  const created = await operatorCall(started.adminUrl);
+  const { id: accountId } = (await created.json()) as { id: string };
+  const listKeys = (base: string) => fetch(`${base}/operator/accounts/${accountId}/keys/`, { headers: { authorization: `Bearer ${token}` } });
+  const doors = {
+    publicMetrics: (await fetch(`${started.baseUrl}/metrics`)).status,
+    publicOperator: (await operatorCall(started.baseUrl)).status,
+    publicOperatorList: (await listKeys(started.baseUrl)).status,
+    adminOperator: created.status,
+    adminOperatorList: (await listKeys(started.adminUrl)).status,
+    adminApi: (await fetch(`${started.adminUrl}/v1/customers`, { headers: { 'x-api-key': key } })).status,
+    publicProbe: (await fetch(`${started.baseUrl}/readyz`)).status,
+    adminProbe: (await fetch(`${started.adminUrl}/healthz`)).status,
+  };
   await expectCleanStop(started, 'SIGINT');
+  expect(doors).toEqual({ publicMetrics: 404, publicOperator: 404, publicOperatorList: 404, adminOperator: 201, adminOperatorList: 200, adminApi: 404, publicProbe: 200, adminProbe: 200 });
   // Read before the stop, checked after it, so a failure here leaves nothing running.
   expect(metrics).toMatch(/^recur_http_server_duration_seconds_count\{method="POST",route="\/v1\/plans",status="201"\} 1$/m);
   expect(metrics).toMatch(/^recur_http_server_duration_seconds_count\{method="POST",route="other",status="404"\} 1$/m);
@@ -137,4 +93,23 @@ it('refuses an outbox retention under one hour before starting anything, as a de
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   expect({ code, stderr }).toEqual({ code: 1, stderr: "environment variable OUTBOX_RETENTION_HOURS must be at least 1, got '0'\n" });
   expect(existsSync(join(dataDir, 'refused'))).toBe(false);
+});
+
+it('reports a port already in use at once, naming the variable that moves it, before starting anything', async () => {
+  const ports = await freeNpmStartPorts();
+  const holder = createServer();
+  await new Promise<void>((resolve) => holder.listen(ports.http, '127.0.0.1', resolve));
+  const refusedDir = join(dataDir, 'port-in-use');
+  const startedAt = Date.now();
+  try {
+    const child = spawn(process.execPath, [join(REPO_ROOT, 'tools', 'start.mjs')], { cwd: REPO_ROOT, env: npmStartEnv(refusedDir, ports), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr?.on('data', (chunk) => (stderr += chunk));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect({ code, stderr }).toEqual({ code: 1, stderr: `Port ${ports.http} on 127.0.0.1 (the HTTP API) is already in use: stop what holds it, or set PORT to another port.\n` });
+    expect(Date.now() - startedAt).toBeLessThan(5_000);
+    expect(existsSync(refusedDir)).toBe(false); // no PostgreSQL cluster was made
+  } finally {
+    await new Promise((resolve) => holder.close(resolve));
+  }
 });

@@ -11,6 +11,7 @@ import { claimIdempotencyKey, recordIdempotentAnswer } from '../idempotency/idem
 import type { IdempotencyRepository } from '../idempotency/idempotency.repository';
 import { AlternativeAnswer, type FileAnswer } from './define-routes';
 import type { RouteRunner } from './route-runner';
+import { applyCors } from './cors';
 import { applyRoutePolicy } from './route-policy';
 
 /** What the `/v1` route needs from the application (app.ts takes them from Nest's container). */
@@ -26,7 +27,7 @@ export interface ApiRouteServices {
  * The `/v1` pipeline, one native Fastify route (`/v1` and everything under it, every method),
  * in order:
  *   onRequest   request id (app.ts, every request) → body parsed (http/body-parsers.ts) →
- *   preHandler  authenticate (401) → route table and key policy (404, 405 with `Allow`, 403) →
+ *   preHandler  CORS (routing/cors.ts: a preflight of a publishable route answered 204) → authenticate (401) → route table and key policy (404, 405 with `Allow`, 403) →
  *               door input rules (400) → idempotency claim (replay, 409) →
  *   handler     the RouteRunner: validation (400), the route's handler or 501 → gRPC call →
  *               the route's success status (its alternative's, or a file) →
@@ -38,7 +39,7 @@ export interface ApiRouteServices {
 export function registerApiRoute(fastify: FastifyInstance, services: ApiRouteServices): void {
   const { routes, logger } = services;
   const options = {
-    preHandler: [authenticate(services.keys, services.clock), applyRoutePolicy, applyInputRules, claimIdempotencyKey(services.idempotency, services.clock)],
+    preHandler: [applyCors, authenticate(services.keys, services.clock), applyRoutePolicy, applyInputRules, claimIdempotencyKey(services.idempotency, services.clock)],
     onSend: recordIdempotentAnswer(services.idempotency),
     errorHandler: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => sendApiError(error, request, reply, logger),
     handler: async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
