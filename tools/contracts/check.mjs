@@ -26,7 +26,7 @@ import { breakingShapeChanges, EVENT_TYPES_FILE, readShapes, SHAPES_DIR } from '
  * oasdiff's own levels, but for one: removing an optional response field is only "info" to
  * oasdiff, yet a client may read an optional field as much as a required one.
  */
-const OASDIFF_LEVELS = ['response-optional-property-removed error'];
+const OASDIFF_LEVELS = ['response-optional-property-removed ERR'];
 
 const sections = process.argv.slice(2).length ? process.argv.slice(2) : ['records', 'proto', 'openapi', 'events'];
 const tmp = mkdtempSync(join(tmpdir(), 'recur-contracts-'));
@@ -73,28 +73,35 @@ function checkRecords() {
   }
 }
 
-/** The proto/ folder as it was at `commit`, extracted once per commit. */
-const protoTrees = new Map();
-function protoTreeAt(commit) {
-  if (!protoTrees.has(commit)) {
-    const dir = join(tmp, `proto-${commit}`);
-    execFileSync('bash', ['-c', `mkdir -p "${dir}" && git archive "${commit}" proto | tar -x -C "${dir}"`], { cwd: ROOT });
-    protoTrees.set(commit, join(dir, 'proto'));
+const buf = join(ROOT, 'node_modules/.bin/buf');
+/** A buf image of proto/ as it was at `commit` (undefined: today's tree), built once per commit. */
+const protoImages = new Map();
+function protoImageAt(commit) {
+  if (!protoImages.has(commit)) {
+    const image = join(tmp, `proto-${commit ?? 'today'}.binpb`);
+    let source = join(ROOT, 'proto');
+    if (commit) {
+      const dir = join(tmp, `proto-${commit}`);
+      execFileSync('bash', ['-c', `mkdir -p "${dir}" && git archive "${commit}" proto | tar -x -C "${dir}"`], { cwd: ROOT });
+      source = join(dir, 'proto');
+    }
+    execFileSync(buf, ['build', source, '-o', image], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+    protoImages.set(commit, image);
   }
-  return protoTrees.get(commit);
+  return protoImages.get(commit);
 }
 
 function checkProtos() {
-  const buf = join(ROOT, 'node_modules/.bin/buf');
   for (const { project, release } of readableReleases().filter(({ project }) => project.proto)) {
+    // Images on both sides, so --path names the same files in each: the service's package
+    // folder (all of its versions) and the shared packages.
     const paths = [project.proto, ...SHARED_PROTO].filter((path) => existsSync(join(ROOT, 'proto', path)));
-    // --path limits both sides to the service's package folder (all of its versions) and the shared ones.
-    const args = ['breaking', 'proto', '--against', protoTreeAt(release.commit), '--error-format', 'text', ...paths.flatMap((path) => ['--path', join('proto', path)])];
+    const args = ['breaking', protoImageAt(undefined), '--against', protoImageAt(release.commit), '--error-format', 'text', ...paths.flatMap((path) => ['--path', path])];
     const result = spawnSync(buf, args, { cwd: ROOT, encoding: 'utf8' });
     if (result.status === 0) ok(`${project.key}: gRPC contract compatible with ${short(release)}`);
     else {
-      fail(`${project.key}: the gRPC contract breaks callers built against its last release ${short(release)}`, [
-        (result.stdout + result.stderr).trim(),
+      fail(`${project.key}: the gRPC contract breaks callers built against its last release ${short(release)} (buf breaking)`, [
+        (result.stdout + result.stderr).trim().replace(/^recur\//gm, 'proto/recur/'),
         `A running replica of the previous release (or a caller built against it) would misread these messages. Keep the old field/RPC (deprecate it, reserve removed numbers), or add the change as a new package recur.${project.proto.split('/')[1]}.v2 served beside v1.`,
       ]);
     }
