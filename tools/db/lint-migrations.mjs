@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-// Lints every app's Prisma migrations with squawk (npm squawk-cli, binary in @squawk-cli/linux-x64):
+// Lints every app's Prisma migrations with squawk 2.66 (the root's optional dependency
+// @squawk-cli/linux-x64: squawk-cli's own package would name the other platforms' binaries, which
+// 2.66.0 never published, and npm ci refuses a lockfile without them; elsewhere set SQUAWK=<binary>):
 // a migration must keep the previous release's replicas working while it runs and after (expand/
 // contract), and must not lock a busy table for long. A step of `npm test`; on its own: npm run db:lint.
 //
@@ -48,8 +50,11 @@ const WHY = {
   'ban-concurrent-index-creation-in-transaction': 'PostgreSQL refuses CONCURRENTLY inside a transaction: mark the migration `-- recur:no-transaction`',
 };
 
-// The npm wrapper picks the platform package's binary.
-const squawk = join(ROOT, 'node_modules/.bin/squawk');
+const squawk = process.env.SQUAWK || join(ROOT, 'node_modules/@squawk-cli/linux-x64/bin/squawk');
+if (!existsSync(squawk)) {
+  console.error(`migration lint: no squawk at ${squawk}: npm installs it on linux-x64 only; elsewhere install squawk 2.66 and set SQUAWK`);
+  process.exit(1);
+}
 const migrations = readdirSync(join(ROOT, 'apps'))
   .flatMap((app) => {
     const dir = join(ROOT, 'apps', app, 'prisma/migrations');

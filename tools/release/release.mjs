@@ -54,6 +54,18 @@ function pinImage(project, version) {
   writeFileSync(composeFile, compose.replace(image, `$1${version}`));
 }
 
+/** Changesets moves the workspaces' ranges on each other, not the private root's: do that here. */
+function pinInRootManifest(projects) {
+  const file = join(ROOT, 'package.json');
+  const manifest = JSON.parse(readFileSync(file, 'utf8'));
+  for (const field of ['dependencies', 'devDependencies']) {
+    for (const project of projects) {
+      if (manifest[field]?.[project.name]) manifest[field][project.name] = packageVersion(project);
+    }
+  }
+  writeJson(file, manifest);
+}
+
 function bumpChartPatch() {
   const chartFile = join(ROOT, 'helm/recur/Chart.yaml');
   const chart = readFileSync(chartFile, 'utf8');
@@ -92,6 +104,7 @@ if (command === 'record') {
   run('npx', ['changeset', 'version']);
   const released = RELEASED.filter((project) => packageVersion(project) !== lastRelease(project)?.version);
   if (released.length === 0) fail('no package changed version: add a changeset first (`npx changeset`)');
+  pinInRootManifest(released);
   // The lockfile carries each workspace's version; `npm ci` refuses a stale one.
   run('npm', ['install', '--package-lock-only', '--ignore-scripts', '--no-audit', '--no-fund']);
   for (const project of released.filter((p) => p.image)) pinImage(project, packageVersion(project));
