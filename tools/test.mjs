@@ -56,6 +56,9 @@ try {
   await step('typecheck', () => run('npx', ['nx', 'run-many', '-t', 'typecheck', '--output-style=stream-without-prefixes']));
   await step('lint', () => run('npx', ['eslint', '.']));
   await step('buf lint', () => run('npx', ['buf', 'lint', 'proto']));
+  // The checks' own rules (node's test runner; tools/**/*.test.mjs).
+  const toolTests = readdirSync(join(ROOT, 'tools'), { recursive: true }).filter((file) => file.endsWith('.test.mjs')).map((file) => join('tools', file));
+  await step('tools: tests of the contract and migration rules', () => run('node', ['--test', ...toolTests]));
   await step('contracts against the last releases', () => run('node', ['tools/contracts/check.mjs']));
   await step('migration lint', () => run('node', ['tools/db/lint-migrations.mjs']));
 
