@@ -46,9 +46,17 @@ export function readShapes(files) {
   return { interfaces, eventTypes };
 }
 
+/** `'a' | 'b'` to `'a' | 'b' | 'c'`: a new value of a closed set, which consumers must accept as they accept new fields. */
+function addsStringLiterals(before, after) {
+  const members = (type) => type.split('|').map((member) => member.trim());
+  const added = members(after).filter((member) => !members(before).includes(member));
+  return members(before).every((member) => members(after).includes(member)) && added.every((member) => /^'[^']*'$/.test(member));
+}
+
 /**
  * What a consumer written against `before` would trip over in `after`, one sentence each.
- * Additions (a new shape, a new field, a new event type) pass: consumers ignore what they do not know.
+ * Additions (a new shape, a new field, a new event type, a new value of a string-literal union)
+ * pass: consumers ignore what they do not know.
  */
 export function breakingShapeChanges(before, after) {
   const problems = [];
@@ -65,7 +73,7 @@ export function breakingShapeChanges(before, after) {
     for (const [field, was] of Object.entries(shape.properties)) {
       const is = now.properties[field];
       if (!is) problems.push(`${name}.${field} was removed: consumers reading it would get undefined`);
-      else if (is.type !== was.type) problems.push(`${name}.${field} changed type from \`${was.type}\` to \`${is.type}\`: consumers parse the old type`);
+      else if (is.type !== was.type && !addsStringLiterals(was.type, is.type)) problems.push(`${name}.${field} changed type from \`${was.type}\` to \`${is.type}\`: consumers parse the old type`);
       else if (is.optional && !was.optional) problems.push(`${name}.${field} became optional: consumers rely on it being present`);
     }
   }
