@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm test`: every check, on real infrastructure, from a fresh clone.
 //   1. install and build (proto and Prisma code generation included)
-//   2. typecheck, lint, buf lint
+//   2. typecheck, lint, buf lint; each app's contracts against its last release (tools/contracts:
+//      buf breaking, oasdiff on /openapi.json, the public JSON shapes); the migration linter (tools/db)
 //   3. one embedded PostgreSQL and one single-node Kafka broker for the whole run
 //   4. every Jest project: unit, service (each app as its own process) and mesh tests
 //   5. the Helm chart and deploy files (helm lint/template, manifests up to date)
@@ -55,6 +56,11 @@ try {
   await step('typecheck', () => run('npx', ['nx', 'run-many', '-t', 'typecheck', '--output-style=stream-without-prefixes']));
   await step('lint', () => run('npx', ['eslint', '.']));
   await step('buf lint', () => run('npx', ['buf', 'lint', 'proto']));
+  // The checks' own rules (node's test runner; tools/**/*.test.mjs).
+  const toolTests = readdirSync(join(ROOT, 'tools'), { recursive: true }).filter((file) => file.endsWith('.test.mjs')).map((file) => join('tools', file));
+  await step('tools: tests of the contract and migration rules', () => run('node', ['--test', ...toolTests]));
+  await step('contracts against the last releases', () => run('node', ['tools/contracts/check.mjs']));
+  await step('migration lint', () => run('node', ['tools/db/lint-migrations.mjs']));
 
   const require = createRequire(import.meta.url);
   // Containers where a Docker engine answers (testcontainers), local processes elsewhere.

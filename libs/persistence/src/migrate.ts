@@ -19,7 +19,27 @@ interface MigrationFile {
   name: string;
   sql: string;
   checksum: string;
+  /** Checksums of earlier texts of this file that databases may have recorded (`-- recur:replaces-checksum`). */
+  replacedChecksums: string[];
+  /** `-- recur:no-transaction`: run statement by statement, outside a transaction. */
+  outsideTransaction: boolean;
 }
+
+/**
+ * A line of its own, anywhere in a migration, that makes the migrator run it statement by
+ * statement outside a transaction: what `CREATE INDEX CONCURRENTLY` (and `DROP INDEX
+ * CONCURRENTLY`, `ALTER TYPE … ADD VALUE` before PostgreSQL 12) require. Such a migration should
+ * hold only statements of that kind, each ending with `;` at the end of a line, and each safe to
+ * repeat (`IF NOT EXISTS`), since a failure leaves the statements before it applied.
+ */
+export const NO_TRANSACTION_MARKER = '-- recur:no-transaction';
+const NO_TRANSACTION_LINE = /^-- recur:no-transaction\s*$/m;
+/**
+ * `-- recur:replaces-checksum <sha256>`: the file was corrected after some databases applied an
+ * earlier text, and a database that recorded that text's checksum counts as up to date. The
+ * header must say why the earlier text's effect is acceptable (see the command_results migrations).
+ */
+const REPLACED_CHECKSUM_LINE = /^-- recur:replaces-checksum ([0-9a-f]{64})\s*$/gm;
 
 interface MigrationRow {
   migration_name: string;
@@ -46,7 +66,7 @@ CREATE TABLE IF NOT EXISTS _prisma_migrations (
 
 /**
  * Applies the unapplied migrations of a Prisma-format folder, each in its own transaction together
- * with its `_prisma_migrations` row, under Prisma Migrate's advisory lock: replicas starting at
+ * with its `_prisma_migrations` row (or, marked `-- recur:no-transaction`, statement by statement), under Prisma Migrate's advisory lock: replicas starting at
  * once apply each migration exactly once, and the history stays readable by `prisma migrate`.
  */
 export async function applyMigrations(options: ApplyMigrationsOptions): Promise<ApplyMigrationsResult> {
@@ -76,7 +96,7 @@ export async function applyMigrations(options: ApplyMigrationsOptions): Promise<
     for (const migration of migrations) {
       if (recorded.has(migration.name)) continue;
       const started = performance.now();
-      await applyOne(client, migration);
+      await (migration.outsideTransaction ? applyOutsideTransaction(client, migration) : applyOne(client, migration));
       applied.push(migration.name);
       log(`applied migration ${migration.name} (${Math.round(performance.now() - started)} ms)`);
     }
@@ -108,6 +128,41 @@ async function applyOne(client: Client, migration: MigrationFile): Promise<void>
   }
 }
 
+/**
+ * A `-- recur:no-transaction` migration: each statement on its own (PostgreSQL refuses CREATE INDEX
+ * CONCURRENTLY in a transaction block, and a multi-statement simple query is one such block).
+ * The history row is written once every statement succeeded; on a failure nothing is recorded,
+ * so the next start runs the migration again from its first statement.
+ */
+async function applyOutsideTransaction(client: Client, migration: MigrationFile): Promise<void> {
+  const startedAt = await client.query<{ now: Date }>('SELECT clock_timestamp() AS now');
+  for (const statement of splitStatements(migration.sql)) {
+    try {
+      await client.query(statement);
+    } catch (error) {
+      throw new Error(
+        `Migration ${migration.name} failed (run outside a transaction: the statements before this one stay applied; ` +
+          `an interrupted CREATE INDEX CONCURRENTLY leaves an INVALID index, which \`DROP INDEX CONCURRENTLY\` removes) ` +
+          `at: ${statement.split('\n').find((line) => line.trim() && !line.trim().startsWith('--'))?.trim()}: ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
+  }
+  await client.query(
+    `INSERT INTO _prisma_migrations (id, checksum, migration_name, started_at, finished_at, applied_steps_count)
+     VALUES ($1, $2, $3, $4, clock_timestamp(), 1)`,
+    [randomUUID(), migration.checksum, migration.name, startedAt.rows[0]!.now],
+  );
+}
+
+/** Statements of a no-transaction migration: each ends with `;` at the end of a line; comments are kept with the next one. */
+export function splitStatements(sql: string): string[] {
+  return sql
+    .split(/;[ \t]*(?:\r?\n|$)/)
+    .map((statement) => statement.trim())
+    .filter((statement) => statement.split('\n').some((line) => line.trim() && !line.trim().startsWith('--')));
+}
+
 function checkHistory(files: MigrationFile[], recorded: Map<string, MigrationRow>, log: (l: string) => void): void {
   const byName = new Map(files.map((file) => [file.name, file]));
   for (const row of recorded.values()) {
@@ -122,6 +177,8 @@ function checkHistory(files: MigrationFile[], recorded: Map<string, MigrationRow
     if (!file) {
       // Normal during a rolling deploy: a newer replica already applied a newer migration.
       log(`database has migration ${row.migration_name}, which is not in this build's migrations folder`);
+    } else if (file.replacedChecksums.includes(row.checksum)) {
+      log(`migration ${row.migration_name} was recorded under an earlier text that this one declares it replaces`);
     } else if (!checksumMatches(file.sql, row.checksum)) {
       throw new Error(
         `Migration ${row.migration_name} was edited after it was applied: ` +
@@ -155,7 +212,13 @@ async function readMigrations(migrationsDir: string): Promise<MigrationFile[]> {
       const sql = await readFile(path.join(migrationsDir, name, 'migration.sql'), 'utf8').catch((error: unknown) => {
         throw new Error(`Migration folder ${name} has no readable migration.sql`, { cause: error });
       });
-      return { name, sql, checksum: sha256(sql) };
+      return {
+        name,
+        sql,
+        checksum: sha256(sql),
+        replacedChecksums: [...sql.matchAll(REPLACED_CHECKSUM_LINE)].map((match) => match[1]!),
+        outsideTransaction: NO_TRANSACTION_LINE.test(sql),
+      };
     }),
   );
 }

@@ -141,3 +141,71 @@ describe('applyMigrations', () => {
     expect(await query(databaseUrl, `SELECT to_regclass('"Partial"') AS t`)).toEqual([{ t: null }]);
   });
 });
+
+describe('applyMigrations outside a transaction (-- recur:no-transaction)', () => {
+  const CONCURRENT_INDEX = '20260104000000_customer_email_index';
+  const concurrentIndexSql = (marker: string) =>
+    `${marker}\n-- Built without blocking writes to "Customer".\nCREATE INDEX CONCURRENTLY IF NOT EXISTS "Customer_email_idx" ON "Customer"("email");\n\nCREATE INDEX CONCURRENTLY IF NOT EXISTS "Customer_status_email_idx" ON "Customer"("status", "email");\n`;
+
+  it('builds indexes CONCURRENTLY, one statement at a time, and records the migration once', async () => {
+    const databaseUrl = await freshDatabase();
+    const migrationsDir = await writeMigrations({ ...MIGRATIONS, [CONCURRENT_INDEX]: concurrentIndexSql('-- recur:no-transaction') });
+
+    expect(await applyMigrations({ databaseUrl, migrationsDir })).toEqual({ applied: [INIT, ADD_STATUS, CONCURRENT_INDEX] });
+    expect(await applyMigrations({ databaseUrl, migrationsDir })).toEqual({ applied: [] });
+
+    const indexes = await query<{ name: string; valid: boolean }>(
+      databaseUrl,
+      `SELECT c.relname AS name, i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+       WHERE c.relname IN ('Customer_email_idx', 'Customer_status_email_idx') ORDER BY 1`,
+    );
+    expect(indexes).toEqual([
+      { name: 'Customer_email_idx', valid: true },
+      { name: 'Customer_status_email_idx', valid: true },
+    ]);
+    expect(
+      await query(databaseUrl, `SELECT checksum, finished_at IS NOT NULL AS finished FROM _prisma_migrations WHERE migration_name = '${CONCURRENT_INDEX}'`),
+    ).toEqual([{ checksum: createHash('sha256').update(concurrentIndexSql('-- recur:no-transaction')).digest('hex'), finished: true }]);
+  });
+
+  it('is needed: without the marker PostgreSQL refuses CREATE INDEX CONCURRENTLY in the migration transaction', async () => {
+    const databaseUrl = await freshDatabase();
+    const migrationsDir = await writeMigrations({ ...MIGRATIONS, [CONCURRENT_INDEX]: concurrentIndexSql('-- no marker') });
+
+    await expect(applyMigrations({ databaseUrl, migrationsDir })).rejects.toThrow('CREATE INDEX CONCURRENTLY cannot run inside a transaction block');
+  });
+
+  it('records nothing when a statement fails, names the statement, and runs again once repaired', async () => {
+    const databaseUrl = await freshDatabase();
+    const broken = `-- recur:no-transaction\nCREATE INDEX CONCURRENTLY IF NOT EXISTS "Customer_email_idx" ON "Customer"("email");\nCREATE INDEX CONCURRENTLY IF NOT EXISTS "Customer_missing_idx" ON "Customer"("missing");\n`;
+    const migrationsDir = await writeMigrations({ ...MIGRATIONS, [CONCURRENT_INDEX]: broken });
+
+    await expect(applyMigrations({ databaseUrl, migrationsDir })).rejects.toThrow(
+      `Migration ${CONCURRENT_INDEX} failed (run outside a transaction: the statements before this one stay applied; ` +
+        'an interrupted CREATE INDEX CONCURRENTLY leaves an INVALID index, which `DROP INDEX CONCURRENTLY` removes) ' +
+        'at: CREATE INDEX CONCURRENTLY IF NOT EXISTS "Customer_missing_idx" ON "Customer"("missing"): column "missing" does not exist',
+    );
+    expect(await query(databaseUrl, `SELECT count(*)::int AS n FROM _prisma_migrations WHERE migration_name = '${CONCURRENT_INDEX}'`)).toEqual([{ n: 0 }]);
+
+    await writeFile(path.join(migrationsDir, CONCURRENT_INDEX, 'migration.sql'), concurrentIndexSql('-- recur:no-transaction'));
+    expect(await applyMigrations({ databaseUrl, migrationsDir })).toEqual({ applied: [CONCURRENT_INDEX] });
+  });
+});
+
+describe('applyMigrations with a corrected migration (-- recur:replaces-checksum)', () => {
+  it('accepts the checksum a database recorded for the text the correction declares it replaces, and no other', async () => {
+    const databaseUrl = await freshDatabase();
+    const migrationsDir = await writeMigrations(MIGRATIONS);
+    await applyMigrations({ databaseUrl, migrationsDir });
+    const recorded = createHash('sha256').update(MIGRATIONS[ADD_STATUS]!).digest('hex');
+    const corrected = `-- recur:replaces-checksum ${recorded}\nALTER TABLE "Customer" ADD COLUMN "status" TEXT NOT NULL DEFAULT 'active';\n`;
+
+    await writeFile(path.join(migrationsDir, ADD_STATUS, 'migration.sql'), corrected);
+    const lines: string[] = [];
+    expect(await applyMigrations({ databaseUrl, migrationsDir, log: (line) => lines.push(line) })).toEqual({ applied: [] });
+    expect(lines).toEqual([`migration ${ADD_STATUS} was recorded under an earlier text that this one declares it replaces`]);
+
+    await writeFile(path.join(migrationsDir, ADD_STATUS, 'migration.sql'), corrected.replace(recorded, 'f'.repeat(64)));
+    await expect(applyMigrations({ databaseUrl, migrationsDir })).rejects.toThrow(`Migration ${ADD_STATUS} was edited after it was applied`);
+  });
+});

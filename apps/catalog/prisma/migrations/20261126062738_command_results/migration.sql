@@ -1,32 +1,10 @@
--- DropIndex
-DROP INDEX "plans_account_id_livemode_request_id_key";
-
--- DropIndex
-DROP INDEX "price_components_account_id_livemode_request_id_key";
-
--- DropIndex
-DROP INDEX "addons_account_id_livemode_request_id_key";
-
--- DropIndex
-DROP INDEX "coupons_account_id_livemode_request_id_key";
-
--- DropIndex
-DROP INDEX "promotion_codes_account_id_livemode_request_id_key";
-
--- AlterTable
-ALTER TABLE "plans" DROP COLUMN "request_id";
-
--- AlterTable
-ALTER TABLE "price_components" DROP COLUMN "request_id";
-
--- AlterTable
-ALTER TABLE "addons" DROP COLUMN "request_id";
-
--- AlterTable
-ALTER TABLE "coupons" DROP COLUMN "request_id";
-
--- AlterTable
-ALTER TABLE "promotion_codes" DROP COLUMN "request_id";
+-- Expand step only. This migration once also dropped the entities' request_id columns and
+-- their unique indexes, in the very release whose code stops using them: replicas of the
+-- previous build, still running during a rolling upgrade, would have failed on every create.
+-- The columns stay (nullable, no longer written) and a migration of a later release drops them
+-- (the contract step). Databases that applied the earlier text keep working: the migrator
+-- accepts the checksum it recorded, declared below; the later drop must use IF EXISTS.
+-- recur:replaces-checksum 8f3f7ac9e7e37d629b01c2531c92c32ff3fe182f926140f8b879f5c4d44a6aec
 
 -- CreateTable
 CREATE TABLE "command_results" (

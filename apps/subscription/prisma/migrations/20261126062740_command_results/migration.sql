@@ -1,8 +1,10 @@
--- DropIndex
-DROP INDEX "customers_account_id_livemode_request_id_key";
-
--- AlterTable
-ALTER TABLE "customers" DROP COLUMN "request_id";
+-- Expand step only. This migration once also dropped the entities' request_id columns and
+-- their unique indexes, in the very release whose code stops using them: replicas of the
+-- previous build, still running during a rolling upgrade, would have failed on every create.
+-- The columns stay (nullable, no longer written) and a migration of a later release drops them
+-- (the contract step). Databases that applied the earlier text keep working: the migrator
+-- accepts the checksum it recorded, declared below; the later drop must use IF EXISTS.
+-- recur:replaces-checksum 076643f33cd3ba3f89d1929bf57c1d6adf548aaa958e7625c10921b8b99f55e9
 
 -- CreateTable
 CREATE TABLE "command_results" (
