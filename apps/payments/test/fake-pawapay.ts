@@ -1,7 +1,7 @@
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { signRequest } from '../src/providers/http-message-signatures';
+import { type SignOptions, signRequest } from '../src/providers/http-message-signatures';
 
 /** One request the fake received, as pawaPay would see it. */
 export interface ReceivedRequest {
@@ -50,6 +50,8 @@ export class FakePawapay {
   readonly deposits = new Map<string, Deposit>();
   readonly refunds = new Map<string, RefundRecord>();
   readonly keys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  /** What `GET /v2/public-key/http` lists (id and PEM); its own key under `pawapay-test-key` at first. */
+  publicKeys: { id: string; key: string }[] = [];
   /** Amounts the fake rejects at initiation (as pawaPay rejects amounts beyond a provider's limits). */
   rejectAmounts = new Set<string>();
   /**
@@ -62,6 +64,9 @@ export class FakePawapay {
 
   constructor(readonly token: string) {}
 
+  /** A callback's signing: the key, its keyid, and how it is made (SignOptions). */
+  signing: { keyId: string; options: SignOptions } = { keyId: 'pawapay-test-key', options: {} };
+
   get publicKeyPem(): string {
     return this.keys.publicKey.export({ type: 'spki', format: 'pem' }).toString();
   }
@@ -70,6 +75,7 @@ export class FakePawapay {
     this.server = createServer((request, response) => void this.handle(request, response));
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     this.baseUrl = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    if (this.publicKeys.length === 0) this.publicKeys = [{ id: 'pawapay-test-key', key: this.publicKeyPem }];
   }
 
   async stop(): Promise<void> {
@@ -94,7 +100,7 @@ export class FakePawapay {
     const body = Buffer.from(JSON.stringify({ ...deposit, created: new Date().toISOString(), payer: { type: 'MMO', accountDetails: { phoneNumber: deposit.phoneNumber, provider: deposit.provider } } }));
     const target = new URL(url);
     const request = { method: 'POST', authority: target.host, path: target.pathname, headers: { 'content-type': 'application/json' }, body };
-    const headers = signRequest(request, options.key ?? this.keys.privateKey, 'pawapay-test-key', new Date());
+    const headers = signRequest(request, options.key ?? this.keys.privateKey, this.signing.keyId, new Date(), this.signing.options);
     const sent = options.tamper ? Buffer.from(body.toString().replace(`"status":"${deposit.status}"`, `"status":"${deposit.status === 'COMPLETED' ? 'FAILED' : 'COMPLETED'}"`)) : body;
     return { ...request, headers, body: sent };
   }
@@ -114,7 +120,7 @@ export class FakePawapay {
     const body = Buffer.from(JSON.stringify({ ...refund, created: new Date().toISOString(), recipient: { type: 'MMO', accountDetails: { phoneNumber: '260971234567', provider: 'MTN_MOMO_ZMB' } } }));
     const target = new URL(url);
     const request = { method: 'POST', authority: target.host, path: target.pathname, headers: { 'content-type': 'application/json' }, body };
-    return { ...request, headers: signRequest(request, options.key ?? this.keys.privateKey, 'pawapay-test-key', new Date()), body };
+    return { ...request, headers: signRequest(request, options.key ?? this.keys.privateKey, this.signing.keyId, new Date(), this.signing.options), body };
   }
 
   /** Sends the deposit callback over HTTP, as pawaPay does; answers the HTTP status and body. */
@@ -141,6 +147,7 @@ export class FakePawapay {
     const answer = (status: number, json: unknown): void => void response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(json));
     if (request.headers.authorization !== `Bearer ${this.token}`) return answer(401, { errorMessage: 'Unauthorized' });
 
+    if (request.method === 'GET' && path === '/v2/public-key/http') return answer(200, this.publicKeys);
     if (request.method === 'POST' && path === '/v2/paymentpage') {
       const amount = (body?.amountDetails ?? {}) as { amount?: string; currency?: string };
       const depositId = String(body?.depositId ?? '');

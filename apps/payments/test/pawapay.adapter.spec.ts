@@ -1,4 +1,5 @@
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createHash, createSign, generateKeyPairSync, type KeyObject, randomBytes } from 'node:crypto';
+import { httpbis } from 'http-message-signatures';
 import { money } from '@recur/money';
 import { newPayment, type Payment, providerPaymentIdFor } from '../src/payments/payment';
 import { PawapayAdapter } from '../src/providers/pawapay.adapter';
@@ -52,13 +53,13 @@ describe('PawapayAdapter', () => {
     await adapter.refund({ refundId, payment: live, amount: live.amount });
     pawapay.finishRefund(refundId, 'COMPLETED');
     const url = 'https://recur.test/callbacks/pawapay/refunds';
-    expect(adapter.parseRefundCallback(pawapay.refundCallback(url, refundId))).toEqual({ providerRefundId: refundId, final: { status: 'completed' } });
+    expect(await adapter.parseRefundCallback(pawapay.refundCallback(url, refundId))).toEqual({ providerRefundId: refundId, final: { status: 'completed' } });
     const stranger = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
-    expect(() => adapter.parseRefundCallback(pawapay.refundCallback(url, refundId, { key: stranger }))).toThrow(expect.objectContaining({ kind: 'unauthenticated' }));
+    await expect(adapter.parseRefundCallback(pawapay.refundCallback(url, refundId, { key: stranger }))).rejects.toEqual(expect.objectContaining({ kind: 'unauthenticated' }));
     const signed = pawapay.refundCallback(url, refundId);
     const noId = pawapay.callback(url, live.providerPaymentId); // a deposit body names no refundId
-    expect(() => adapter.parseRefundCallback(noId)).toThrow(expect.objectContaining({ kind: 'invalid_argument', param: 'refundId' }));
-    expect(() => adapter.parseRefundCallback({ ...signed, body: Buffer.from(signed.body.toString().replace('COMPLETED', 'FAILED')) })).toThrow(expect.objectContaining({ kind: 'unauthenticated' }));
+    await expect(adapter.parseRefundCallback(noId)).rejects.toEqual(expect.objectContaining({ kind: 'invalid_argument', param: 'refundId' }));
+    await expect(adapter.parseRefundCallback({ ...signed, body: Buffer.from(signed.body.toString().replace('COMPLETED', 'FAILED')) })).rejects.toEqual(expect.objectContaining({ kind: 'unauthenticated' }));
   });
 
   it('maps deposit statuses: NOT_FOUND, still processing, COMPLETED, FAILED', async () => {
@@ -108,6 +109,78 @@ describe('PawapayAdapter', () => {
     await expect(wrongToken.status(payment(true))).rejects.toMatchObject({ kind: 'unavailable', code: 'provider_unavailable' });
     const unreachable = new PawapayAdapter({ baseUrl: 'http://127.0.0.1:9', apiToken: 't', callbackPublicKey: '', timeoutMs: 2_000 }, () => new Date());
     await expect(unreachable.status(payment(true))).rejects.toMatchObject({ kind: 'unavailable', code: 'provider_unavailable' });
-    expect(() => wrongToken.parseCallback({ method: 'POST', authority: 'a', path: '/', headers: {}, body: new Uint8Array() })).toThrow(expect.objectContaining({ kind: 'unauthenticated' }));
+    await expect(wrongToken.parseCallback({ method: 'POST', authority: 'a', path: '/', headers: {}, body: new Uint8Array() })).rejects.toEqual(expect.objectContaining({ kind: 'unauthenticated' }));
+  });
+});
+
+/**
+ * Callbacks as pawaPay really signs them: with pawaPay's own sample algorithm
+ * (pawaPay/signatures-node-example: the `http-message-signatures` library's signMessage, its
+ * signer `createSign('SHA256').update(data).sign(privateKey)`, so ECDSA in DER, over the fields the
+ * sample covers), with `@query` covered, and with the key picked by `keyid` from pawaPay's
+ * public-key endpoint, the configured key being the fallback.
+ */
+describe('pawaPay callback signatures', () => {
+  const sampleSigner = (privateKey: KeyObject, keyId: string) => ({
+    id: keyId,
+    alg: 'ecdsa-p256-sha256',
+    async sign(data: Buffer) {
+      return createSign('SHA256').update(data).sign(privateKey);
+    },
+  });
+
+  /** The deposit callback of `depositId`, signed by pawaPay's sample code, as the adapter receives it (header names lowercase). */
+  async function signedBySample(url: string, depositId: string, privateKey: KeyObject, keyId: string, fields: string[]) {
+    const body = JSON.stringify({ depositId, status: 'COMPLETED', amount: '150.50', currency: 'ZMW' });
+    const signed = await httpbis.signMessage({ key: sampleSigner(privateKey, keyId), name: 'sig-pp', fields }, {
+      method: 'POST',
+      url,
+      headers: {
+        'Signature-Date': new Date().toISOString(),
+        'Content-Type': 'application/json',
+        'Content-Digest': `sha-512=:${createHash('sha512').update(body).digest('base64')}:`,
+        'Content-Length': String(Buffer.byteLength(body)),
+      },
+      body,
+    });
+    const target = new URL(url);
+    const headers = Object.fromEntries(Object.entries(signed.headers as Record<string, string>).map(([name, value]) => [name.toLowerCase(), String(value)]));
+    return { method: 'POST', authority: target.host, path: `${target.pathname}${target.search}`, headers, body: Buffer.from(body) };
+  }
+
+  const SAMPLE_FIELDS = ['@method', '@authority', '@path', 'signature-date', 'content-digest', 'content-type', 'content-length'];
+  const depositId = 'a4f1c2d3-0b1e-4c5d-8e9f-0a1b2c3d4e5f';
+
+  it('accepts a callback signed by pawaPay\'s sample code (DER), also one that covers @query; refuses it tampered or signed by a stranger', async () => {
+    const url = 'https://recur.test/callbacks/pawapay';
+    expect(await adapter.parseCallback(await signedBySample(url, depositId, pawapay.keys.privateKey, 'pawapay-test-key', SAMPLE_FIELDS))).toEqual({ providerPaymentId: depositId, outcome: { status: 'succeeded', collected: money(15_050, 'zmw') } });
+    const withQuery = await signedBySample(`${url}?source=pawapay&attempt=2`, depositId, pawapay.keys.privateKey, 'pawapay-test-key', [...SAMPLE_FIELDS, '@query']);
+    expect((await adapter.parseCallback(withQuery)).providerPaymentId).toBe(depositId);
+    // The query is signed: another query is another request.
+    await expect(adapter.parseCallback({ ...withQuery, path: `${new URL(url).pathname}?source=pawapay&attempt=3` })).rejects.toEqual(expect.objectContaining({ kind: 'unauthenticated' }));
+    const tampered = await signedBySample(url, depositId, pawapay.keys.privateKey, 'pawapay-test-key', SAMPLE_FIELDS);
+    await expect(adapter.parseCallback({ ...tampered, body: Buffer.from(tampered.body.toString().replace('COMPLETED', 'FAILED')) })).rejects.toEqual(expect.objectContaining({ kind: 'unauthenticated' }));
+    const stranger = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+    await expect(adapter.parseCallback(await signedBySample(url, depositId, stranger, 'pawapay-test-key', SAMPLE_FIELDS))).rejects.toEqual(expect.objectContaining({ kind: 'unauthenticated' }));
+  });
+
+  it('picks the key by keyid from pawaPay\'s public-key endpoint, so a rotated key verifies; the configured key stays the fallback', async () => {
+    const url = 'https://recur.test/callbacks/pawapay';
+    const rotated = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    // Recur is configured with the old key only; pawaPay now lists the new one too.
+    const configuredOnly = new PawapayAdapter({ baseUrl: pawapay.baseUrl, apiToken: pawapay.token, callbackPublicKey: pawapay.publicKeyPem, timeoutMs: 2_000 }, () => new Date());
+    pawapay.publicKeys = [...pawapay.publicKeys, { id: 'HTTP_EC_P256_KEY:2', key: rotated.publicKey.export({ type: 'spki', format: 'pem' }).toString() }];
+    try {
+      const byNewKey = await signedBySample(url, depositId, rotated.privateKey, 'HTTP_EC_P256_KEY:2', SAMPLE_FIELDS);
+      expect((await configuredOnly.parseCallback(byNewKey)).providerPaymentId).toBe(depositId);
+      expect(pawapay.requests.filter((request) => request.path === '/v2/public-key/http')).not.toHaveLength(0);
+      // An unknown keyid falls back to the configured key: good with the old key, refused with the new.
+      expect((await configuredOnly.parseCallback(await signedBySample(url, depositId, pawapay.keys.privateKey, 'HTTP_EC_P256_KEY:9', SAMPLE_FIELDS))).providerPaymentId).toBe(depositId);
+      await expect(configuredOnly.parseCallback(await signedBySample(url, depositId, rotated.privateKey, 'HTTP_EC_P256_KEY:9', SAMPLE_FIELDS))).rejects.toEqual(expect.objectContaining({ kind: 'unauthenticated' }));
+      // A keyid may not pick another id's key: the new keyid with a signature by the old key is refused.
+      await expect(configuredOnly.parseCallback(await signedBySample(url, depositId, pawapay.keys.privateKey, 'HTTP_EC_P256_KEY:2', SAMPLE_FIELDS))).rejects.toEqual(expect.objectContaining({ kind: 'unauthenticated' }));
+    } finally {
+      pawapay.publicKeys = pawapay.publicKeys.filter((entry) => entry.id !== 'HTTP_EC_P256_KEY:2');
+    }
   });
 });

@@ -206,7 +206,7 @@ export class PaymentsService {
   /** Authenticates a provider's callback and settles the payment it names (once). */
   async handleCallback(provider: string, callback: ReceivedCallback): Promise<{ outcome: CallbackOutcome; paymentId: string }> {
     const adapter = this.adapters.byName(provider);
-    const parsed = adapter.parseCallback(callback);
+    const parsed = await adapter.parseCallback(callback);
     const payment = await this.payments.findByProviderPaymentId(parsed.providerPaymentId);
     // A callback may only settle a payment of its own adapter: never a sandbox payment.
     if (!payment || payment.adapter !== adapter.name) return { outcome: 'unknown_payment', paymentId: '' };

@@ -3,7 +3,7 @@ import { DomainError, type Clock } from '@recur/kernel';
 import { currencyExponent, isCurrencyCode, type Money, money, toDecimalString } from '@recur/money';
 import type { Outcome, Payment } from '../payments/payment';
 import type { PawapayConfig } from '../payments-config';
-import { verifySignedRequest } from './http-message-signatures';
+import { signatureKeyId, verifySignedRequest } from './http-message-signatures';
 import type {
   PaymentProviderAdapter,
   ProviderCallback,
@@ -21,6 +21,8 @@ import type {
 export const PAWAPAY_SESSION_MS = 15 * 60_000 + 60_000;
 /** What a pawaPay callback signature must cover to be believed. */
 const SIGNED_COMPONENTS = ['@method', '@authority', '@path', 'content-digest'];
+/** pawaPay's public keys are read again for an unknown keyid at most this often. */
+export const PROVIDER_KEYS_REFRESH_MS = 60_000;
 
 interface FailureReason {
   failureCode?: string;
@@ -95,6 +97,9 @@ function refundFinalOf(refund: RefundJson): RefundFinal | null {
 export class PawapayAdapter implements PaymentProviderAdapter {
   readonly name = 'pawapay' as const;
   private readonly callbackKey: KeyObject | undefined;
+  /** pawaPay's callback keys by id, as its public-key endpoint last listed them. */
+  private readonly providerKeys = new Map<string, KeyObject>();
+  private providerKeysReadAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly config: PawapayConfig,
@@ -170,25 +175,26 @@ export class PawapayAdapter implements PaymentProviderAdapter {
     return final ? { state: 'final', final } : { state: 'pending' };
   }
 
-  parseCallback(callback: ReceivedCallback): ProviderCallback {
-    const deposit = this.verifiedBody<DepositJson>(callback);
+  async parseCallback(callback: ReceivedCallback): Promise<ProviderCallback> {
+    const deposit = await this.verifiedBody<DepositJson>(callback);
     if (typeof deposit.depositId !== 'string') throw new DomainError('invalid_argument', 'parameter_invalid', 'the callback names no depositId', 'depositId');
     return { providerPaymentId: deposit.depositId, outcome: outcomeOf(deposit) };
   }
 
   /** pawaPay's refund callback: signed as its deposit callbacks are, naming our refundId and a final status. */
-  parseRefundCallback(callback: ReceivedCallback): ProviderRefundCallback {
-    const refund = this.verifiedBody<RefundJson>(callback);
+  async parseRefundCallback(callback: ReceivedCallback): Promise<ProviderRefundCallback> {
+    const refund = await this.verifiedBody<RefundJson>(callback);
     if (typeof refund.refundId !== 'string') throw new DomainError('invalid_argument', 'parameter_invalid', 'the callback names no refundId', 'refundId');
     return { providerRefundId: refund.refundId, final: refundFinalOf(refund) };
   }
 
   /** The callback's JSON body, once its RFC 9421 signature verified with pawaPay's key. */
-  private verifiedBody<T>(callback: ReceivedCallback): T {
-    if (!this.callbackKey) {
-      throw new DomainError('unauthenticated', 'signature_invalid', 'pawaPay callbacks are refused: no PAWAPAY_CALLBACK_PUBLIC_KEY is configured (pending payments and refunds are resolved by status checks)');
+  private async verifiedBody<T>(callback: ReceivedCallback): Promise<T> {
+    const key = await this.callbackKeyFor(callback);
+    if (!key) {
+      throw new DomainError('unauthenticated', 'signature_invalid', 'pawaPay callbacks are refused: no key of pawaPay\'s public-key endpoint names the signature\'s keyid, and no PAWAPAY_CALLBACK_PUBLIC_KEY is configured (pending payments and refunds are resolved by status checks)');
     }
-    verifySignedRequest(callback, { publicKey: this.callbackKey, required: SIGNED_COMPONENTS, now: this.now() });
+    verifySignedRequest(callback, { publicKey: key, required: SIGNED_COMPONENTS, now: this.now() });
     let body: unknown;
     try {
       body = JSON.parse(Buffer.from(callback.body).toString('utf8'));
@@ -197,6 +203,47 @@ export class PawapayAdapter implements PaymentProviderAdapter {
     }
     if (typeof body !== 'object' || body === null) throw new DomainError('invalid_argument', 'parameter_invalid', 'the callback body is not a JSON object', 'body');
     return body as T;
+  }
+
+  /**
+   * The key a callback was signed with: the one pawaPay's public-key endpoint (`GET
+   * /v2/public-key/http`) lists under the signature's `keyid`, so a key pawaPay rotates in is
+   * picked up by itself — the list is read again when an unknown keyid arrives, at most once a
+   * PROVIDER_KEYS_REFRESH_MS, so forged keyids cannot make Recur call pawaPay for every request.
+   * The configured PAWAPAY_CALLBACK_PUBLIC_KEY is the fallback: for a signature without keyid, an
+   * unknown one, or pawaPay unreachable.
+   */
+  private async callbackKeyFor(callback: ReceivedCallback): Promise<KeyObject | undefined> {
+    const keyId = signatureKeyId(callback);
+    if (keyId === undefined || !this.config.apiToken) return this.callbackKey;
+    const now = this.now().getTime();
+    if (!this.providerKeys.has(keyId) && now - this.providerKeysReadAt >= PROVIDER_KEYS_REFRESH_MS) {
+      this.providerKeysReadAt = now;
+      await this.readProviderKeys();
+    }
+    return this.providerKeys.get(keyId) ?? this.callbackKey;
+  }
+
+  private async readProviderKeys(): Promise<void> {
+    try {
+      const response = await fetch(`${this.config.baseUrl}/v2/public-key/http`, {
+        headers: { authorization: `Bearer ${this.config.apiToken}` },
+        signal: AbortSignal.timeout(this.config.timeoutMs),
+      });
+      if (!response.ok) return;
+      const keys = (await response.json()) as { id?: unknown; key?: unknown }[];
+      if (!Array.isArray(keys)) return;
+      for (const { id, key } of keys) {
+        if (typeof id !== 'string' || typeof key !== 'string') continue;
+        try {
+          this.providerKeys.set(id, createPublicKey(key));
+        } catch {
+          // A key that does not parse is no key: the next one, or the configured fallback.
+        }
+      }
+    } catch {
+      // pawaPay unreachable: the configured key decides.
+    }
   }
 
   private async call<T>(payment: Payment, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {

@@ -71,9 +71,9 @@ export interface PaymentProviderAdapter {
   /** Asks the provider what became of a refund it accepted. */
   refundStatus(request: RefundRequest): Promise<ProviderRefundStatus>;
   /** Authenticates a callback as the provider documents it; throws `unauthenticated` otherwise. */
-  parseCallback(callback: ReceivedCallback): ProviderCallback;
+  parseCallback(callback: ReceivedCallback): Promise<ProviderCallback>;
   /** Authenticates a refund callback as the provider documents it; throws `unauthenticated` otherwise. */
-  parseRefundCallback(callback: ReceivedCallback): ProviderRefundCallback;
+  parseRefundCallback(callback: ReceivedCallback): Promise<ProviderRefundCallback>;
 }
 
 export const PAYMENT_PROVIDER_ADAPTERS = Symbol('PAYMENT_PROVIDER_ADAPTERS');

@@ -52,11 +52,11 @@ export class SandboxAdapter implements PaymentProviderAdapter {
     return Promise.resolve({ state: 'final', final: { status: 'completed' } });
   }
 
-  parseCallback(): ProviderCallback {
-    throw new DomainError('unauthenticated', 'signature_invalid', 'the sandbox simulator sends no callbacks');
+  parseCallback(): Promise<ProviderCallback> {
+    return Promise.reject(new DomainError('unauthenticated', 'signature_invalid', 'the sandbox simulator sends no callbacks'));
   }
 
-  parseRefundCallback(): ProviderRefundCallback {
-    throw new DomainError('unauthenticated', 'signature_invalid', 'the sandbox simulator sends no callbacks');
+  parseRefundCallback(): Promise<ProviderRefundCallback> {
+    return Promise.reject(new DomainError('unauthenticated', 'signature_invalid', 'the sandbox simulator sends no callbacks'));
   }
 }

@@ -114,7 +114,7 @@ export class RefundsService {
    */
   async handleCallback(provider: string, callback: ReceivedCallback): Promise<{ outcome: RefundCallbackOutcome; refundId: string }> {
     const adapter = this.adapters.byName(provider);
-    const parsed = adapter.parseRefundCallback(callback);
+    const parsed = await adapter.parseRefundCallback(callback);
     const refund = await this.refunds.findByProviderRefundId(parsed.providerRefundId);
     if (!refund || adapterFor(refund.tenant) !== adapter.name) return { outcome: 'unknown_refund', refundId: '' };
     if (!parsed.final) return { outcome: 'pending', refundId: refund.id };
