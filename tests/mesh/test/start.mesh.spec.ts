@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, REPO_ROOT, testKafkaBrokers } from '@recur/testing';
+import { queryDatabase, freePort, REPO_ROOT, testKafkaBrokers } from '@recur/testing';
 
 /**
  * `npm start` (tools/start.mjs: every app in one process over an embedded PostgreSQL) stops
@@ -39,6 +39,8 @@ interface Started {
   child: ChildProcess;
   baseUrl: string;
   metricsUrl: string;
+  /** The admin database of the PostgreSQL cluster npm start runs. */
+  postgresUrl: string;
   stdout(): string;
   stderr(): string;
   exited: Promise<number | null>;
@@ -80,7 +82,7 @@ async function npmStart(env: Record<string, string>): Promise<Started> {
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  return { child, baseUrl: `http://127.0.0.1:${httpPort}`, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, stdout: () => stdout, stderr: () => stderr, exited };
+  return { child, baseUrl: `http://127.0.0.1:${httpPort}`, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, postgresUrl: `postgresql://postgres:postgres@127.0.0.1:${pgPort}/postgres`, stdout: () => stdout, stderr: () => stderr, exited };
 }
 
 /** The sandbox secret key, printed once by the first start. */
@@ -107,7 +109,7 @@ async function expectCleanStop(started: Started, signal: NodeJS.Signals): Promis
   expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
 }
 
-it('times each request by its route template on /metrics, and stops cleanly on Ctrl-C (SIGINT), on the in-process bus', async () => {
+it('times each request by its route template on /metrics, runs its PostgreSQL durably (SHOW: fsync, full_page_writes, synchronous_commit on), and stops cleanly on Ctrl-C (SIGINT), on the in-process bus', async () => {
   const started = await npmStart({ KAFKA_BROKERS: '' });
   key = /sandbox secret\s+(recur_test_sk_\w+)/.exec(started.stdout())![1];
   // The gateway's timings reach the metrics server, labelled by route template (ids would explode
@@ -115,7 +117,13 @@ it('times each request by its route template on /metrics, and stops cleanly on C
   expect(await post(started.baseUrl, '/v1/plans', { name: 'Timed', pricing_model: 'flat_rate', amount_monthly: 1000 })).toBe(201);
   expect(await post(started.baseUrl, '/v1/no-such-route', {})).toBe(404);
   const metrics = await (await fetch(started.metricsUrl)).text();
+  // The cluster npm start runs keeps a ledger: crash safety on, as its server reports it.
+  const durability: Record<string, string> = {};
+  for (const setting of ['fsync', 'full_page_writes', 'synchronous_commit']) {
+    durability[setting] = (await queryDatabase<Record<string, string>>(started.postgresUrl, `SHOW ${setting}`))[0][setting];
+  }
   await expectCleanStop(started, 'SIGINT');
+  expect(durability).toEqual({ fsync: 'on', full_page_writes: 'on', synchronous_commit: 'on' });
   // Read before the stop, checked after it, so a failure here leaves nothing running.
   expect(metrics).toMatch(/^recur_http_server_duration_seconds_count\{method="POST",route="\/v1\/plans",status="201"\} 1$/m);
   expect(metrics).toMatch(/^recur_http_server_duration_seconds_count\{method="POST",route="other",status="404"\} 1$/m);
