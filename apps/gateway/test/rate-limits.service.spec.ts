@@ -77,8 +77,16 @@ describe('rate limits', () => {
   it('answers every request with RateLimit headers and, over the limit, 429 rate_limited with Retry-After; reads and writes are counted apart', async () => {
     const { secret } = await newAccount();
     const [replica] = replicas;
-    await windowStart();
-    const answers = await Promise.all(Array.from({ length: 30 }, () => read(replica.baseUrl, secret)));
+    // The key read once first (in another window), so the burst below is not slowed by its row.
+    expect((await read(replica.baseUrl, secret)).status).toBe(200);
+    let answers: Response[] = [];
+    // A burst that ran into the next window measured two windows: run it again.
+    for (let attempt = 0, spilled = true; spilled && attempt < 3; attempt++) {
+      await windowStart();
+      const second = Math.floor(Date.now() / 1_000);
+      answers = await Promise.all(Array.from({ length: 30 }, () => read(replica.baseUrl, secret)));
+      spilled = Math.floor(Date.now() / 1_000) !== second;
+    }
     const statuses = answers.map((answer) => answer.status);
     expect(statuses.filter((status) => status === 200)).toHaveLength(25);
     expect(statuses.filter((status) => status === 429)).toHaveLength(5);
@@ -121,7 +129,6 @@ describe('rate limits', () => {
       }
       // A round that ran into the next window measured two windows: run it again.
       if (Math.floor(Date.now() / 1_000) !== second) continue;
-      console.log(`admitted ${statuses.filter((status) => status === 200).length}`);
       counts.push({ admitted: statuses.filter((status) => status === 200).length, refused: statuses.filter((status) => status === 429).length });
     }
     for (const { admitted, refused } of counts) {
