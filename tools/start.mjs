@@ -277,6 +277,7 @@ async function main() {
   await postgres.ensureDatabase(databaseName('gateway'));
   const token = operatorToken();
   const { startGateway } = require(join(ROOT, 'apps', 'gateway', 'dist', 'app.js'));
+  const { rateLimitDefaultsFromEnv } = require(join(ROOT, 'apps', 'gateway', 'dist', 'config.js'));
   const gateway = await step('Starting the gateway…', () => startGateway({
     httpHost: HTTP_HOST,
     httpPort: HTTP_PORT,
@@ -287,6 +288,8 @@ async function main() {
     migrateOnStart: true,
     customerPortalUrl: `http://127.0.0.1:${HTTP_PORT}/customer-portal`,
     customerPortalSessionTtlSeconds: 3600,
+    // Per-key rate limits: RATE_LIMIT_LIVE_PER_SECOND, RATE_LIMIT_SANDBOX_PER_SECOND, else 100 and 25.
+    rateLimits: rateLimitDefaultsFromEnv(),
     peers: {
       catalog: peers.catalog, subscription: peers.subscription, invoicing: peers.invoicing,
       payments: peers.payments, usageMetering: peers['usage-metering'], webhookDispatch: peers['webhook-dispatch'],

@@ -415,7 +415,10 @@ export async function startSingleProcess({ profileArgs = [], env = {}, stderr = 
     cwd: ROOT,
     env: {
       ...process.env, RECUR_SKIP_BUILD: '1', RECUR_DATA_DIR: dataDir, PORT: String(port), RECUR_PG_PORT: String(pgPort), ADMIN_PORT: String(port + 2000),
-      RECUR_GRPC_BASE_PORT: String(port + 3000), RECUR_SMTP_PORT: String(port + 4000), LOG_LEVEL: 'warn', KAFKA_BROKERS: '', SMTP_URL: '', ...env,
+      RECUR_GRPC_BASE_PORT: String(port + 3000), RECUR_SMTP_PORT: String(port + 4000), LOG_LEVEL: 'warn', KAFKA_BROKERS: '', SMTP_URL: '',
+      // The benches drive hundreds of requests a second with npm start's one key: they measure the
+      // stack, not the per-key rate limits (README, Rate limits), so its defaults are raised here.
+      RATE_LIMIT_SANDBOX_PER_SECOND: String(BENCH_RATE_LIMIT_PER_SECOND), RATE_LIMIT_LIVE_PER_SECOND: String(BENCH_RATE_LIMIT_PER_SECOND), ...env,
     },
     stdio: ['ignore', 'pipe', stderr],
   });
@@ -604,7 +607,10 @@ export async function startProcesses({ name, scaled, replicas = 1, profileDir, a
   };
 }
 
-/** A sandbox test key of a new account, made through the gateway's operator API (`adminUrl`: its admin listener). */
+/** The per-key rate limit of the benches' keys: far above any rate they drive. */
+const BENCH_RATE_LIMIT_PER_SECOND = 1_000_000;
+
+/** A sandbox test key of a new account, made through the gateway's operator API (`adminUrl`: its admin listener), its app's rate limits raised out of the way. */
 export async function operatorSandboxKey(adminUrl, operatorToken) {
   const operator = async (path, body) => {
     const response = await fetch(`${adminUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${operatorToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -612,6 +618,7 @@ export async function operatorSandboxKey(adminUrl, operatorToken) {
     return response.json();
   };
   const account = await operator('/operator/accounts', { name: 'Bench' });
+  await operator(`/operator/accounts/${account.id}/rate-limits`, { app: 'sandbox', read_per_second: BENCH_RATE_LIMIT_PER_SECOND, write_per_second: BENCH_RATE_LIMIT_PER_SECOND });
   return (await operator(`/operator/accounts/${account.id}/keys`, { app: 'sandbox', type: 'test' })).secret;
 }
 

@@ -18,6 +18,7 @@ import { IdempotencyRepository } from './idempotency/idempotency.repository';
 import { ApiKeysRepository } from './auth/api-keys.repository';
 import { registerApiRoute } from './routing/api-route';
 import { RouteRunner } from './routing/route-runner';
+import { RateLimiter } from './rate-limits/rate-limiter';
 
 export const GATEWAY_MIGRATIONS_DIR = join(__dirname, '..', 'prisma', 'migrations');
 
@@ -52,7 +53,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   const idempotency = app.get(IdempotencyRepository);
   const clock = app.get<Clock>(CLOCK);
   // The `/v1` API: a native Fastify route, its pipeline as hooks (routing/api-route.ts).
-  registerApiRoute(fastify, { keys: app.get(ApiKeysRepository), idempotency, clock, routes: app.get(RouteRunner), logger });
+  registerApiRoute(fastify, { keys: app.get(ApiKeysRepository), rateLimits: app.get(RateLimiter), idempotency, clock, routes: app.get(RouteRunner), logger });
   app.useGlobalPipes(createValidationPipe());
   app.useGlobalFilters(new ApiExceptionFilter(logger));
   await app.listen(config.httpPort, config.httpHost);

@@ -1,5 +1,6 @@
 import { DEFAULT_CALL_TIMEOUT_MS } from '@recur/contracts';
-import { intEnv, optionalEnv, requireEnv } from '@recur/kernel';
+import { ConfigError, intEnv, optionalEnv, requireEnv } from '@recur/kernel';
+import type { RateLimitDefaults } from './rate-limits/rate-limiter';
 
 export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');
 
@@ -38,6 +39,8 @@ export interface GatewayConfig {
   customerPortalSessionTtlSeconds: number;
   /** Base URL of the hosted checkout pages; a sales link's `url` is `<base>/<token>`. */
   salesLinkUrl: string;
+  /** Requests a second per key, reads and writes each, unless the key's app sets its own (README, Rate limits). */
+  rateLimits: RateLimitDefaults;
 }
 
 export function gatewayConfigFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
@@ -61,5 +64,23 @@ export function gatewayConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Gate
     customerPortalUrl: (optionalEnv('CUSTOMER_PORTAL_URL', env) ?? `http://127.0.0.1:${intEnv('HTTP_PORT', 8080, env)}/customer-portal`).replace(/\/+$/, ''),
     customerPortalSessionTtlSeconds: intEnv('CUSTOMER_PORTAL_SESSION_TTL_SECONDS', 3600, env),
     salesLinkUrl: (optionalEnv('SALES_LINK_URL', env) ?? `http://127.0.0.1:${intEnv('HTTP_PORT', 8080, env)}/buy`).replace(/\/+$/, ''),
+    rateLimits: rateLimitDefaultsFromEnv(env),
   };
+}
+
+/** The most requests a second a limit may name (the operator API's bound too). */
+export const RATE_LIMIT_MAX_PER_SECOND = 1_000_000;
+
+/** The per-key rate limits of keys whose app sets none: 100 a second live, 25 sandbox, reads and writes each. */
+export function rateLimitDefaultsFromEnv(env: NodeJS.ProcessEnv = process.env): RateLimitDefaults {
+  return {
+    livePerSecond: rateLimitEnv('RATE_LIMIT_LIVE_PER_SECOND', 100, env),
+    sandboxPerSecond: rateLimitEnv('RATE_LIMIT_SANDBOX_PER_SECOND', 25, env),
+  };
+}
+
+function rateLimitEnv(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
+  const value = intEnv(name, fallback, env);
+  if (value < 1 || value > RATE_LIMIT_MAX_PER_SECOND) throw new ConfigError(`environment variable ${name} must be 1 to ${RATE_LIMIT_MAX_PER_SECOND}, got '${value}'`);
+  return value;
 }

@@ -21,6 +21,8 @@ import { DeveloperPortalController } from './pages/developer-portal/developer-po
 import { PortalUsersService } from './pages/developer-portal/portal-users.service';
 import { PAGES_LOGGER } from './pages/pages-logger';
 import { RouteRunner } from './routing/route-runner';
+import { RateLimiter } from './rate-limits/rate-limiter';
+import { AppRateLimits } from './rate-limits/app-rate-limits.service';
 
 /**
  * The gateway's services and its page, operator, health and OpenAPI controllers. The `/v1` API is
@@ -43,6 +45,8 @@ export class GatewayModule {
         CustomerPortalLinks,
         PortalUsersService,
         ApiKeysRepository,
+        RateLimiter,
+        AppRateLimits,
         IdempotencyRepository,
         AccountsService,
         OperatorTokenGuard,

@@ -1,44 +1,47 @@
 import { randomBytes } from 'node:crypto';
-import { type AppProcess, createTestDatabase, freePort, queryDatabase, sleep, startApp } from '@recur/testing';
-import { KEY_CACHE_TTL_MS } from '../src/auth/api-key';
+import { type AppProcess, createTestDatabase, freePort, sleep, startApp } from '@recur/testing';
 
 /**
- * The gateway as its own process on a real database: resolved keys are served from memory, and a
- * key revoked where this gateway cannot hear it (another replica, straight in the table) is
- * refused within KEY_CACHE_TTL_MS; revoked or rolled through this gateway, at once.
+ * Two gateway replicas as their own processes on one real database: resolved keys are served
+ * from memory, and a key revoked through one replica is refused there at once and on the other
+ * within the README's bound (5 seconds); a roll's grace period is honoured from memory.
  */
-let gateway: AppProcess;
-let baseUrl: string;
-/** The admin listener, where /operator/… is served. */
-let adminUrl: string;
+/** Each replica's public address and its admin listener's, where /operator/… is served. */
+let replicas: { process: AppProcess; baseUrl: string; adminUrl: string }[] = [];
 let databaseUrl: string;
 const operatorToken = randomBytes(16).toString('hex');
 
-beforeAll(async () => {
-  databaseUrl = await createTestDatabase('gateway_keys');
+async function startReplica(): Promise<{ process: AppProcess; baseUrl: string; adminUrl: string }> {
   const httpPort = await freePort();
   const adminPort = await freePort();
   // No service is called here: the route below is answered by the gateway itself.
   const nowhere = '127.0.0.1:9';
-  gateway = await startApp('gateway', {
+  const app = await startApp('gateway', {
     env: {
       DATABASE_URL: databaseUrl, HTTP_HOST: '127.0.0.1', HTTP_PORT: String(httpPort), RECUR_OPERATOR_TOKEN: operatorToken, ADMIN_HOST: '127.0.0.1', ADMIN_PORT: String(adminPort),
       CATALOG_GRPC_ADDR: nowhere, SUBSCRIPTION_GRPC_ADDR: nowhere, INVOICING_GRPC_ADDR: nowhere, PAYMENTS_GRPC_ADDR: nowhere, USAGE_METERING_GRPC_ADDR: nowhere, WEBHOOK_DISPATCH_GRPC_ADDR: nowhere,
     },
     ready: { httpUrl: `http://127.0.0.1:${httpPort}/readyz` },
   });
-  baseUrl = `http://127.0.0.1:${httpPort}`;
-  adminUrl = `http://127.0.0.1:${adminPort}`;
-}, 60_000);
+  return { process: app, baseUrl: `http://127.0.0.1:${httpPort}`, adminUrl: `http://127.0.0.1:${adminPort}` };
+}
 
-afterAll(() => gateway?.kill('SIGTERM'));
+beforeAll(async () => {
+  databaseUrl = await createTestDatabase('gateway_keys');
+  // One after the other: the first applies the migrations.
+  replicas = [await startReplica(), await startReplica()];
+}, 90_000);
 
-async function operator(path: string, body: unknown = {}): Promise<any> {
+afterAll(() => {
+  for (const replica of replicas) replica.process.kill('SIGTERM');
+});
+
+async function operator(path: string, body: unknown = {}, adminUrl = replicas[0].adminUrl): Promise<any> {
   const response = await fetch(`${adminUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${operatorToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return response.json();
 }
 
-const statusWith = async (key: string) => (await fetch(`${baseUrl}/v1/webhooks/events`, { headers: { 'x-api-key': key } })).status;
+const statusWith = async (key: string, baseUrl = replicas[0].baseUrl) => (await fetch(`${baseUrl}/v1/webhooks/events`, { headers: { 'x-api-key': key } })).status;
 
 async function newKey(): Promise<{ id: string; secret: string }> {
   const account = await operator('/operator/accounts', { name: 'Key cache' });
@@ -46,24 +49,31 @@ async function newKey(): Promise<{ id: string; secret: string }> {
 }
 
 describe('API key cache', () => {
-  it(`refuses a key revoked by another replica within ${KEY_CACHE_TTL_MS} ms, having served it from memory until then`, async () => {
+  it('refuses a key revoked through one replica there at once, and on the other within 5 seconds of the revoke’s answer, having served it from memory until then', async () => {
+    // README, Operator surface: "at once on the gateway replica that served the call, and within
+    // 5 seconds on the others". The bound is the README's number, not the constant that sets it.
+    const README_BOUND_MS = 5_000;
+    const [through, other] = replicas;
     const key = await newKey();
-    expect(await statusWith(key.secret)).toBe(200);
-    await queryDatabase(databaseUrl, 'UPDATE api_keys SET expires_at = now() WHERE id = $1', [key.id]);
-    const revokedAt = Date.now();
+    // Both replicas hold the key in memory, freshly read.
+    expect(await statusWith(key.secret, through.baseUrl)).toBe(200);
+    expect(await statusWith(key.secret, other.baseUrl)).toBe(200);
+    await operator(`/operator/keys/${key.id}/revoke`, {}, through.adminUrl);
+    const answeredAt = Date.now();
+    expect(await statusWith(key.secret, through.baseUrl)).toBe(401);
     const answers: number[] = [];
     let refusedAfter: number | undefined;
-    while (refusedAfter === undefined && Date.now() - revokedAt < KEY_CACHE_TTL_MS + 5_000) {
-      const status = await statusWith(key.secret);
+    while (refusedAfter === undefined && Date.now() - answeredAt < README_BOUND_MS + 5_000) {
+      const status = await statusWith(key.secret, other.baseUrl);
       answers.push(status);
-      if (status === 401) refusedAfter = Date.now() - revokedAt;
-      else await sleep(100);
+      if (status === 401) refusedAfter = Date.now() - answeredAt;
+      else await sleep(50);
     }
-    // Served from memory at first (the cache is in use)…
+    // Served from memory at first on the other replica (its cache is in use)…
     expect(answers[0]).toBe(200);
-    // …and refused within the bound (plus the poll's own step and a loaded machine's slack).
+    // …and refused there within the README's bound, measured from the revoke's answer.
     expect(refusedAfter).toBeDefined();
-    expect(refusedAfter!).toBeLessThanOrEqual(KEY_CACHE_TTL_MS + 1_000);
+    expect(refusedAfter!).toBeLessThanOrEqual(README_BOUND_MS);
   }, 30_000);
 
   it('refuses a key revoked or rolled through this gateway at once, and serves the replacement', async () => {

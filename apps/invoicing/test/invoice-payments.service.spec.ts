@@ -58,6 +58,26 @@ describe('PayInvoice', () => {
   });
 });
 
+describe('RecordRefund', () => {
+  it('refuses a credit note of more, less or another currency than was paid, issuing nothing; the amount paid is credited', async () => {
+    const tenant = newTenant();
+    const invoice = await openInvoice(tenant);
+    const payment = paymentId();
+    await invoicing.client.payInvoice({ tenant, id: invoice.id, paymentId: payment, amount: usd(4_200), paidAt: BigInt(Math.floor(Date.now() / 1000)), requestId: '' });
+    const refund = (amount: { amountMinor: bigint; currency: string }) =>
+      invoicing.client.recordRefund({ tenant, id: invoice.id, creditNoteId: `cn_${randomBytes(12).toString('hex')}`, paymentId: payment, amount, reason: 'requested_by_customer' });
+    for (const wrong of [usd(4_201), usd(1_000_000), usd(4_199), { amountMinor: 4_200n, currency: 'eur' }]) {
+      expect(await grpcFailure(refund(wrong))).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, errorCode: 'amount_mismatch' });
+    }
+    expect((await invoicing.client.getInvoice({ tenant, id: invoice.id })).invoice).toMatchObject({ status: 'paid', amountPaid: usd(4_200) });
+    expect((await invoicing.client.listCreditNotes({ tenant, invoiceId: invoice.id, page: { limit: 10 } })).creditNotes).toEqual([]);
+
+    const { creditNote, invoice: refunded } = await refund(usd(4_200));
+    expect(creditNote).toMatchObject({ invoiceId: invoice.id, amount: usd(4_200) });
+    expect(refunded).toMatchObject({ status: 'refunded' });
+  });
+});
+
 describe('FailInvoicePayment', () => {
   it('fails an open invoice (invoice.payment_failed) once per payment; a failed invoice can still be paid', async () => {
     const tenant = newTenant();

@@ -59,6 +59,8 @@ export class FakePawapay {
    * when the network fails after pawaPay accepted: the caller cannot know it was accepted.
    */
   dropDepositAnswers = 0;
+  /** Deposits whose status checks are answered only when released (holdStatusChecks). */
+  private readonly heldStatusChecks = new Map<string, { released: Promise<void>; held: number }>();
   private server?: Server;
   baseUrl = '';
 
@@ -66,6 +68,24 @@ export class FakePawapay {
 
   /** A callback's signing: the key, its keyid, and how it is made (SignOptions). */
   signing: { keyId: string; options: SignOptions } = { keyId: 'pawapay-test-key', options: {} };
+
+  /**
+   * Holds every status check of `depositId` (GET /v2/deposits/{id}) unanswered until `release()`;
+   * `held()` counts the checks that waited. A test can keep the asker between its question and
+   * its settlement.
+   */
+  holdStatusChecks(depositId: string): { release(): void; held(): number } {
+    let release!: () => void;
+    const gate = { released: new Promise<void>((resolve) => (release = resolve)), held: 0 };
+    this.heldStatusChecks.set(depositId, gate);
+    return {
+      release: () => {
+        this.heldStatusChecks.delete(depositId);
+        release();
+      },
+      held: () => gate.held,
+    };
+  }
 
   get publicKeyPem(): string {
     return this.keys.publicKey.export({ type: 'spki', format: 'pem' }).toString();
@@ -185,6 +205,11 @@ export class FakePawapay {
     }
     const status = /^\/v2\/deposits\/([^/]+)$/.exec(path);
     if (request.method === 'GET' && status) {
+      const gate = this.heldStatusChecks.get(status[1]);
+      if (gate) {
+        gate.held += 1;
+        await gate.released;
+      }
       const deposit = this.deposits.get(status[1]);
       return answer(200, deposit ? { status: 'FOUND', data: deposit } : { status: 'NOT_FOUND' });
     }

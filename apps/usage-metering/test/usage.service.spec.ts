@@ -365,6 +365,52 @@ describe('limits and alerts', () => {
   });
 });
 
+describe('the two safeguards of one alert per threshold and period, each alone', () => {
+  // Two independent walls keep an alert to one per threshold, metric and period: the crossing
+  // rule (only the record that takes the total from below a threshold to it raises the alert,
+  // the total's row lock ordering concurrent records) and the unique index on usage_alerts.
+
+  it('the crossing rule alone: 50 concurrent senders propose exactly one alert per threshold (every insert attempt counted, the unique index never consulted)', async () => {
+    const tenant = newTenant();
+    const subscription = await newSubscription(tenant);
+    await service.client.setUsageLimit({ tenant, subscriptionId: subscription.id, metricName: 'api_calls', limit: 100n });
+    // A BEFORE INSERT trigger sees every alert the service proposes, before ON CONFLICT judges it:
+    // the count is what the crossing rule decided, whatever the index would have kept.
+    const proposals = `alert_proposals_${randomBytes(4).toString('hex')}`;
+    await queryDatabase(service.databaseUrl, `CREATE TABLE ${proposals} (subscription_id text, threshold int)`);
+    await queryDatabase(service.databaseUrl, `CREATE FUNCTION ${proposals}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN INSERT INTO ${proposals} VALUES (NEW.subscription_id, NEW.threshold); RETURN NEW; END $$`);
+    await queryDatabase(service.databaseUrl, `CREATE TRIGGER ${proposals} BEFORE INSERT ON usage_alerts FOR EACH ROW EXECUTE FUNCTION ${proposals}()`);
+    try {
+      // 50 × 3 units = 150 of a limit of 100, all at once: 80 and 100 are each crossed by one sender.
+      await Promise.all(Array.from({ length: 50 }, (_, index) => record(tenant, subscription.id, { quantity: 3n, idempotencyKey: `sender-${index}` })));
+      // And records past both thresholds, one after another, cross nothing.
+      for (let index = 0; index < 5; index++) await record(tenant, subscription.id, { quantity: 10n });
+      expect(await totalOf(tenant, subscription.id)).toBe(200n);
+      const proposed = await queryDatabase<{ threshold: number }>(service.databaseUrl, `SELECT threshold FROM ${proposals} WHERE subscription_id = $1 ORDER BY threshold`, [subscription.id]);
+      expect(proposed.map((row) => row.threshold)).toEqual([80, 100]);
+    } finally {
+      await queryDatabase(service.databaseUrl, `DROP TRIGGER ${proposals} ON usage_alerts`);
+      await queryDatabase(service.databaseUrl, `DROP FUNCTION ${proposals}()`);
+      await queryDatabase(service.databaseUrl, `DROP TABLE ${proposals}`);
+    }
+  });
+
+  it('the unique index alone: a limit raised after an alert makes the crossing rule propose the same threshold again in the period, and the index keeps one alert and one event', async () => {
+    const tenant = newTenant();
+    const subscription = await newSubscription(tenant);
+    await service.client.setUsageLimit({ tenant, subscriptionId: subscription.id, metricName: 'api_calls', limit: 100n });
+    await record(tenant, subscription.id, { quantity: 81n });
+    // 81 of 200 is below 80 % again: the next record that passes 160 crosses 80 % by the rule.
+    await service.client.setUsageLimit({ tenant, subscriptionId: subscription.id, metricName: 'api_calls', limit: 200n });
+    await record(tenant, subscription.id, { quantity: 90n });
+    expect(await totalOf(tenant, subscription.id)).toBe(171n);
+    const { alerts } = await service.client.listUsageAlerts({ tenant, subscriptionId: subscription.id, page: { limit: 10 } });
+    expect(alerts.map((alert) => [alert.threshold, alert.usage, alert.limit])).toEqual([[80, 81n, 100n]]);
+    expect((await alertEvents(subscription.id)).filter((row) => row.type === 'usage.threshold_reached')).toHaveLength(1);
+  });
+});
+
 describe('usage for invoices (GetPeriodUsage)', () => {
   const periodUsage = (tenant: Tenant, subscription: SubscriptionShape, billingKey: string, period = { start: subscription.periodStart, end: subscription.periodEnd }) =>
     service.client.getPeriodUsage({ queries: [{ tenant, subscriptionId: subscription.id, periodStart: BigInt(period.start), periodEnd: BigInt(period.end), metricNames: subscription.metrics, billingKey }] });

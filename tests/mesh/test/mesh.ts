@@ -12,6 +12,9 @@ import { type AppName, type AppProcess, connectDatabase, createTestDatabase, fre
  * seven apps together) and a margin, so a slow start fails with startMesh's error, which names the
  * app and ends with its output, rather than with Jest's hook timeout.
  */
+/** The per-key rate limit of the mesh tests' accounts: far above any rate they drive. */
+const MESH_RATE_LIMIT_PER_SECOND = 1_000_000;
+
 export const MESH_START_TIMEOUT_MS = READY_TIMEOUT_MS + 30_000;
 
 const SERVICES = ['catalog', 'subscription', 'invoicing', 'payments', 'usage-metering', 'webhook-dispatch'] as const;
@@ -154,6 +157,12 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
     async createAccount(name = 'Mesh test') {
       const { body: account } = await operator('POST', '/operator/accounts', { name });
       const accountId = account.id as string;
+      // The mesh tests drive hundreds of requests a second with one key: their accounts' rate
+      // limits are raised out of the way (the limits have tests of their own, in the gateway).
+      for (const app of ['sandbox', 'live']) {
+        const raised = await operator('POST', `/operator/accounts/${accountId}/rate-limits`, { app, read_per_second: MESH_RATE_LIMIT_PER_SECOND, write_per_second: MESH_RATE_LIMIT_PER_SECOND });
+        if (raised.status !== 200) throw new Error(`rate limits not raised: ${raised.status} ${JSON.stringify(raised.body)}`);
+      }
       return {
         accountId,
         keys: {

@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT, testKafkaBrokers } from '@recur/testing';
+import { queryDatabase, REPO_ROOT, testKafkaBrokers } from '@recur/testing';
 import { freeNpmStartPorts, npmStart as npmStartOn, npmStartEnv, type StartedStack as Started } from './npm-start';
 
 /**
@@ -45,7 +45,7 @@ async function expectCleanStop(started: Started, signal: NodeJS.Signals): Promis
   expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
 }
 
-it('times each request by its route template on /metrics, keeps /metrics and /operator off the public port, and stops cleanly on Ctrl-C (SIGINT), on the in-process bus', async () => {
+it('times each request by its route template on /metrics, keeps /metrics and /operator off the public port, runs its PostgreSQL durably (SHOW: fsync, full_page_writes, synchronous_commit on), and stops cleanly on Ctrl-C (SIGINT), on the in-process bus', async () => {
   const started = await npmStart({ KAFKA_BROKERS: '' });
   key = /sandbox secret\s+(recur_test_sk_\w+)/.exec(started.stdout())![1];
   // The gateway's timings reach the metrics server, labelled by route template (ids would explode
@@ -70,7 +70,13 @@ it('times each request by its route template on /metrics, keeps /metrics and /op
     publicProbe: (await fetch(`${started.baseUrl}/readyz`)).status,
     adminProbe: (await fetch(`${started.adminUrl}/healthz`)).status,
   };
+  // The cluster npm start runs keeps a ledger: crash safety on, as its server reports it.
+  const durability: Record<string, string> = {};
+  for (const setting of ['fsync', 'full_page_writes', 'synchronous_commit']) {
+    durability[setting] = (await queryDatabase<Record<string, string>>(`postgresql://postgres:postgres@127.0.0.1:${started.ports.pg}/postgres`, `SHOW ${setting}`))[0][setting];
+  }
   await expectCleanStop(started, 'SIGINT');
+  expect(durability).toEqual({ fsync: 'on', full_page_writes: 'on', synchronous_commit: 'on' });
   expect(doors).toEqual({ publicMetrics: 404, publicOperator: 404, publicOperatorList: 404, adminOperator: 201, adminOperatorList: 200, adminApi: 404, publicProbe: 200, adminProbe: 200 });
   // Read before the stop, checked after it, so a failure here leaves nothing running.
   expect(metrics).toMatch(/^recur_http_server_duration_seconds_count\{method="POST",route="\/v1\/plans",status="201"\} 1$/m);

@@ -1,7 +1,8 @@
 import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
 import { AccountsService, type AccountView, type ApiKeyView } from './accounts.service';
 import { PortalUsersService, type PortalUserView } from '../pages/developer-portal/portal-users.service';
-import { CreateAccountDto, CreateKeyDto, CreatePortalUserDto, RollKeyDto } from './operator.dto';
+import { AppRateLimits, type RateLimitsView } from '../rate-limits/app-rate-limits.service';
+import { CreateAccountDto, CreateKeyDto, CreatePortalUserDto, RollKeyDto, SetRateLimitsDto } from './operator.dto';
 import { OperatorTokenGuard } from './operator-token.guard';
 
 /**
@@ -14,6 +15,7 @@ export class OperatorController {
   constructor(
     private readonly accounts: AccountsService,
     private readonly users: PortalUsersService,
+    private readonly rateLimits: AppRateLimits,
   ) {}
 
   @Post('accounts')
@@ -29,6 +31,19 @@ export class OperatorController {
   @Get('accounts/:accountId/keys')
   async listKeys(@Param('accountId') accountId: string): Promise<{ object: 'list'; data: ApiKeyView[] }> {
     return { object: 'list', data: await this.accounts.listKeys(accountId) };
+  }
+
+  /** Each app's per-key rate limits: in force, its own setting, the default. */
+  @Get('accounts/:accountId/rate-limits')
+  async listRateLimits(@Param('accountId') accountId: string): Promise<{ object: 'list'; data: RateLimitsView[] }> {
+    return { object: 'list', data: await this.rateLimits.list(accountId) };
+  }
+
+  /** Sets an app's own per-key rate limits (null: back to the default); in force everywhere within KEY_CACHE_TTL_MS. */
+  @Post('accounts/:accountId/rate-limits')
+  @HttpCode(200)
+  setRateLimits(@Param('accountId') accountId: string, @Body() body: SetRateLimitsDto): Promise<RateLimitsView> {
+    return this.rateLimits.set(accountId, body);
   }
 
   /** A developer portal user of the account; the answer holds a generated password once. */

@@ -1,4 +1,5 @@
-import { IsIn, IsInt, IsOptional, IsString, Length, Max, MaxLength, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Length, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import { RATE_LIMIT_MAX_PER_SECOND } from '../config';
 
 export class CreateAccountDto {
   @IsString()
@@ -41,4 +42,22 @@ export class CreatePortalUserDto {
   @IsString()
   @MaxLength(256)
   password?: string;
+}
+
+/** An app's own per-key limits, requests a second; null returns to the gateway's default, absent leaves it. */
+export class SetRateLimitsDto {
+  @IsIn(['sandbox', 'live'])
+  app!: 'sandbox' | 'live';
+
+  @ValidateIf((_, value) => value !== undefined && value !== null)
+  @IsInt()
+  @Min(1)
+  @Max(RATE_LIMIT_MAX_PER_SECOND)
+  read_per_second?: number | null;
+
+  @ValidateIf((_, value) => value !== undefined && value !== null)
+  @IsInt()
+  @Min(1)
+  @Max(RATE_LIMIT_MAX_PER_SECOND)
+  write_per_second?: number | null;
 }

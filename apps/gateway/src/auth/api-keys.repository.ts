@@ -59,6 +59,13 @@ export class ApiKeysRepository {
     for (const [hash, entry] of this.cache) if (entry.caller.keyId === keyId) this.cache.delete(hash);
   }
 
+  /** Drops every key of the account from memory (its rate limits changed): the next request reads the row. */
+  forgetAccount(accountId: string): void {
+    this.generation += 1;
+    this.reads.clear();
+    for (const [hash, entry] of this.cache) if (entry.caller.tenant.accountId === accountId) this.cache.delete(hash);
+  }
+
   /** The key's row, read once for every request that asks meanwhile; a usable key is cached. */
   private read(hash: string, now: Date): Promise<CachedKey | undefined> {
     const running = this.reads.get(hash);
@@ -72,7 +79,7 @@ export class ApiKeysRepository {
 
   private async readRow(hash: string, now: Date): Promise<CachedKey | undefined> {
     const generation = this.generation;
-    const row = await this.prisma.apiKey.findUnique({ where: { hash }, include: { account: { select: { name: true } } } });
+    const row = await this.prisma.apiKey.findUnique({ where: { hash }, include: { account: { select: { name: true } }, app: { select: { rateLimitReadPerSecond: true, rateLimitWritePerSecond: true } } } });
     if (!row || (row.expiresAt && row.expiresAt <= now)) {
       this.cache.delete(hash);
       return undefined;
@@ -87,6 +94,7 @@ export class ApiKeysRepository {
         accountName: row.account.name,
         kind: row.kind as KeyKind,
         scope: row.scope as KeyScope,
+        rateLimits: { readPerSecond: row.app.rateLimitReadPerSecond, writePerSecond: row.app.rateLimitWritePerSecond },
       },
       expiresAt: row.expiresAt?.getTime(),
       // When the read began: the entry's age, and so the revocation bound, errs on the safe side.

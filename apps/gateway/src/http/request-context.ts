@@ -13,6 +13,8 @@ export interface Caller {
   accountName: string;
   kind: KeyKind;
   scope: KeyScope;
+  /** The key's app's own rate limits (requests a second); null: the gateway's default for the mode. */
+  rateLimits: { readPerSecond: number | null; writePerSecond: number | null };
 }
 
 /** What the gateway's hooks attach to each request. */

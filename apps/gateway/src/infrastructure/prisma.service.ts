@@ -7,7 +7,8 @@ import { PrismaClient } from '../generated/prisma/client';
 /** The service's own database, through Prisma's driver adapter (no native engine). */
 @Injectable()
 export class PrismaService extends PrismaClient implements OnModuleDestroy {
-  private readonly pool: Pool;
+  /** Prisma's own connection pool, for the statements that skip the ORM (the rate limit counts). */
+  readonly pool: Pool;
 
   constructor(databaseUrl: string) {
     const pool = servicePool(databaseUrl);

@@ -27,6 +27,14 @@ const ERROR_SCHEMA = {
   },
 };
 
+const integerHeader = (description: string) => ({ description, schema: { type: 'integer', minimum: 0 } });
+/** What a refusal over the key's rate limit carries besides the error (README, Rate limits). */
+const RATE_LIMITED_HEADERS = {
+  'Retry-After': integerHeader('Seconds until the key may call again.'),
+  'RateLimit-Limit': integerHeader('Requests of this kind (read or write) the key may make a second.'),
+  'RateLimit-Remaining': integerHeader('Requests left in the current second.'),
+  'RateLimit-Reset': integerHeader('Seconds until the count starts again.'),
+};
 const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
 
 type DtoSchemas = Record<string, { properties?: Record<string, object>; required?: string[]; additionalProperties?: boolean }>;
@@ -111,6 +119,7 @@ function operation(route: RouteDefinition, schemas: DtoSchemas) {
       '401': errorResponse('Missing or invalid API key.'),
       '403': errorResponse(route.publishable ? 'A read_only key attempted a write.' : 'publishable_key_forbidden or api_key_read_only.'),
       ...(pathParameters.length > 0 ? { '404': errorResponse('No such resource in this app.') } : {}),
+      '429': { ...errorResponse('rate_limited: this key made its limit of requests of this kind (read or write) this second; retry after Retry-After seconds.'), headers: RATE_LIMITED_HEADERS },
       ...(route.read ? {} : { '409': errorResponse('State conflict, or Idempotency-Key reused or in progress.') }),
       ...(route.body ? { '413': errorResponse('The body is larger than 256 KB.') } : {}),
       ...(implemented ? { '503': errorResponse('A service behind the gateway is unavailable; retry (with the same Idempotency-Key for a POST).') } : { '501': errorResponse('Not available yet.') }),

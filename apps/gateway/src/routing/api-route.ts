@@ -9,6 +9,8 @@ import { applyInputRules } from '../http/input-rules';
 import { callerOf, requestPath, requestState } from '../http/request-context';
 import { claimIdempotencyKey, recordIdempotentAnswer } from '../idempotency/idempotency.hooks';
 import type { IdempotencyRepository } from '../idempotency/idempotency.repository';
+import { enforceRateLimit } from '../rate-limits/enforce-rate-limit';
+import type { RateLimiter } from '../rate-limits/rate-limiter';
 import { AlternativeAnswer, type FileAnswer } from './define-routes';
 import type { RouteRunner } from './route-runner';
 import { applyCors } from './cors';
@@ -17,6 +19,7 @@ import { applyRoutePolicy } from './route-policy';
 /** What the `/v1` route needs from the application (app.ts takes them from Nest's container). */
 export interface ApiRouteServices {
   keys: ApiKeysRepository;
+  rateLimits: RateLimiter;
   idempotency: IdempotencyRepository;
   clock: Clock;
   routes: RouteRunner;
@@ -27,7 +30,8 @@ export interface ApiRouteServices {
  * The `/v1` pipeline, one native Fastify route (`/v1` and everything under it, every method),
  * in order:
  *   onRequest   request id (app.ts, every request) → body parsed (http/body-parsers.ts) →
- *   preHandler  CORS (routing/cors.ts: a preflight of a publishable route answered 204) → authenticate (401) → route table and key policy (404, 405 with `Allow`, 403) →
+ *   preHandler  CORS (routing/cors.ts: a preflight of a publishable route answered 204) → authenticate (401) → the key's rate limit (429) →
+ *               route table and key policy (404, 405 with `Allow`, 403) →
  *               door input rules (400) → idempotency claim (replay, 409) →
  *   handler     the RouteRunner: validation (400), the route's handler or 501 → gRPC call →
  *               the route's success status (its alternative's, or a file) →
@@ -39,7 +43,7 @@ export interface ApiRouteServices {
 export function registerApiRoute(fastify: FastifyInstance, services: ApiRouteServices): void {
   const { routes, logger } = services;
   const options = {
-    preHandler: [applyCors, authenticate(services.keys, services.clock), applyRoutePolicy, applyInputRules, claimIdempotencyKey(services.idempotency, services.clock)],
+    preHandler: [applyCors, authenticate(services.keys, services.clock), enforceRateLimit(services.rateLimits, services.clock), applyRoutePolicy, applyInputRules, claimIdempotencyKey(services.idempotency, services.clock)],
     onSend: recordIdempotentAnswer(services.idempotency),
     errorHandler: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => sendApiError(error, request, reply, logger),
     handler: async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
