@@ -522,7 +522,12 @@ describe('InvoicingService e-mail', () => {
     for (const expected of ['Acme Studio', 'Grace Hopper', 'INV-000001', 'Compiler audit', '$1,234.56', invoice!.paymentUrl]) {
       expect([expected, text.includes(expected)]).toEqual([expected, true]);
     }
-    expect(await mailRows(invoice!.id)).toEqual([{ send_key: 'finalized', status: 'sent', attempt_count: 1, last_error: null }]);
+    // The sender marks the row sent once the SMTP server answered, which is after the catcher holds the mail.
+    const rows = await eventually(async () => {
+      const current = await mailRows(invoice!.id);
+      return current[0]?.status === 'sent' && current;
+    }, 15_000, 'the mail row marked sent');
+    expect(rows).toEqual([{ send_key: 'finalized', status: 'sent', attempt_count: 1, last_error: null }]);
     await settle();
     expect(mailsTo(recipient)).toHaveLength(1);
   });
