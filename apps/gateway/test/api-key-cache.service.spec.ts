@@ -1,35 +1,20 @@
 import { randomBytes } from 'node:crypto';
-import { type AppProcess, createTestDatabase, freePort, sleep, startApp } from '@recur/testing';
+import { createTestDatabase, sleep } from '@recur/testing';
+import { type GatewayReplica, startGatewayReplica } from './gateway-replica';
 
 /**
  * Two gateway replicas as their own processes on one real database: resolved keys are served
  * from memory, and a key revoked through one replica is refused there at once and on the other
  * within the README's bound (5 seconds); a roll's grace period is honoured from memory.
  */
-/** Each replica's public address and its admin listener's, where /operator/… is served. */
-let replicas: { process: AppProcess; baseUrl: string; adminUrl: string }[] = [];
+let replicas: GatewayReplica[] = [];
 let databaseUrl: string;
 const operatorToken = randomBytes(16).toString('hex');
-
-async function startReplica(): Promise<{ process: AppProcess; baseUrl: string; adminUrl: string }> {
-  const httpPort = await freePort();
-  const adminPort = await freePort();
-  // No service is called here: the route below is answered by the gateway itself.
-  const nowhere = '127.0.0.1:9';
-  const app = await startApp('gateway', {
-    env: {
-      DATABASE_URL: databaseUrl, HTTP_HOST: '127.0.0.1', HTTP_PORT: String(httpPort), RECUR_OPERATOR_TOKEN: operatorToken, ADMIN_HOST: '127.0.0.1', ADMIN_PORT: String(adminPort),
-      CATALOG_GRPC_ADDR: nowhere, SUBSCRIPTION_GRPC_ADDR: nowhere, INVOICING_GRPC_ADDR: nowhere, PAYMENTS_GRPC_ADDR: nowhere, USAGE_METERING_GRPC_ADDR: nowhere, WEBHOOK_DISPATCH_GRPC_ADDR: nowhere,
-    },
-    ready: { httpUrl: `http://127.0.0.1:${httpPort}/readyz` },
-  });
-  return { process: app, baseUrl: `http://127.0.0.1:${httpPort}`, adminUrl: `http://127.0.0.1:${adminPort}` };
-}
 
 beforeAll(async () => {
   databaseUrl = await createTestDatabase('gateway_keys');
   // One after the other: the first applies the migrations.
-  replicas = [await startReplica(), await startReplica()];
+  replicas = [await startGatewayReplica(databaseUrl, operatorToken), await startGatewayReplica(databaseUrl, operatorToken)];
 }, 90_000);
 
 afterAll(() => {

@@ -1,34 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import { type AppProcess, createTestDatabase, freePort, sleep, startApp } from '@recur/testing';
+import { createTestDatabase, sleep } from '@recur/testing';
+import { type GatewayReplica, startGatewayReplica } from './gateway-replica';
 
 /**
  * Per-key rate limits on two gateway replicas as their own processes on one real database: the
  * limit is shared by the replicas, answers carry the RateLimit headers, over the limit is
  * `429 rate_limited` with `Retry-After`, and a key under its limit is never refused.
  */
-/** Each replica's public address and its admin listener's, where /operator/… is served. */
-let replicas: { process: AppProcess; baseUrl: string; adminUrl: string }[] = [];
+let replicas: GatewayReplica[] = [];
 let databaseUrl: string;
 const operatorToken = randomBytes(16).toString('hex');
 
-async function startReplica(): Promise<{ process: AppProcess; baseUrl: string; adminUrl: string }> {
-  const httpPort = await freePort();
-  const adminPort = await freePort();
-  // No service is called here: reads are answered by the gateway itself, writes refused by its validation.
-  const nowhere = '127.0.0.1:9';
-  const app = await startApp('gateway', {
-    env: {
-      DATABASE_URL: databaseUrl, HTTP_HOST: '127.0.0.1', HTTP_PORT: String(httpPort), RECUR_OPERATOR_TOKEN: operatorToken, ADMIN_HOST: '127.0.0.1', ADMIN_PORT: String(adminPort),
-      CATALOG_GRPC_ADDR: nowhere, SUBSCRIPTION_GRPC_ADDR: nowhere, INVOICING_GRPC_ADDR: nowhere, PAYMENTS_GRPC_ADDR: nowhere, USAGE_METERING_GRPC_ADDR: nowhere, WEBHOOK_DISPATCH_GRPC_ADDR: nowhere,
-    },
-    ready: { httpUrl: `http://127.0.0.1:${httpPort}/readyz` },
-  });
-  return { process: app, baseUrl: `http://127.0.0.1:${httpPort}`, adminUrl: `http://127.0.0.1:${adminPort}` };
-}
-
 beforeAll(async () => {
   databaseUrl = await createTestDatabase('gateway_rate_limits');
-  replicas = [await startReplica(), await startReplica()];
+  replicas = [await startGatewayReplica(databaseUrl, operatorToken), await startGatewayReplica(databaseUrl, operatorToken)];
 }, 90_000);
 
 afterAll(() => {

@@ -1,9 +1,8 @@
-import { type commonV1, fromGrpcError, type PaymentMethodJson, presentPaymentMethod } from '@recur/contracts';
-import { notFound } from '@recur/kernel';
+import { type PaymentMethodJson, presentPaymentMethod } from '@recur/contracts';
+import { notFound, PAGE_LIMIT_DEFAULT } from '@recur/kernel';
 import { PAYMENT_PROVIDER_CODES } from '@recur/vocabulary';
-import { PAGE_LIMIT_DEFAULT } from '@recur/kernel';
+import { requireCustomer } from '../customers/require-customer';
 import { listEnvelope, ListQueryDto } from '../http/list';
-import type { ServiceClients } from '../infrastructure/service-clients';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
 import { CreatePaymentMethodDto } from './payment-methods.dto';
 
@@ -30,23 +29,12 @@ export const PAYMENT_METHOD_SCHEMA = responseSchema<PaymentMethodJson>('PaymentM
   },
 });
 
-/** A payment method's customer must exist in the caller's app (customers live in the subscription service): 404 otherwise. */
-async function requireCustomer(services: ServiceClients, tenant: commonV1.Tenant, id: string): Promise<void> {
-  try {
-    await services.subscription.getCustomer({ tenant, id });
-  } catch (failure) {
-    const error = fromGrpcError(failure);
-    if (error.kind === 'not_found' || error.kind === 'invalid_argument') throw notFound('customer', id);
-    throw error;
-  }
-}
-
 /** `/v1/customers/:id/payment-methods` → PaymentsService (saved numbers for automatic collection). Rules live in the service. */
 export const PAYMENT_METHOD_ROUTES = defineRoutes('Payment methods', [
   route({
     method: 'POST', path: '/v1/customers/:id/payment-methods', summary: "Save a customer's mobile-money number, with the payer's consent", body: CreatePaymentMethodDto, response: PAYMENT_METHOD_SCHEMA, status: 201,
     handler: async ({ services, tenant, commandId, params, body }) => {
-      await requireCustomer(services, tenant, params.id);
+      await requireCustomer(services, tenant, params.id, () => notFound('customer', params.id));
       const { paymentMethod } = await services.payments.createPaymentMethod({
         tenant, customerId: params.id, phoneNumber: body.phone_number, provider: body.provider, consent: body.consent, consentSource: 'api', setDefault: body.set_default, requestId: commandId,
       });
@@ -56,7 +44,7 @@ export const PAYMENT_METHOD_ROUTES = defineRoutes('Payment methods', [
   listRoute({
     method: 'GET', path: '/v1/customers/:id/payment-methods', summary: "List a customer's payment methods (the default first)", query: ListQueryDto, response: PAYMENT_METHOD_SCHEMA,
     handler: async ({ services, tenant, params, query }) => {
-      await requireCustomer(services, tenant, params.id);
+      await requireCustomer(services, tenant, params.id, () => notFound('customer', params.id));
       const { paymentMethods } = await services.payments.listPaymentMethods({ tenant, customerId: params.id });
       const offset = query.offset ?? 0;
       const window = paymentMethods.slice(offset, offset + (query.limit ?? PAGE_LIMIT_DEFAULT));

@@ -1,8 +1,8 @@
-import { type commonV1, fromGrpcError, presentWallet, presentWalletTopUp, presentWalletTransaction, type WalletJson, type WalletTopUpJson, type WalletTransactionJson } from '@recur/contracts';
+import { presentWallet, presentWalletTopUp, presentWalletTransaction, type WalletJson, type WalletTopUpJson, type WalletTransactionJson } from '@recur/contracts';
 import { invalidArgument } from '@recur/kernel';
 import { toInt64 } from '@recur/money';
 import { PAYMENT_PROVIDER_CODES } from '@recur/vocabulary';
-import type { ServiceClients } from '../infrastructure/service-clients';
+import { requireCustomer } from '../customers/require-customer';
 import { ListQueryDto, listEnvelope } from '../http/list';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
 import { CreateWalletDto, ListWalletsQueryDto, TopUpWalletDto, UpdateWalletDto } from './wallets.dto';
@@ -72,23 +72,13 @@ export const WALLET_TRANSACTION_SCHEMA = responseSchema<WalletTransactionJson>('
   },
 });
 
-/** The customer must exist in the caller's app before a wallet is opened for it (customers live in the subscription service). */
-async function requireCustomer(services: ServiceClients, tenant: commonV1.Tenant, id: string): Promise<void> {
-  try {
-    await services.subscription.getCustomer({ tenant, id });
-  } catch (failure) {
-    const error = fromGrpcError(failure);
-    if (error.kind === 'not_found' || error.kind === 'invalid_argument') throw invalidArgument('customer', `No such customer: '${id}'`, 'resource_missing');
-    throw error;
-  }
-}
-
 /** `/v1/wallets` → PaymentsService (prepaid wallets, README). Validation happened before; rules live in the service. */
 export const WALLET_ROUTES = defineRoutes('Wallets', [
   route({
     method: 'POST', path: '/v1/wallets', summary: 'Create a prepaid wallet', body: CreateWalletDto, response: WALLET_SCHEMA, status: 201,
     handler: async ({ services, tenant, commandId, body }) => {
-      await requireCustomer(services, tenant, body.customer);
+      // The customer must exist in the caller's app before a wallet is opened for it.
+      await requireCustomer(services, tenant, body.customer, () => invalidArgument('customer', `No such customer: '${body.customer}'`, 'resource_missing'));
       const { wallet } = await services.payments.createWallet({
         tenant, customerId: body.customer, currency: body.currency, lowBalanceThreshold: toInt64(body.low_balance_threshold ?? 0, 'low_balance_threshold'), requestId: commandId,
       });
