@@ -7,12 +7,51 @@
 //   4. every Jest project: unit, service (each app as its own process) and mesh tests
 //   5. the Helm chart and deploy files (helm lint/template, manifests up to date)
 // Set RECUR_TEST_SKIP_HELM=1 to skip step 5 on a machine without Go.
+//
+// `npm run test:affected` (`--affected`): the same steps for what a change touches, for a service
+// team's own loop: the projects nx finds affected since RECUR_AFFECTED_BASE (default: origin/main,
+// else main), uncommitted changes included — their typecheck, lint and Jest projects (the mesh
+// tests when any app is affected), the chart checks only when helm/ or deploy/ changed. The
+// contract and migration checks always run (they are per app and quick). CI runs `npm test`.
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildAll, ensureInstalled, ROOT } from './bootstrap.mjs';
+
+const AFFECTED = process.argv.includes('--affected');
+/** What the command line passes on to Jest (a test name pattern, say). */
+const jestArgs = process.argv.slice(2).filter((argument) => argument !== '--affected');
+
+/** The base a change is compared with: RECUR_AFFECTED_BASE, else origin/main when the clone has it, else main. */
+function affectedBase() {
+  if (process.env.RECUR_AFFECTED_BASE) return process.env.RECUR_AFFECTED_BASE;
+  return spawnSync('git', ['rev-parse', '--verify', '--quiet', 'origin/main'], { cwd: ROOT }).status === 0 ? 'origin/main' : 'main';
+}
+
+/**
+ * The folders (libs/<x>, apps/<x>, tests/<x>) of the projects nx finds affected since `base`,
+ * working-tree changes included; every folder when not `--affected`.
+ */
+function projectFolders(base) {
+  const folders = ['libs', 'apps', 'tests'].flatMap((parent) => readdirSync(join(ROOT, parent)).map((name) => join(parent, name)));
+  if (!base) return folders;
+  const shown = spawnSync('npx', ['nx', 'show', 'projects', '--affected', `--base=${base}`, '--json'], { cwd: ROOT, encoding: 'utf8' });
+  if (shown.status !== 0) throw new Error(`nx could not list the affected projects since ${base}: ${shown.stderr}`);
+  const affected = new Set(JSON.parse(shown.stdout));
+  return folders.filter((folder) => {
+    const manifest = join(ROOT, folder, 'package.json');
+    return existsSync(manifest) && affected.has(JSON.parse(readFileSync(manifest, 'utf8')).name);
+  });
+}
+
+/** True when a file under one of `paths` changed since `base` (committed or not). */
+function changedUnder(base, paths) {
+  const diff = spawnSync('git', ['diff', '--name-only', base, '--', ...paths], { cwd: ROOT, encoding: 'utf8' });
+  const untracked = spawnSync('git', ['ls-files', '--others', '--exclude-standard', '--', ...paths], { cwd: ROOT, encoding: 'utf8' });
+  return `${diff.stdout}${untracked.stdout}`.trim().length > 0;
+}
 
 const timings = [];
 async function step(name, fn) {
@@ -53,8 +92,11 @@ try {
   if (!existsSync('/usr/bin/chromium')) {
     await step('install chromium', () => createRequire(import.meta.url)('@recur/testing').ensureChromium());
   }
-  await step('typecheck', () => run('npx', ['nx', 'run-many', '-t', 'typecheck', '--output-style=stream-without-prefixes']));
-  await step('lint', () => run('npx', ['eslint', '.']));
+  const base = AFFECTED ? affectedBase() : undefined;
+  const folders = projectFolders(base);
+  if (AFFECTED) console.error(`affected since ${base}: ${folders.join(', ') || 'nothing'}`);
+  await step('typecheck', () => run('npx', ['nx', ...(AFFECTED ? ['affected', `--base=${base}`] : ['run-many']), '-t', 'typecheck', '--output-style=stream-without-prefixes']));
+  await step('lint', () => run('npx', ['eslint', ...(AFFECTED ? [...folders, 'tools'] : ['.'])]));
   await step('buf lint', () => run('npx', ['buf', 'lint', 'proto']));
   // The checks' own rules (node's test runner; tools/**/*.test.mjs).
   const toolTests = readdirSync(join(ROOT, 'tools'), { recursive: true }).filter((file) => file.endsWith('.test.mjs')).map((file) => join('tools', file));
@@ -73,13 +115,16 @@ try {
     console.error(`PostgreSQL ${postgres.value}\nKafka ${kafka.value}`);
   });
   const infrastructure = { RECUR_TEST_PG_ADMIN_URL: postgres.value, KAFKA_BROKERS: kafka.value };
-  const projects = readdirSync(join(ROOT, 'libs')).concat(readdirSync(join(ROOT, 'apps')));
-  await step('jest: unit and service tests', () =>
-    run('npx', ['jest', '--ci', '--maxWorkers=2', '--selectProjects', ...projects, ...process.argv.slice(2)], infrastructure),
-  );
+  // Jest projects are named after their folders (each jest.config.js's displayName).
+  const projects = folders.filter((folder) => !folder.startsWith('tests')).map((folder) => folder.split('/')[1]);
+  if (projects.length > 0) {
+    await step('jest: unit and service tests', () => run('npx', ['jest', '--ci', '--maxWorkers=2', '--selectProjects', ...projects, ...jestArgs], infrastructure));
+  }
   // Each mesh file runs seven processes; one file at a time keeps 2 cores from thrashing.
-  await step('jest: mesh tests', () => run('npx', ['jest', '--ci', '--runInBand', '--selectProjects', 'mesh', ...process.argv.slice(2)], infrastructure));
-  if (process.env.RECUR_TEST_SKIP_HELM !== '1') {
+  if (folders.includes(join('tests', 'mesh'))) {
+    await step('jest: mesh tests', () => run('npx', ['jest', '--ci', '--runInBand', '--selectProjects', 'mesh', ...jestArgs], infrastructure));
+  }
+  if (process.env.RECUR_TEST_SKIP_HELM !== '1' && (!AFFECTED || changedUnder(base, ['helm', 'deploy', 'tools/helm']))) {
     await step('helm chart and deploy files', () => run('bash', ['tools/helm/check.sh']));
   }
 } catch (error) {
