@@ -104,25 +104,28 @@ try {
   await step('contracts against the last releases', () => run('node', ['tools/contracts/check.mjs']));
   await step('migration lint', () => run('node', ['tools/db/lint-migrations.mjs']));
 
-  const require = createRequire(import.meta.url);
-  // Containers where a Docker engine answers (testcontainers), local processes elsewhere.
-  const { startTestPostgres, startTestKafka, dockerEngineAvailable } = require('@recur/testing');
-  await step('start PostgreSQL and Kafka', async () => {
-    const dir = (infrastructureDir = mkdtempSync(join(tmpdir(), 'recur-test-')));
-    chmodSync(dir, 0o755);
-    console.error(dockerEngineAvailable() ? 'Docker engine found: testcontainers' : 'no Docker engine: embedded PostgreSQL and a local Kafka broker');
-    [postgres, kafka] = await Promise.all([startTestPostgres(), startTestKafka(join(dir, 'kafka'))]);
-    console.error(`PostgreSQL ${postgres.value}\nKafka ${kafka.value}`);
-  });
-  const infrastructure = { RECUR_TEST_PG_ADMIN_URL: postgres.value, KAFKA_BROKERS: kafka.value };
   // Jest projects are named after their folders (each jest.config.js's displayName).
   const projects = folders.filter((folder) => !folder.startsWith('tests')).map((folder) => folder.split('/')[1]);
-  if (projects.length > 0) {
-    await step('jest: unit and service tests', () => run('npx', ['jest', '--ci', '--maxWorkers=2', '--selectProjects', ...projects, ...jestArgs], infrastructure));
-  }
-  // Each mesh file runs seven processes; one file at a time keeps 2 cores from thrashing.
-  if (folders.includes(join('tests', 'mesh'))) {
-    await step('jest: mesh tests', () => run('npx', ['jest', '--ci', '--runInBand', '--selectProjects', 'mesh', ...jestArgs], infrastructure));
+  const meshAffected = folders.includes(join('tests', 'mesh'));
+  if (projects.length > 0 || meshAffected) {
+    const require = createRequire(import.meta.url);
+    // Containers where a Docker engine answers (testcontainers), local processes elsewhere.
+    const { startTestPostgres, startTestKafka, dockerEngineAvailable } = require('@recur/testing');
+    await step('start PostgreSQL and Kafka', async () => {
+      const dir = (infrastructureDir = mkdtempSync(join(tmpdir(), 'recur-test-')));
+      chmodSync(dir, 0o755);
+      console.error(dockerEngineAvailable() ? 'Docker engine found: testcontainers' : 'no Docker engine: embedded PostgreSQL and a local Kafka broker');
+      [postgres, kafka] = await Promise.all([startTestPostgres(), startTestKafka(join(dir, 'kafka'))]);
+      console.error(`PostgreSQL ${postgres.value}\nKafka ${kafka.value}`);
+    });
+    const infrastructure = { RECUR_TEST_PG_ADMIN_URL: postgres.value, KAFKA_BROKERS: kafka.value };
+    if (projects.length > 0) {
+      await step('jest: unit and service tests', () => run('npx', ['jest', '--ci', '--maxWorkers=2', '--selectProjects', ...projects, ...jestArgs], infrastructure));
+    }
+    // Each mesh file runs seven processes; one file at a time keeps 2 cores from thrashing.
+    if (meshAffected) {
+      await step('jest: mesh tests', () => run('npx', ['jest', '--ci', '--runInBand', '--selectProjects', 'mesh', ...jestArgs], infrastructure));
+    }
   }
   if (process.env.RECUR_TEST_SKIP_HELM !== '1' && (!AFFECTED || changedUnder(base, ['helm', 'deploy', 'tools/helm']))) {
     await step('helm chart and deploy files', () => run('bash', ['tools/helm/check.sh']));
