@@ -91,7 +91,7 @@ POST /v1/sales-links/:id/activate
  * Routes beyond the specification, each asked for by an issue: sandbox test clocks (issue 10);
  * usage batches, per-period totals and limit overrides (issue 13); payment attempts, credit notes and
  * the app's dunning schedule (issue 12); prepaid wallets (issue 13: the specification names their events,
- * its route table shows none); saved payment methods for automatic collection (issue 27).
+ * its route table shows none); saved payment methods for automatic collection (issue 27); the events API (issue 29).
  */
 const BEYOND_SPECIFICATION = `
 POST /v1/usage/batch
@@ -119,6 +119,8 @@ POST /v1/customers/:id/payment-methods
 GET /v1/customers/:id/payment-methods
 POST /v1/customers/:id/payment-methods/:method/default
 DELETE /v1/customers/:id/payment-methods/:method
+GET /v1/events
+GET /v1/events/:id
 `.trim().split('\n');
 
 const keyOf = (route: { method: string; path: string }) => `${route.method} ${route.path}`;

@@ -255,3 +255,43 @@ describe('deliveries', () => {
     expect(delivery.attempts.map((attempt: { number: number; status_code: number }) => [attempt.number, attempt.status_code])).toEqual([[1, 500], [2, 500], [3, 500], [4, 200]]);
   }, 90_000);
 });
+
+describe('the events API', () => {
+  it('lists the account\'s events newest first, as its webhooks carry them, filtered by type, time and resource; retrieves one; another app sees none', async () => {
+    const since = Math.floor(Date.now() / 1000) - 1;
+    const first = (await call('POST', '/v1/customers', { name: 'Event One', email: 'one@example.com' })).body;
+    const second = (await call('POST', '/v1/customers', { name: 'Event Two', email: 'two@example.com' })).body;
+    expect((await call('PATCH', `/v1/customers/${first.id}`, { name: 'Event One, renamed' })).status).toBe(200);
+    const mine = await eventually(async () => {
+      const list = (await call('GET', `/v1/events?created_gte=${since}&limit=100`)).body;
+      const about = list.data.filter((event: { data: { object: { id: string } } }) => [first.id, second.id].includes(event.data.object.id));
+      return about.length === 3 ? about : undefined;
+    }, 30_000, 'three events recorded');
+    expect(mine.map((event: { type: string; data: { object: { id: string } } }) => [event.type, event.data.object.id])).toEqual([
+      ['customer.updated', first.id], ['customer.created', second.id], ['customer.created', first.id],
+    ]);
+    expect(mine[0]).toMatchObject({ id: expect.stringMatching(/^evt_/), object: 'event', livemode: false, created: expect.any(Number), data: { object: { name: 'Event One, renamed' } } });
+
+    const byResource = (await call('GET', `/v1/events?resource=${first.id}`)).body;
+    expect(byResource).toMatchObject({ object: 'list', url: '/v1/events', total: 2 });
+    expect(byResource.data.map((event: { type: string }) => event.type)).toEqual(['customer.updated', 'customer.created']);
+    expect((await call('GET', `/v1/events?resource=${first.id}&type=customer.created`)).body.total).toBe(1);
+    expect((await call('GET', `/v1/events?resource=${first.id}&created_lte=${since - 1}`)).body.total).toBe(0);
+
+    const one = await call('GET', `/v1/events/${mine[0].id}`);
+    expect([one.status, one.body]).toEqual([200, mine[0]]);
+    // The webhook a test sends is no event of the account's: neither listed nor retrieved.
+    const endpoint = await createEndpoint('/events-api');
+    const tested = await call('POST', `/v1/webhooks/${endpoint.id}/test`);
+    expect(tested.status).toBeLessThan(300);
+    expect((await call('GET', '/v1/events?limit=100')).body.data.filter((event: { type: string }) => event.type === 'webhook.test')).toEqual([]);
+
+    for (const [query, param] of [['type=customer.exploded', 'type'], ['created_gte=yesterday', 'created_gte'], ['resource=cus_%20x', 'resource']]) {
+      const refused = await call('GET', `/v1/events?${query}`);
+      expect([query, refused.status, refused.body.error.param]).toEqual([query, 400, param]);
+    }
+    expect((await api(mesh, keys.live)('GET', `/v1/events/${mine[0].id}`)).status).toBe(404);
+    expect((await api(mesh, keys.live)('GET', `/v1/events?resource=${first.id}`)).body.total).toBe(0);
+    expect((await call('GET', '/v1/events/evt_nothing')).status).toBe(404);
+  });
+});

@@ -15,6 +15,7 @@ import { TEST_CLOCK_ROUTES } from '../test-clocks/test-clocks.routes';
 import { USAGE_ROUTES } from '../usage/usage.routes';
 import { WALLET_ROUTES } from '../wallets/wallets.routes';
 import { PAYMENT_METHOD_ROUTES } from '../payment-methods/payment-methods.routes';
+import { EVENT_ROUTES } from '../events/events.routes';
 import { WEBHOOK_ROUTES } from '../webhooks/webhooks.routes';
 import type { RouteDefinition } from './define-routes';
 
@@ -42,6 +43,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...REFUND_ROUTES,
   ...WALLET_ROUTES,
   ...PAYMENT_METHOD_ROUTES,
+  ...EVENT_ROUTES,
   ...DUNNING_SCHEDULE_ROUTES,
 ];
 

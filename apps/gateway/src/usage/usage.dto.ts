@@ -1,9 +1,10 @@
-import { METRIC_NAME_PATTERN, USAGE_BATCH_MAX, USAGE_IDEMPOTENCY_KEY_PATTERN, USAGE_LIMIT_MAX, USAGE_QUANTITY_MAX, UNIX_SECONDS_MAX, UNIX_SECONDS_MIN } from '@recur/vocabulary';
-import { Transform, Type } from 'class-transformer';
+import { METRIC_NAME_PATTERN, USAGE_BATCH_MAX, USAGE_IDEMPOTENCY_KEY_PATTERN, USAGE_LIMIT_MAX, USAGE_QUANTITY_MAX } from '@recur/vocabulary';
+import { Type } from 'class-transformer';
 import { JSONSchema } from 'class-validator-jsonschema';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsDefined, IsInt, IsObject, IsString, Matches, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import { ListQueryDto } from '../http/list';
 import { Nullable, Optional } from '../http/optional';
+import { QueryUnixSeconds, UnixSeconds } from '../http/unix-seconds';
 import { apply } from '../plans/plans.dto';
 
 const ID_MAX = 100;
@@ -12,15 +13,6 @@ const SubscriptionId = () =>
   apply(IsDefined({ message: 'subscription is required' }), IsString({ message: 'subscription must be a string' }), MaxLength(ID_MAX, { message: 'subscription must be a subscription id' }), Matches(/\S/, { message: 'subscription must not be empty' }));
 const MetricName = () =>
   apply(IsString({ message: 'metric_name must be a string' }), Matches(METRIC_NAME_PATTERN, { message: 'metric_name must be 1–100 characters: a lowercase letter, then lowercase letters, digits, _, . or -' }));
-const UnixSeconds = (field: string) =>
-  apply(
-    IsInt({ message: `${field} must be unix seconds (an integer)` }),
-    Min(UNIX_SECONDS_MIN, { message: `${field} must be unix seconds` }),
-    Max(UNIX_SECONDS_MAX, { message: `${field} must be at most ${UNIX_SECONDS_MAX} (9999-12-31)` }),
-  );
-/** Unix seconds in a query: plain decimal digits only. */
-const QueryUnixSeconds = () => Transform(({ value }) => (typeof value === 'string' && /^[1-9][0-9]{0,11}$/.test(value) ? Number(value) : value));
-
 /** One usage record (README, Usage). */
 export class RecordUsageDto {
   /** The metered subscription (`sub_…`), of the same app. */

@@ -28,9 +28,9 @@ const ENABLED_ENDPOINTS = `
 const RECORD_AND_QUEUE = `
   WITH claimed AS (${claimInboxEventsSql('$1', '$2')}),
   recorded AS (
-    INSERT INTO events (id, account_id, livemode, type, created, data)
-    SELECT event.id, event.account_id, event.livemode, event.type, event.created, event.data
-    FROM unnest($2::text[], $3::text[], $4::boolean[], $5::text[], $6::bigint[], $7::jsonb[]) AS event (id, account_id, livemode, type, created, data)
+    INSERT INTO events (id, account_id, livemode, type, created, data, object_id)
+    SELECT event.id, event.account_id, event.livemode, event.type, event.created, event.data, event.object_id
+    FROM unnest($2::text[], $3::text[], $4::boolean[], $5::text[], $6::bigint[], $7::jsonb[], $13::text[]) AS event (id, account_id, livemode, type, created, data, object_id)
     JOIN claimed ON claimed.event_id = event.id
     RETURNING id, account_id, livemode, type),
   queued AS (
@@ -102,6 +102,7 @@ export class EventLogConsumer implements OnApplicationBootstrap {
       accepted.map(({ event }) => event.type), accepted.map(({ event }) => String(event.created)), accepted.map(({ event }) => JSON.stringify(event.data ?? {})),
       this.now(),
       queue.map((delivery) => delivery.id), queue.map((delivery) => delivery.eventId), queue.map((delivery) => delivery.endpointId), queue.map((delivery) => delivery.traceHeaders),
+      accepted.map(({ event }) => event.aggregateId || null),
     ])).rows;
     if (result.queued > 0) this.notifier.notify(DELIVERIES_CHANNEL);
     const claimed = new Set(result.claimed);

@@ -2,10 +2,14 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { requireTenant, webhookDispatchV1 } from '@recur/contracts';
-import { checkPage, pageInfo } from '@recur/kernel';
+import { checkPage, notFound, pageInfo } from '@recur/kernel';
+import { WEBHOOK_TEST_EVENT_TYPE } from '@recur/vocabulary';
+import type { Event as EventRow, Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 
-/** gRPC edge of the event log. */
+const toEventMessage = (row: EventRow) => ({ id: row.id, type: row.type, created: row.created, livemode: row.livemode, dataJson: JSON.stringify(row.data) });
+
+/** gRPC edge of the event log: what GET /v1/events reads, the same envelopes the webhooks carry. */
 @Controller()
 export class EventsGrpcController {
   constructor(private readonly prisma: PrismaService) {}
@@ -14,20 +18,27 @@ export class EventsGrpcController {
   async listEvents(request: webhookDispatchV1.ListEventsRequest): Promise<MessageInitShape<typeof webhookDispatchV1.ListEventsResponseSchema>> {
     const tenant = requireTenant(request.tenant);
     const page = checkPage(request.page?.limit, request.page?.offset);
-    const where = { accountId: tenant.accountId, livemode: tenant.livemode, ...(request.type ? { type: request.type } : {}) };
+    const where: Prisma.EventWhereInput = {
+      accountId: tenant.accountId,
+      livemode: tenant.livemode,
+      ...(request.type ? { type: request.type } : request.accountEventsOnly ? { type: { not: WEBHOOK_TEST_EVENT_TYPE } } : {}),
+      ...(request.objectId ? { objectId: request.objectId } : {}),
+      ...(request.createdGte !== undefined || request.createdLte !== undefined
+        ? { created: { ...(request.createdGte !== undefined ? { gte: request.createdGte } : {}), ...(request.createdLte !== undefined ? { lte: request.createdLte } : {}) } }
+        : {}),
+    };
     const [rows, total] = await Promise.all([
-      this.prisma.event.findMany({ where, orderBy: [{ created: 'desc' }, { receivedAt: 'desc' }], skip: page.offset, take: page.limit }),
+      this.prisma.event.findMany({ where, orderBy: [{ created: 'desc' }, { receivedAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
       this.prisma.event.count({ where }),
     ]);
-    return {
-      events: rows.map((row) => ({
-        id: row.id,
-        type: row.type,
-        created: row.created,
-        livemode: row.livemode,
-        dataJson: JSON.stringify(row.data),
-      })),
-      page: pageInfo(page, rows.length, total),
-    };
+    return { events: rows.map(toEventMessage), page: pageInfo(page, rows.length, total) };
+  }
+
+  @GrpcMethod('WebhookDispatchService', 'GetEvent')
+  async getEvent(request: webhookDispatchV1.GetEventRequest): Promise<MessageInitShape<typeof webhookDispatchV1.GetEventResponseSchema>> {
+    const tenant = requireTenant(request.tenant);
+    const row = await this.prisma.event.findFirst({ where: { id: request.id, accountId: tenant.accountId, livemode: tenant.livemode } });
+    if (!row) throw notFound('event', request.id);
+    return { event: toEventMessage(row) };
   }
 }
