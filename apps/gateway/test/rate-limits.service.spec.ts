@@ -7,6 +7,9 @@ import { type GatewayReplica, startGatewayReplica } from './gateway-replica';
  * limit is shared by the replicas, answers carry the RateLimit headers, over the limit is
  * `429 rate_limited` with `Retry-After`, and a key under its limit is never refused.
  */
+// Each test drives seconds of load through two processes: a busy 2-core machine needs more than Jest's 5 s.
+jest.setTimeout(30_000);
+
 let replicas: GatewayReplica[] = [];
 let databaseUrl: string;
 const operatorToken = randomBytes(16).toString('hex');
