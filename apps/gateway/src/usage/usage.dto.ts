@@ -21,7 +21,7 @@ const UnixSeconds = (field: string) =>
 /** Unix seconds in a query: plain decimal digits only. */
 const QueryUnixSeconds = () => Transform(({ value }) => (typeof value === 'string' && /^[1-9][0-9]{0,11}$/.test(value) ? Number(value) : value));
 
-/** One usage record (README, Usage). */
+/** One usage record (docs/api/usage.md). */
 export class RecordUsageDto {
   /** The metered subscription (`sub_…`), of the same app. */
   @SubscriptionId()

@@ -83,7 +83,7 @@ async function requireCustomer(services: ServiceClients, tenant: commonV1.Tenant
   }
 }
 
-/** `/v1/wallets` → PaymentsService (prepaid wallets, README). Validation happened before; rules live in the service. */
+/** `/v1/wallets` → PaymentsService (prepaid wallets, docs/api/wallets.md). Validation happened before; rules live in the service. */
 export const WALLET_ROUTES = defineRoutes('Wallets', [
   route({
     method: 'POST', path: '/v1/wallets', summary: 'Create a prepaid wallet', body: CreateWalletDto, response: WALLET_SCHEMA, status: 201,

@@ -19,7 +19,7 @@ export class SandboxAdapter implements PaymentProviderAdapter {
 
   /**
    * The simulated phone is the sandbox payer page: the auto-recharge worker approves it there at
-   * once (README, Prepaid wallets), so the push is a page like any other sandbox payment.
+   * once (docs/api/wallets.md), so the push is a page like any other sandbox payment.
    */
   push(payment: Payment): Promise<StartResult> {
     return this.start(payment);
