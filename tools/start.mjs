@@ -218,19 +218,25 @@ async function main() {
   await postgres.ensureDatabase(databaseName('gateway'));
   const token = operatorToken();
   const { startGateway } = require(join(ROOT, 'apps', 'gateway', 'dist', 'app.js'));
-  const gateway = await step('Starting the gateway…', () => startGateway({
-    httpHost: process.env.HTTP_HOST ?? '127.0.0.1',
-    httpPort: HTTP_PORT,
-    databaseUrl: postgres.urlFor(databaseName('gateway')),
-    operatorToken: token,
-    migrateOnStart: true,
-    customerPortalUrl: `http://127.0.0.1:${HTTP_PORT}/customer-portal`,
-    customerPortalSessionTtlSeconds: 3600,
-    peers: {
-      catalog: peers.catalog, subscription: peers.subscription, invoicing: peers.invoicing,
-      payments: peers.payments, usageMetering: peers['usage-metering'], webhookDispatch: peers['webhook-dispatch'],
-    },
-  }));
+  // The gateway reads its configuration as a deployed one does, from the environment with this
+  // process's addresses filled in, so a setting it gains (its public page URLs, say) has its
+  // default here too, and SALES_LINK_URL, CUSTOMER_PORTAL_URL and the like are honoured.
+  const { gatewayConfigFromEnv } = require(join(ROOT, 'apps', 'gateway', 'dist', 'config.js'));
+  const gatewayConfig = gatewayConfigFromEnv({
+    ...process.env,
+    HTTP_HOST: process.env.HTTP_HOST ?? '127.0.0.1',
+    HTTP_PORT: String(HTTP_PORT),
+    DATABASE_URL: postgres.urlFor(databaseName('gateway')),
+    RECUR_OPERATOR_TOKEN: token,
+    MIGRATE_ON_START: 'true',
+    CATALOG_GRPC_ADDR: peers.catalog,
+    SUBSCRIPTION_GRPC_ADDR: peers.subscription,
+    INVOICING_GRPC_ADDR: peers.invoicing,
+    PAYMENTS_GRPC_ADDR: peers.payments,
+    USAGE_METERING_GRPC_ADDR: peers['usage-metering'],
+    WEBHOOK_DISPATCH_GRPC_ADDR: peers['webhook-dispatch'],
+  });
+  const gateway = await step('Starting the gateway…', () => startGateway(gatewayConfig));
   if (!keepRunning('the gateway', gateway)) return;
   const metrics = await startMetricsServer(METRICS_PORT, '127.0.0.1');
   if (!keepRunning('the metrics server', { stop: () => new Promise((resolve) => metrics.close(() => resolve())) })) return;
