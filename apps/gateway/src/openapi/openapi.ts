@@ -112,7 +112,7 @@ function operation(route: RouteDefinition, schemas: DtoSchemas) {
       '403': errorResponse(route.publishable ? 'A read_only key attempted a write.' : 'publishable_key_forbidden or api_key_read_only.'),
       ...(pathParameters.length > 0 ? { '404': errorResponse('No such resource in this app.') } : {}),
       ...(route.read ? {} : { '409': errorResponse('State conflict, or Idempotency-Key reused or in progress.') }),
-      ...(route.body ? { '413': errorResponse('The body is larger than 256 KB.') } : {}),
+      ...(route.body ? { '413': errorResponse('The body is larger than 256 KB.'), '415': errorResponse('The body is not sent as Content-Type: application/json.') } : {}),
       ...(implemented ? { '503': errorResponse('A service behind the gateway is unavailable; retry (with the same Idempotency-Key for a POST).') } : { '501': errorResponse('Not available yet.') }),
     },
   };
