@@ -102,7 +102,7 @@ describe('customers through the gateway', () => {
   it('answers a JSON body sent as another media type, or none, with 415 naming the type it got, and stores nothing', async () => {
     const json = JSON.stringify({ name: 'Ada', email: 'ada@example.com' });
     const before = (await api(mesh, keys.test)('GET', '/v1/customers?limit=1')).body.total;
-    const cases: [string, Record<string, string>, BodyInit, string][] = [
+    const cases: [string, Record<string, string>, string | Uint8Array, string][] = [
       // curl -d without -H 'content-type: application/json'
       ['curl’s default', { 'content-type': 'application/x-www-form-urlencoded' }, json, 'application/x-www-form-urlencoded'],
       ['text', { 'content-type': 'text/plain; charset=utf-8' }, json, 'text/plain'],
