@@ -15,8 +15,7 @@ import type { SubscriptionConfig } from '../src/subscription-config';
 import { SubscriptionsRepository } from '../src/subscriptions/subscriptions.repository';
 
 /**
- * The usage of a period cut short by a billing-interval change (docs/api/usage.md: a billing-interval
- * change), with every part real: the subscription service, the catalog and usage-metering each
+ * The usage of a period cut short by a billing-interval change (docs/api/usage.md#a-billing-interval-change), with every part real: the subscription service, the catalog and usage-metering each
  * their own process on PostgreSQL, usage-metering learning of the subscription from its events
  * over a real Kafka broker. The service's own clock is off; the test drives a BillingClock on
  * the service's database (fake time for the renewal a year on) whose invoicer records each

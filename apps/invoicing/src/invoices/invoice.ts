@@ -249,7 +249,7 @@ export function createOneOffInvoice(tenant: TenantRef, customer: BilledCustomer,
 export const SUBSCRIPTION_BILLING_REASONS = ['subscription_create', 'subscription_cycle', 'subscription_update', 'sales_link', 'subscription_final'] as const;
 
 /**
- * A subscription's final invoice (docs/api/subscriptions.md: the final invoice): what its last
+ * A subscription's final invoice (docs/api/subscriptions.md#final-invoice): what its last
  * period left unbilled — metered usage in arrears and pending prorations — raised when it ends.
  * Its key is (subscription, `final`, period start), beside the period's own (subscription, period start).
  */

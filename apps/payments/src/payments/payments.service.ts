@@ -108,7 +108,7 @@ export class PaymentsService {
 
   /**
    * The sandbox payer's choice, as the simulator answers it: Decline fails the payment, Approve
-   * does what the phone number says (docs/sandbox.md#magic-numbers: magic numbers). A live payment's token is
+   * does what the phone number says (docs/sandbox.md#magic-numbers). A live payment's token is
    * unknown here: only the real provider decides a live payment.
    */
   async decideSandbox(token: string, decision: string): Promise<Payment> {

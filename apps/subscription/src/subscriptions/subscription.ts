@@ -220,7 +220,7 @@ function trialEndOf(fields: NewSubscription, now: Date): Date | null {
 /**
  * Usage an invoice bills in arrears, as usage-metering measured it (GetPeriodUsage): per metric
  * and usage period — the period that ended, and late records of periods billed before
- * (docs/api/usage.md: billing). Empty when the plan meters nothing or the move bills no closed period.
+ * (docs/api/usage.md#billing-in-arrears). Empty when the plan meters nothing or the move bills no closed period.
  */
 export interface UsageLine {
   metricName: string;
@@ -362,7 +362,7 @@ export function priceNextInvoice(subscription: Subscription, usage: PeriodUsage 
 export const FINAL_CREDIT_DESCRIPTION = 'Unused credit (the subscription ended; not refunded)';
 
 /**
- * THE price of a subscription's final invoice (docs/api/subscriptions.md: the final invoice): what
+ * THE price of a subscription's final invoice (docs/api/subscriptions.md#final-invoice): what
  * its last period left unbilled — the pending prorations and carried credit, and the metered
  * usage of the period (in arrears) — by @recur/pricing, with the coupon the next invoice would
  * take. No plan, add-on or fixed line: those were billed in advance with the period, and unused

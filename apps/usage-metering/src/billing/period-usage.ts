@@ -16,7 +16,7 @@ export interface PeriodUsageQuery {
   /**
    * The interval the period ran on, an opaque label to usage-metering: recorded with the billing
    * and answered on the period's lines (late ones too), so the invoice prices them on that
-   * interval's included quantity (docs/api/usage.md: a billing-interval change). Null: not given.
+   * interval's included quantity (docs/api/usage.md#a-billing-interval-change). Null: not given.
    */
   billingInterval: string | null;
 }
