@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, REPO_ROOT } from '@recur/testing';
-import { type NpmStarted, npmStart, sandboxSecretKey, stopNpmStart } from './npm-start';
+import { npmStart, type StartedStack } from './npm-start';
 
 /**
  * docs/getting-started.md, followed as a reader follows it: `npm start` in a fresh data folder,
@@ -90,10 +90,19 @@ async function approveOnPayerPage(payUrl: string, origin: string): Promise<void>
   expect([approved.status, approved.headers.get('location')]).toEqual([303, expect.stringMatching(/^\/pay\/return\//)]);
 }
 
+/** The sandbox secret key the first start prints once. */
+const sandboxSecretKey = (stack: StartedStack) => /sandbox secret\s+(recur_test_sk_\w+)/.exec(stack.stdout())![1];
+
+/** Ctrl-C, and the exit code once everything stopped. */
+async function stopNpmStart(stack: StartedStack): Promise<number | null> {
+  stack.child.kill('SIGINT');
+  return stack.exited;
+}
+
 const dataDir = mkdtempSync(join(tmpdir(), 'recur-getting-started-'));
 // The embedded PostgreSQL runs as another OS user when the tests run as root.
 chmodSync(dataDir, 0o755);
-let started: NpmStarted | undefined;
+let started: StartedStack | undefined;
 let terminal: Terminal | undefined;
 
 afterAll(async () => {

@@ -1,17 +1,26 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type NpmStarted, npmStart, sandboxSecretKey, stopNpmStart } from './npm-start';
+import { npmStart, type StartedStack } from './npm-start';
 
 /**
  * Under `npm start` every link Recur hands out opens a page of the gateway it started: a sales
  * link's `url`, a customer portal link, an invoice's `payment_url`. The mesh tests start the
  * gateway from its environment; this starts it the way `npm start` does (tools/start.mjs).
  */
+/** The sandbox secret key the first start prints once. */
+const sandboxSecretKey = (stack: StartedStack) => /sandbox secret\s+(recur_test_sk_\w+)/.exec(stack.stdout())![1];
+
+/** Ctrl-C, and the exit code once everything stopped. */
+async function stopNpmStart(stack: StartedStack): Promise<number | null> {
+  stack.child.kill('SIGINT');
+  return stack.exited;
+}
+
 const dataDir = mkdtempSync(join(tmpdir(), 'recur-start-links-'));
 // The embedded PostgreSQL runs as another OS user when the tests run as root.
 chmodSync(dataDir, 0o755);
-let started: NpmStarted | undefined;
+let started: StartedStack | undefined;
 
 afterAll(async () => {
   if (started) expect(await stopNpmStart(started)).toBe(0);

@@ -20,7 +20,7 @@ export async function freePortRun(count: number): Promise<number> {
   }
 }
 
-export interface NpmStarted {
+export interface StartedStack {
   child: ChildProcess;
   baseUrl: string;
   metricsUrl: string;
@@ -34,7 +34,7 @@ export interface NpmStarted {
  * PostgreSQL), on free ports and in `dataDir`, resolved once its banner says it is running.
  * The built apps are used as they are (RECUR_SKIP_BUILD: `npm test` builds first).
  */
-export async function npmStart(dataDir: string, env: Record<string, string> = {}): Promise<NpmStarted> {
+export async function npmStart(dataDir: string, env: Record<string, string> = {}): Promise<StartedStack> {
   const [httpPort, pgPort, metricsPort, smtpPort, grpcBasePort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePortRun(6)];
   const child = spawn(process.execPath, [join(REPO_ROOT, 'tools', 'start.mjs')], {
     cwd: REPO_ROOT,
@@ -71,15 +71,4 @@ export async function npmStart(dataDir: string, env: Record<string, string> = {}
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   return { child, baseUrl: `http://127.0.0.1:${httpPort}`, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, stdout: () => stdout, stderr: () => stderr, exited };
-}
-
-/** The sandbox secret key the first start prints once. */
-export function sandboxSecretKey(started: NpmStarted): string {
-  return /sandbox secret\s+(recur_test_sk_\w+)/.exec(started.stdout())![1];
-}
-
-/** Ctrl-C, and the exit code once everything stopped. */
-export async function stopNpmStart(started: NpmStarted): Promise<number | null> {
-  started.child.kill('SIGINT');
-  return started.exited;
 }
