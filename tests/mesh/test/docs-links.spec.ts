@@ -86,6 +86,20 @@ it('finds every docs/ page and anchor that the code, tests, tools, chart and dep
   expect(broken).toEqual([]);
 });
 
+it('finds no code, test, tool, chart or deployment file citing a README section: what they cite lives under docs/', () => {
+  const sources = ['apps', 'libs', 'tools', 'tests', 'helm', 'deploy', 'proto'].flatMap((dir) =>
+    filesUnder(join(REPO_ROOT, dir), (path) => /\.(ts|mjs|js|proto|prisma|tpl|yaml|sh)$|Dockerfile$/.test(path)),
+  );
+  // "(README, Configuration)", "README: Performance", "(prepaid wallets, README)": sections the README no longer has.
+  const citation = /\bREADME(?:[,:]\s*|\s+)"?[A-Z][a-z]|, README\)/;
+  const citing = sources.flatMap((source) =>
+    readFileSync(source, 'utf8')
+      .split('\n')
+      .flatMap((line, index) => (citation.test(line) ? [`${relative(REPO_ROOT, source)}:${index + 1}: ${line.trim()}`] : [])),
+  );
+  expect(citing).toEqual([]);
+});
+
 it('reads anchors as GitHub makes them', () => {
   expect([...anchorsOf('# Customer portal (`/customer-portal/<token>`)\n## Calls: gRPC and in-process calls\n## Keys\n## Keys\n```sh\n# not a heading\n```')]).toEqual([
     'customer-portal-customer-portaltoken',
