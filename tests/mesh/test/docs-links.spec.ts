@@ -90,7 +90,7 @@ it('finds no code, test, tool, chart or deployment file citing a README section:
   const sources = ['apps', 'libs', 'tools', 'tests', 'helm', 'deploy', 'proto'].flatMap((dir) =>
     filesUnder(join(REPO_ROOT, dir), (path) => /\.(ts|mjs|js|proto|prisma|tpl|yaml|sh)$|Dockerfile$/.test(path)),
   );
-  // "(README, Configuration)", "README: Performance", "(prepaid wallets, README)": sections the README no longer has.
+  // A section cited by its title, after the word README or before it in parentheses: the README has no sections to cite.
   const citation = /\bREADME(?:[,:]\s*|\s+)"?[A-Z][a-z]|, README\)/;
   const citing = sources.flatMap((source) =>
     readFileSync(source, 'utf8')
