@@ -277,24 +277,28 @@ async function main() {
   await postgres.ensureDatabase(databaseName('gateway'));
   const token = operatorToken();
   const { startGateway } = require(join(ROOT, 'apps', 'gateway', 'dist', 'app.js'));
-  const { rateLimitDefaultsFromEnv } = require(join(ROOT, 'apps', 'gateway', 'dist', 'config.js'));
-  const gateway = await step('Starting the gateway…', () => startGateway({
-    httpHost: HTTP_HOST,
-    httpPort: HTTP_PORT,
-    adminHost: '127.0.0.1',
-    adminPort: ADMIN_PORT,
-    databaseUrl: postgres.urlFor(databaseName('gateway')),
-    operatorToken: token,
-    migrateOnStart: true,
-    customerPortalUrl: `http://127.0.0.1:${HTTP_PORT}/customer-portal`,
-    customerPortalSessionTtlSeconds: 3600,
-    // Per-key rate limits: RATE_LIMIT_LIVE_PER_SECOND, RATE_LIMIT_SANDBOX_PER_SECOND, else 100 and 25.
-    rateLimits: rateLimitDefaultsFromEnv(),
-    peers: {
-      catalog: peers.catalog, subscription: peers.subscription, invoicing: peers.invoicing,
-      payments: peers.payments, usageMetering: peers['usage-metering'], webhookDispatch: peers['webhook-dispatch'],
-    },
-  }));
+  // The gateway reads its configuration as a deployed one does, from the environment with this
+  // process's addresses filled in, so a setting it gains (its public page URLs, its rate limits'
+  // defaults, say) has its default here too, and SALES_LINK_URL, CUSTOMER_PORTAL_URL,
+  // RATE_LIMIT_*_PER_SECOND and the like are honoured. The admin listener stays on this machine.
+  const { gatewayConfigFromEnv } = require(join(ROOT, 'apps', 'gateway', 'dist', 'config.js'));
+  const gatewayConfig = gatewayConfigFromEnv({
+    ...process.env,
+    HTTP_HOST,
+    HTTP_PORT: String(HTTP_PORT),
+    ADMIN_HOST: '127.0.0.1',
+    ADMIN_PORT: String(ADMIN_PORT),
+    DATABASE_URL: postgres.urlFor(databaseName('gateway')),
+    RECUR_OPERATOR_TOKEN: token,
+    MIGRATE_ON_START: 'true',
+    CATALOG_GRPC_ADDR: peers.catalog,
+    SUBSCRIPTION_GRPC_ADDR: peers.subscription,
+    INVOICING_GRPC_ADDR: peers.invoicing,
+    PAYMENTS_GRPC_ADDR: peers.payments,
+    USAGE_METERING_GRPC_ADDR: peers['usage-metering'],
+    WEBHOOK_DISPATCH_GRPC_ADDR: peers['webhook-dispatch'],
+  });
+  const gateway = await step('Starting the gateway…', () => startGateway(gatewayConfig));
   if (!keepRunning('the gateway', gateway)) return;
 
   const { account, keys } = await ensureLocalAccount(token);

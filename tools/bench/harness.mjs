@@ -417,7 +417,7 @@ export async function startSingleProcess({ profileArgs = [], env = {}, stderr = 
       ...process.env, RECUR_SKIP_BUILD: '1', RECUR_DATA_DIR: dataDir, PORT: String(port), RECUR_PG_PORT: String(pgPort), ADMIN_PORT: String(port + 2000),
       RECUR_GRPC_BASE_PORT: String(port + 3000), RECUR_SMTP_PORT: String(port + 4000), LOG_LEVEL: 'warn', KAFKA_BROKERS: '', SMTP_URL: '',
       // The benches drive hundreds of requests a second with npm start's one key: they measure the
-      // stack, not the per-key rate limits (README, Rate limits), so its defaults are raised here.
+      // stack, not the per-key rate limits (docs/api/conventions.md, Rate limits), so its defaults are raised here.
       RATE_LIMIT_SANDBOX_PER_SECOND: String(BENCH_RATE_LIMIT_PER_SECOND), RATE_LIMIT_LIVE_PER_SECOND: String(BENCH_RATE_LIMIT_PER_SECOND), ...env,
     },
     stdio: ['ignore', 'pipe', stderr],

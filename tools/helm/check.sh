@@ -17,7 +17,8 @@
 #   6. deploy/k8s/ is what tools/helm/render-manifests.sh renders now;
 #   7. deploy/compose.yaml loads with the Compose spec loader and matches the chart's mesh
 #      (tools/helm/validate/cmd/compose-check);
-#   8. yamllint on the values files, deploy/compose.yaml and deploy/k8s.
+#   8. deploy/Dockerfile's Node.js base image is an LTS line inside its support window;
+#   9. yamllint on the values files, deploy/compose.yaml and deploy/k8s.
 #
 # Set CHECK_REQUIRE_TOOLS=1 (as CI should) to fail instead of skipping when yamllint is
 # missing.
@@ -141,6 +142,22 @@ image_flags="$(grep '^CMD ' deploy/Dockerfile | grep -o -- '--[a-z0-9=-]*' | sor
 chart_flags="$(sed -n '/define "recur.command"/,/end/p' "$CHART/templates/_helpers.tpl" | grep -o -- '^- --[a-z0-9=-]*' | cut -c3- | sort | tr '\n' ' ')"
 if [[ "$image_flags" == "$chart_flags" ]]; then pass "the chart's command and deploy/Dockerfile's CMD: ${image_flags:-no flags}"
 else fail "node flags differ: deploy/Dockerfile's CMD [$image_flags], the chart's recur.command [$chart_flags]"; fi
+
+section "Node.js base image"
+# The images run on a Node.js LTS line inside its support window (dates: the Node.js release
+# schedule, github.com/nodejs/Release). A line past its end of life, or one missing here, fails:
+# move deploy/Dockerfile's NODE_IMAGE to the current LTS line (and add that line's date below).
+declare -A NODE_END_OF_LIFE=([20]=2026-04-30 [22]=2027-04-30 [24]=2028-04-30 [26]=2029-04-30)
+node_image="$(sed -n 's/^ARG NODE_IMAGE=//p' deploy/Dockerfile)"
+node_major="$(sed -n 's/^node:\([0-9]*\)[.-].*/\1/p' <<<"$node_image")"
+node_eol="${NODE_END_OF_LIFE[${node_major:-none}]:-}"
+if [[ -z $node_major ]]; then fail "deploy/Dockerfile's NODE_IMAGE ($node_image) names no node:<major> image"
+elif [[ -z $node_eol ]]; then fail "deploy/Dockerfile's NODE_IMAGE $node_image: Node.js $node_major is no supported LTS line (known: ${!NODE_END_OF_LIFE[*]})"
+elif [[ "$(date -u +%F)" > "$node_eol" ]]; then fail "deploy/Dockerfile's NODE_IMAGE $node_image: Node.js $node_major reached its end of life on $node_eol"
+else pass "deploy/Dockerfile's NODE_IMAGE $node_image: Node.js $node_major LTS, supported until $node_eol"; fi
+# The chart runs the images' unprivileged `node` user (uid 1000), which every node image has.
+if grep -q 'runAsUser: 1000' "$CHART/values.yaml"; then pass "the chart runs as uid 1000, the node images' node user"
+else fail "the chart's runAsUser is not the node images' node user (1000)"; fi
 
 section "deploy/compose.yaml"
 run "compose-check (Compose spec loader + chart mesh)" \

@@ -39,7 +39,7 @@ export interface GatewayConfig {
   customerPortalSessionTtlSeconds: number;
   /** Base URL of the hosted checkout pages; a sales link's `url` is `<base>/<token>`. */
   salesLinkUrl: string;
-  /** Requests a second per key, reads and writes each, unless the key's app sets its own (README, Rate limits). */
+  /** Requests a second per key, reads and writes each, unless the key's app sets its own (docs/api/conventions.md, Rate limits). */
   rateLimits: RateLimitDefaults;
 }
 

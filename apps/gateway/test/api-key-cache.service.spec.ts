@@ -35,7 +35,7 @@ async function newKey(): Promise<{ id: string; secret: string }> {
 
 describe('API key cache', () => {
   it('refuses a key revoked through one replica there at once, and on the other within 5 seconds of the revoke’s answer, having served it from memory until then', async () => {
-    // README, Operator surface: "at once on the gateway replica that served the call, and within
+    // docs/operations/accounts-and-keys.md: "at once on the gateway replica that served the call, and within
     // 5 seconds on the others". The bound is the README's number, not the constant that sets it.
     const README_BOUND_MS = 5_000;
     const [through, other] = replicas;

@@ -1,7 +1,7 @@
 import { ConfigError, optionalEnv, requireEnv } from '@recur/kernel';
 import { DEFAULT_DUNNING_SCHEDULE_DAYS, parseDunningSchedule } from './dunning/dunning-schedule';
 
-/** The invoicing service's own settings, from the environment (README, Configuration). */
+/** The invoicing service's own settings, from the environment (docs/operations/configuration.md). */
 export interface InvoicingConfig {
   /** `host:port` of the subscription service, where customers live (required). */
   subscriptionGrpcAddr: string;

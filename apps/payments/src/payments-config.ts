@@ -1,6 +1,6 @@
 import { intEnv, optionalEnv, requireEnv } from '@recur/kernel';
 
-/** The payments service's own settings, from the environment (README, Configuration). */
+/** The payments service's own settings, from the environment (docs/operations/configuration.md). */
 export interface PaymentsConfig {
   /** `host:port` of the invoicing service (invoices to pay, settlements) (required). */
   invoicingGrpcAddr: string;

@@ -37,7 +37,7 @@ const coupon = (duration: 'once' | 'forever', percentOff: number): RedeemedCoupo
 });
 const linesOf = (price: ReturnType<typeof priceFinalInvoice>) => price.lines.map((line) => ({ kind: invoiceLineKind(line), amount: line.amount }));
 
-describe('the final invoice of a subscription (README, Subscriptions: the final invoice)', () => {
+describe('the final invoice of a subscription (docs/api/subscriptions.md#final-invoice)', () => {
   describe('its price (priceFinalInvoice)', () => {
     it('bills only what the period left unbilled: the usage in arrears and the pending prorations; no plan, fixed component or add-on line', () => {
       const changed = changePlanNow(subscribed(METERED, { quantity: 2 }), { quantity: 5 }, at(15)).subscription;

@@ -15,8 +15,7 @@ import type { SubscriptionConfig } from '../src/subscription-config';
 import { SubscriptionsRepository } from '../src/subscriptions/subscriptions.repository';
 
 /**
- * The usage of a period cut short by a billing-interval change (README, Usage: a billing-interval
- * change), with every part real: the subscription service, the catalog and usage-metering each
+ * The usage of a period cut short by a billing-interval change (docs/api/usage.md#a-billing-interval-change), with every part real: the subscription service, the catalog and usage-metering each
  * their own process on PostgreSQL, usage-metering learning of the subscription from its events
  * over a real Kafka broker. The service's own clock is off; the test drives a BillingClock on
  * the service's database (fake time for the renewal a year on) whose invoicer records each
@@ -102,7 +101,7 @@ it('bills the cut period\'s usage once, on the interval change\'s invoice at the
   expect(await grpcFailure(service.client.changeBillingInterval({ tenant, id, billingInterval: 'quarterly' }))).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, param: 'billing_interval' });
   expect(await usageBillings(id)).toEqual([]);
 
-  // The period must have begun at least a second before it is cut (README, Subscriptions).
+  // The period must have begun at least a second before it is cut (docs/api/subscriptions.md).
   await new Promise((resolve) => setTimeout(resolve, 1_100));
   const { subscription: yearly } = await service.client.changeBillingInterval({ tenant, id, billingInterval: 'yearly' });
   const cut = Number(yearly!.currentPeriodStart);

@@ -32,7 +32,7 @@ const usageOf = (quantity: number, extra: Partial<PeriodUsage[number]> = {}): Pe
   { metricName: 'api_calls', period: { start: T0, end: MAY }, quantity, billedBefore: 0, late: false, ...extra },
 ];
 
-describe('usage on period invoices (README, Usage: billing)', () => {
+describe('usage on period invoices (docs/api/usage.md#billing-in-arrears)', () => {
   it('bills the ended period\'s usage in arrears on the renewal invoice: metric, units beyond the included quantity, and the usage period', () => {
     const renewal = renew(subscribed(), MAY, MAY, usageOf(1_500)).invoice!;
     expect(renewal.periodStart).toEqual(MAY);
@@ -95,7 +95,7 @@ describe('usage on period invoices (README, Usage: billing)', () => {
     expect(invoice.price.lines.find((line) => line.metricName)).toMatchObject({ quantity: 100, amount: 200, period: { start: seconds(T0), end: seconds(MAY) } });
   });
 
-  describe('a billing-interval change (README, Usage: a billing-interval change)', () => {
+  describe('a billing-interval change (docs/api/usage.md#a-billing-interval-change)', () => {
     const CUT = new Date('2026-04-16T00:00:00Z');
     const cutUsage = (quantity: number, extra: Partial<PeriodUsage[number]> = {}): PeriodUsage => usageOf(quantity, { period: { start: T0, end: CUT }, interval: 'monthly', ...extra });
 

@@ -463,7 +463,7 @@ describe('usage for invoices (GetPeriodUsage)', () => {
 
   it('records the interval a period ran on and answers it on that period\'s late lines, whatever interval the later billing runs on', async () => {
     const tenant = newTenant();
-    // A monthly period cut short a minute ago by a change to yearly (README, Usage: a billing-interval change).
+    // A monthly period cut short a minute ago by a change to yearly (docs/api/usage.md#a-billing-interval-change).
     const monthly = { id: `sub_${randomBytes(8).toString('hex')}`, status: 'active', periodStart: nowSeconds() - 10 * DAY, periodEnd: nowSeconds() + 20 * DAY, metrics: ['api_calls'], updated: nowSeconds() - 10 * DAY };
     await publishSubscription(tenant, subscriptionEventsV1.SubscriptionCreatedSchema, monthly);
     await record(tenant, monthly.id, { quantity: 12n, timestamp: BigInt(monthly.periodStart + DAY) });

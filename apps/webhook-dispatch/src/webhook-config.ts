@@ -1,6 +1,6 @@
 import { intEnv, optionalEnv } from '@recur/kernel';
 
-/** Delivery settings, from the environment (README, Configuration). */
+/** Delivery settings, from the environment (docs/operations/configuration.md). */
 export interface WebhookConfig {
   /** How long a receiver has to answer; the specification's 30 seconds by default. */
   timeoutMs: number;

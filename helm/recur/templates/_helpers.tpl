@@ -244,7 +244,7 @@ Argument: (dict "root" $ "app" $app).
 {{/*
 Command running one app; args are appended (e.g. "migrate"). Argument: the app name. Node's flags
 are deploy/Dockerfile's CMD's (check.sh compares them): V8's allocation-site pretenuring had the
-request path allocate in the old generation after a burst (README, Performance: the collector round).
+request path allocate in the old generation after a burst (docs/performance.md#what-the-profiles-found).
 */}}
 {{- define "recur.command" -}}
 - node

@@ -4,7 +4,7 @@ const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 
 /**
  * Random bytes drawn from one buffer refilled 4 KiB at a time, each byte used once: a call to
- * the system's generator per id cost more than the rest of a batch ingest (README, Performance).
+ * the system's generator per id cost more than the rest of a batch ingest (docs/performance.md).
  * Node's own randomUUID keeps such a cache too.
  */
 const POOL_BYTES = 4096;

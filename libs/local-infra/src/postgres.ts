@@ -220,13 +220,13 @@ async function startServer(
     '-p', String(port),
     '-c', 'listen_addresses=127.0.0.1',
     // A Unix socket in the cluster's own folder (none in /tmp): a query through it cost 10–18 %
-    // less client CPU than through TCP loopback here (README, Performance).
+    // less client CPU than through TCP loopback here (docs/performance.md).
     '-c', `unix_socket_directories=${socketDirSetting(unixSocketDir(dataDir, port))}`,
     '-c', 'lc_messages=C', // the readiness check below reads an English log line
     '-c', 'max_connections=200', // seven services with connection pools, plus tests
     // PostgreSQL's 128 MB default evicts dirty pages to the OS under a few minutes of writes; the
     // kernel's periodic writeback of them then delayed the commits' WAL flushes (20-100 ms stalls
-    // of every write, README: Performance). Pages are touched only as they are used.
+    // of every write, docs/performance.md). Pages are touched only as they are used.
     '-c', 'shared_buffers=512MB',
     // Throwaway test clusters trade crash safety for speed; a kept cluster never does.
     ...(durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),

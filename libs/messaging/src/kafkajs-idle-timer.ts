@@ -5,7 +5,7 @@
  * throttled) to setTimeout, which runs it after 1 ms, and the check schedules itself again
  * (tulios/kafkajs#1556, #1704; the fix of #1667/#1768 was never released). Every process with a
  * producer or consumer woke ~1 700 times a second doing nothing: its CPU at rest, paid under load
- * too (README, Performance).
+ * too (docs/performance.md).
  *
  * This replaces that one method with the fix the issues settled on: with nothing pending and no
  * throttle, schedule nothing. A request pushed while it cannot be sent schedules a check (pending

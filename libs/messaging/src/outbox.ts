@@ -59,7 +59,7 @@ export interface OutboxChange {
 /**
  * Records events in the same transaction as the change they describe, with the active
  * trace context, and wakes the relay at commit: after the COMMIT where the transaction can
- * (a NOTIFY inside it serialises every notifying commit, README Performance), else inside it
+ * (a NOTIFY inside it serialises every notifying commit, docs/performance.md), else inside it
  * (delivered only if it commits). No event exists without its change, nor a change without it.
  * Given the `change` itself, it runs it and writes the rows in one statement (a data-modifying
  * `WITH`): one round trip for both.

@@ -24,7 +24,7 @@ export interface RelayOptions {
 }
 
 /**
- * Test only (README, Configuration): `RECUR_FAULT_RELAY_KILL_AFTER_PUBLISH=<n>` makes the
+ * Test only (docs/operations/configuration.md): `RECUR_FAULT_RELAY_KILL_AFTER_PUBLISH=<n>` makes the
  * process kill itself with SIGKILL after its relay's n-th published batch, before the stamp
  * commits, so crash tests can prove such a batch is published again and consumed once.
  */
@@ -37,7 +37,7 @@ function killAfterPublishFromEnv(env: NodeJS.ProcessEnv): number | undefined {
 
 /**
  * Rows per batch. A batch costs a transaction, a produce request and an acknowledgement
- * whatever its size, so bigger batches drain faster (README, Renewal throughput); the lock
+ * whatever its size, so bigger batches drain faster (docs/performance.md); the lock
  * and the open transaction are held only while one is published.
  */
 export const DEFAULT_RELAY_BATCH_SIZE = 1000;

@@ -7,7 +7,7 @@ import type { Pool } from 'pg';
  * then sees it); a burst of commits shares a few. Nobody waits for it: a commit's caller
  * answers without the extra round trip. Each NOTIFY runs in a statement of its own, outside any
  * change's transaction: inside one, it would take PostgreSQL's global notify lock through the
- * commit's WAL flush and serialise every notifying commit (README, Performance). A NOTIFY lost
+ * commit's WAL flush and serialise every notifying commit (docs/performance.md). A NOTIFY lost
  * (the process died, the statement failed) is covered by the listener's polling fallback.
  */
 export class CoalescingNotifier {

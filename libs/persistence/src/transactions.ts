@@ -51,7 +51,7 @@ export function sqlLiteral(value: string | number | boolean | Date | Uint8Array 
   if (value instanceof Date) return `'${value.toISOString()}'::timestamptz`;
   if (value instanceof Uint8Array) return `decode('${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')}', 'hex')`;
   // pg.escapeLiteral's very output, made with two replaces: it appends a character at a time,
-  // and its intermediate strings were 4 % of what a create allocated (heap sampling, README Performance).
+  // and its intermediate strings were 4 % of what a create allocated (heap sampling, docs/performance.md).
   const quoted = `'${value.replace(/'/g, "''")}'`;
   return value.includes('\\') ? ` E${quoted.replace(/\\/g, '\\\\')}` : quoted;
 }
@@ -105,7 +105,7 @@ function prismaStatements(tx: PrismaRawSql): TransactionStatements {
  * statements given `executeAtCommit` with its COMMIT: a command whose bookkeeping is scripts
  * (CommandResults) spends no round trip on either. Besides SQL, it can wake listeners once it has
  * committed: a NOTIFY inside the transaction takes PostgreSQL's global notify lock through the
- * commit's WAL flush and so serialises every notifying commit (README, Performance).
+ * commit's WAL flush and so serialises every notifying commit (docs/performance.md).
  */
 export class PgTransaction implements TransactionStatements {
   /** Channels to NOTIFY after COMMIT, each once. */

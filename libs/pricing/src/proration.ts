@@ -8,7 +8,7 @@ export interface PeriodSpan {
 }
 
 /**
- * Proration rule (README, Subscriptions: changes mid-period): the part of a period's price
+ * Proration rule (docs/api/subscriptions.md#changes-mid-period): the part of a period's price
  * that falls after `at`, to the second — `amount × (end − at) / (end − start)`, rounded half
  * up once to the minor unit. A change at the period's start prorates the whole amount, one at
  * (or after) its end nothing. Negative amounts (credits) round symmetrically (−12.5 → −13).

@@ -23,7 +23,7 @@ export interface UsageCharge {
   billedBefore?: number;
   /** The period the usage happened in; the invoice line carries it. */
   period: UsagePeriod;
-  /** True when the period was invoiced already and these units arrived after (README, Usage: late records). */
+  /** True when the period was invoiced already and these units arrived after (docs/api/usage.md#late-records-the-rule). */
   late?: boolean;
   /**
    * The interval of the period the usage happened in: its included quantity is the component's

@@ -49,7 +49,7 @@ export function isPaymentProvider(value: string): value is PaymentProvider {
   return Object.prototype.hasOwnProperty.call(PAYMENT_PROVIDERS, value);
 }
 
-/** What the sandbox simulator does when the payer approves, by the phone number (README, Payments). */
+/** What the sandbox simulator does when the payer approves, by the phone number (docs/sandbox.md#magic-numbers). */
 export type SandboxOutcome = 'succeed' | 'fail' | 'pending';
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Usage metering's bounds (README, Usage): the gateway's door and the usage-metering service
+ * Usage metering's bounds (docs/api/usage.md): the gateway's door and the usage-metering service
  * check the same values.
  */
 

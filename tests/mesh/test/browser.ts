@@ -48,7 +48,7 @@ export async function seriousAccessibilityViolations(page: Page): Promise<string
     .map((violation) => `${violation.impact} ${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`);
 }
 
-/** With RECUR_SCREENSHOTS=<dir> set, saves the page as <dir>/<name>.png (the README's pictures). */
+/** With RECUR_SCREENSHOTS=<dir> set, saves the page as <dir>/<name>.png (the pictures in docs/). */
 export async function screenshot(page: Page, name: string): Promise<void> {
   const dir = process.env.RECUR_SCREENSHOTS;
   if (!dir) return;

@@ -99,6 +99,30 @@ describe('customers through the gateway', () => {
     expect((await call('GET', '/v1/customers?limit=1')).body.total).toBe(before);
   });
 
+  it('answers a JSON body sent as another media type, or none, with 415 naming the type it got, and stores nothing', async () => {
+    const json = JSON.stringify({ name: 'Ada', email: 'ada@example.com' });
+    const before = (await api(mesh, keys.test)('GET', '/v1/customers?limit=1')).body.total;
+    const cases: [string, Record<string, string>, string | Uint8Array, string][] = [
+      // curl -d without -H 'content-type: application/json'
+      ['curl’s default', { 'content-type': 'application/x-www-form-urlencoded' }, json, 'application/x-www-form-urlencoded'],
+      ['text', { 'content-type': 'text/plain; charset=utf-8' }, json, 'text/plain'],
+      // bytes: fetch adds no Content-Type
+      ['none', {}, new TextEncoder().encode(json), 'missing'],
+    ];
+    for (const [label, headers, body, named] of cases) {
+      const response = await fetch(`${mesh.baseUrl}/v1/customers`, { method: 'POST', headers: { 'x-api-key': keys.test, ...headers }, body });
+      const answer = (await response.json()) as { error: { type: string; code: string; message: string; request_id: string } };
+      expect({ label, status: response.status, type: answer.error.type, code: answer.error.code }).toEqual({ label, status: 415, type: 'invalid_request_error', code: 'unsupported_media_type' });
+      expect(answer.error.message).toBe(`Send the request body as JSON with the header Content-Type: application/json (this request's Content-Type is ${named}).`);
+      expect(answer.error.request_id).toBe(response.headers.get('request-id'));
+    }
+    // A POST without a body needs no Content-Type.
+    const customer = (await api(mesh, keys.test)('POST', '/v1/customers', { name: 'Ada', email: 'ada@example.com' })).body;
+    const session = await fetch(`${mesh.baseUrl}/v1/customers/${customer.id}/portal-sessions`, { method: 'POST', headers: { 'x-api-key': keys.test } });
+    expect(session.status).toBe(201);
+    expect((await api(mesh, keys.test)('GET', '/v1/customers?limit=1')).body.total).toBe(before + 1);
+  });
+
   it('answers missing, unknown and revoked keys with 401', async () => {
     expect((await api(mesh, undefined)('GET', '/v1/customers')).body.error).toMatchObject({ code: 'api_key_missing', type: 'authentication_error' });
     expect((await api(mesh, 'recur_test_sk_nope')('GET', '/v1/customers')).status).toBe(401);

@@ -3,7 +3,7 @@ import { connectDatabase, queryDatabase } from '@recur/testing';
 import { api, eventually, type Mesh, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
 
 /**
- * The README's Idempotency-Key promises through the gateway, against the real services.
+ * The Idempotency-Key promises of docs/api/conventions.md#idempotency through the gateway, against the real services.
  * A slow first request is made slow on purpose, not by luck: the test holds an exclusive
  * lock on the subscription service's customers table, so the service's work waits until
  * the test lets it go. The gateway gives a gRPC call 10 s (its deadline) before it

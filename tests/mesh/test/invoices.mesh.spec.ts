@@ -181,7 +181,7 @@ describe('/v1/invoices', () => {
   });
 });
 
-/** The text of a PDF as poppler's pdftotext reads it (README: tests need poppler-utils). */
+/** The text of a PDF as poppler's pdftotext reads it (docs/development.md#what-npm-test-needs: tests need poppler-utils). */
 function pdfText(pdf: Uint8Array | Buffer): string {
   const file = join(mkdtempSync(join(tmpdir(), 'recur-pdf-')), 'invoice.pdf');
   writeFileSync(file, pdf);

@@ -136,9 +136,15 @@ describe('the developer portal', () => {
     expect((await api(mesh, third)('GET', '/v1/customers')).status).toBe(200);
     expect(await page.locator(`tr[data-key-id="${secondId}"]`).textContent()).toContain('expires');
 
-    // Revoke: the key stops now.
+    // Revoke asks first: the button that revokes shows only once the row's Revoke… is opened.
     const thirdId = (await page.locator('tr[data-key-id]').first().getAttribute('data-key-id'))!;
-    await Promise.all([page.waitForNavigation(), page.locator(`tr[data-key-id="${thirdId}"]`).getByRole('button', { name: 'Revoke backend' }).click()]);
+    const thirdRow = page.locator(`tr[data-key-id="${thirdId}"]`);
+    const revokeNow = thirdRow.getByRole('button', { name: 'Revoke backend now' });
+    expect(await revokeNow.isVisible()).toBe(false);
+    await thirdRow.getByText('Revoke…').click();
+    expect(await thirdRow.textContent()).toContain('this cannot be undone');
+    // Then it stops now.
+    await Promise.all([page.waitForNavigation(), revokeNow.click()]);
     expect(await page.getByRole('status').textContent()).toContain('revoked');
     expect((await api(mesh, third)('GET', '/v1/customers')).status).toBe(401);
     expect(await page.locator(`tr[data-key-id="${thirdId}"]`).textContent()).toContain('revoked');

@@ -2,7 +2,7 @@ import { queryDatabase, readTopic, startWebhookReceiver, type WebhookReceiver } 
 import { api, eventually, type Keys, type Mesh, pauseRelay, sleep, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
 
 /**
- * README promises of events and webhooks that need the whole mesh: the endpoint limit,
+ * The promises of docs/webhooks.md about events and webhooks that need the whole mesh: the endpoint limit,
  * pending deliveries stopping when an endpoint is disabled or deleted, one resource's
  * events in order on the topic, and the URL policy re-checked at delivery time.
  */

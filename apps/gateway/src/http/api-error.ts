@@ -1,7 +1,7 @@
 import { DomainError, type ErrorKind } from '@recur/kernel';
 
 /**
- * The one error shape of the API (README, "Errors"):
+ * The one error shape of the API (docs/api/conventions.md#errors):
  *   { "error": { "type", "code", "message", "param"?, "errors"?, "request_id" } }
  * `code` is stable and machine-readable; `param` names the offending field;
  * `errors` lists every invalid field when validation finds several.

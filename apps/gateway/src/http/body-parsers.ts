@@ -16,6 +16,8 @@ const FORM_PATHS = [
   { prefix: '/customer-portal', limit: 16 * 1024 },
   { prefix: '/buy', limit: 16 * 1024 },
 ];
+/** The APIs whose bodies are JSON only. */
+const JSON_API_PATHS = ['/v1', '/operator'];
 
 /**
  * The gateway's one body parser, in place of Fastify's: what a body becomes depends on the path
@@ -24,7 +26,11 @@ const FORM_PATHS = [
  *   a page's form post    urlencoded fields (repeated fields as arrays);
  *   application/json      the parsed JSON, anywhere: an object or an array (a bare `"text"` or
  *                         `1` is invalid JSON here, as strict JSON body parsers have it); empty is {};
- *   anything else         no body: validation then names the missing fields (no 415).
+ *   a body of another (or no) media type to the JSON APIs (/v1, /operator): 415
+ *                         unsupported_media_type, which names the type it got (curl sends
+ *                         application/x-www-form-urlencoded unless told otherwise; read as no
+ *                         body, a JSON body would be answered "Missing required param");
+ *   anything else         no body.
  * A body over its path's limit is 413; Fastify stops reading at BODY_LIMIT_BYTES.
  */
 export function registerBodyParser(fastify: FastifyInstance): void {
@@ -44,8 +50,17 @@ function parseBody(url: string, type: string, body: Buffer): unknown {
   const form = FORM_PATHS.find(({ prefix }) => isUnder(url, prefix));
   if (form && type === 'application/x-www-form-urlencoded') return parseForm(within(body, form.limit).toString('utf8'));
   if (type === 'application/json') return parseJson(within(body, BODY_LIMIT_BYTES).toString('utf8'));
+  if (body.byteLength > 0 && JSON_API_PATHS.some((prefix) => isUnder(url, prefix))) throw unsupportedMediaType(type);
   return undefined;
 }
+
+
+const unsupportedMediaType = (type: string) =>
+  new ApiError(
+    415,
+    'unsupported_media_type',
+    `Send the request body as JSON with the header Content-Type: application/json (this request's Content-Type is ${type === '' ? 'missing' : type}).`,
+  );
 
 function parseJson(text: string): unknown {
   const first = /\S/.exec(text)?.[0];

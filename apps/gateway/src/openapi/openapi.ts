@@ -28,7 +28,7 @@ const ERROR_SCHEMA = {
 };
 
 const integerHeader = (description: string) => ({ description, schema: { type: 'integer', minimum: 0 } });
-/** What a refusal over the key's rate limit carries besides the error (README, Rate limits). */
+/** What a refusal over the key's rate limit carries besides the error (docs/api/conventions.md, Rate limits). */
 const RATE_LIMITED_HEADERS = {
   'Retry-After': integerHeader('Seconds until the key may call again.'),
   'RateLimit-Limit': integerHeader('Requests of this kind (read or write) the key may make a second.'),
@@ -121,7 +121,7 @@ function operation(route: RouteDefinition, schemas: DtoSchemas) {
       ...(pathParameters.length > 0 ? { '404': errorResponse('No such resource in this app.') } : {}),
       '429': { ...errorResponse('rate_limited: this key made its limit of requests of this kind (read or write) this second; retry after Retry-After seconds.'), headers: RATE_LIMITED_HEADERS },
       ...(route.read ? {} : { '409': errorResponse('State conflict, or Idempotency-Key reused or in progress.') }),
-      ...(route.body ? { '413': errorResponse('The body is larger than 256 KB.') } : {}),
+      ...(route.body ? { '413': errorResponse('The body is larger than 256 KB.'), '415': errorResponse('The body is not sent as Content-Type: application/json.') } : {}),
       ...(implemented ? { '503': errorResponse('A service behind the gateway is unavailable; retry (with the same Idempotency-Key for a POST).') } : { '501': errorResponse('Not available yet.') }),
     },
   };

@@ -38,7 +38,7 @@ export interface ApiRouteServices {
  *   onSend      the idempotent answer stored → onResponse: the request timed (app.ts, every request).
  * Every failure on the way is answered by `sendApiError`, the one rendering the exception filter
  * of the other controllers uses too. Nest's router, middleware and interceptors are not on this
- * path: they cost 11 % of a single usage record's CPU (README, Performance).
+ * path: they cost 11 % of a single usage record's CPU (docs/performance.md).
  */
 export function registerApiRoute(fastify: FastifyInstance, services: ApiRouteServices): void {
   const { routes, logger } = services;

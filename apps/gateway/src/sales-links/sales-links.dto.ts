@@ -2,7 +2,7 @@ import { BILLING_INTERVALS } from '@recur/pricing';
 import { IsBoolean, IsIn, IsInt, IsNotEmpty, IsString, IsUrl, Max, MaxLength, Min } from 'class-validator';
 import { Optional } from '../http/optional';
 
-/** What a link sells; README, Sales links. */
+/** What a link sells; docs/api/sales-links.md. */
 export const SALES_LINK_KINDS = ['plan', 'one_time'] as const;
 
 export class CreateSalesLinkDto {

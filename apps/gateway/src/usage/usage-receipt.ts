@@ -23,7 +23,7 @@ export const refusalsOf = (receipt: usageMeteringV1.UsageBatchReceipt): Map<numb
 /**
  * A stored or replayed record from usage-metering's brief receipt and the record as sent: it has
  * the subscription, metric, quantity and key the caller sent (a replay's body must match its
- * original's), so only ids, times and refusals cross the wire (README, Performance).
+ * original's), so only ids, times and refusals cross the wire (docs/performance.md).
  */
 export const receiptRecord = (livemode: boolean, sent: RecordUsageDto, receipt: usageMeteringV1.UsageBatchReceipt, index: number): UsageRecordJson => ({
   id: receipt.ids[index],

@@ -41,8 +41,7 @@ const KINDS = new Set<ErrorKind>(['invalid_argument', 'not_found', 'already_exis
 /**
  * Sends concurrent single records (`POST /v1/usage`) of one tenant to usage-metering as one
  * `RecordUsageBatch` (as columns, answered by a brief receipt: no message per record): one gRPC
- * call, one SQL statement and one commit for the group instead of one each per record (README,
- * Performance). Each caller still gets its own answer, and only
+ * call, one SQL statement and one commit for the group instead of one each per record (docs/performance.md). Each caller still gets its own answer, and only
  * once the batch has committed, exactly as `RecordUsage` would answer it: its record (the
  * original on a replay, also when a concurrent caller of the same group sent it first), or its
  * own error, of the kind `RecordUsage` fails with and with `param` without the batch's

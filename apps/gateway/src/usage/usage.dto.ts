@@ -13,7 +13,7 @@ const SubscriptionId = () =>
   apply(IsDefined({ message: 'subscription is required' }), IsString({ message: 'subscription must be a string' }), MaxLength(ID_MAX, { message: 'subscription must be a subscription id' }), Matches(/\S/, { message: 'subscription must not be empty' }));
 const MetricName = () =>
   apply(IsString({ message: 'metric_name must be a string' }), Matches(METRIC_NAME_PATTERN, { message: 'metric_name must be 1–100 characters: a lowercase letter, then lowercase letters, digits, _, . or -' }));
-/** One usage record (README, Usage). */
+/** One usage record (docs/api/usage.md). */
 export class RecordUsageDto {
   /** The metered subscription (`sub_…`), of the same app. */
   @SubscriptionId()

@@ -7,7 +7,7 @@ import type { RecordUsageBatchDto, RecordUsageDto } from './usage.dto';
  * route runner then runs class-validator on that body for its exact 400 (every field, its code
  * and message). So this check only ever decides "valid"; class-validator stays the one source of
  * refusals. Why: class-validator and class-transformer cost ~170 µs of CPU on a single record's
- * body and ~12 ms on a batch of 1000, this check 1 µs and 0.2 ms (README, Performance). A test
+ * body and ~12 ms on a batch of 1000, this check 1 µs and 0.2 ms (docs/performance.md). A test
  * holds the two to the same decision on thousands of bodies.
  */
 const RECORD_FIELDS = new Set(['subscription', 'metric_name', 'quantity', 'idempotency_key', 'timestamp']);

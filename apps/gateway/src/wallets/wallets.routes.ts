@@ -72,7 +72,7 @@ export const WALLET_TRANSACTION_SCHEMA = responseSchema<WalletTransactionJson>('
   },
 });
 
-/** `/v1/wallets` → PaymentsService (prepaid wallets, README). Validation happened before; rules live in the service. */
+/** `/v1/wallets` → PaymentsService (prepaid wallets, docs/api/wallets.md). Validation happened before; rules live in the service. */
 export const WALLET_ROUTES = defineRoutes('Wallets', [
   route({
     method: 'POST', path: '/v1/wallets', summary: 'Create a prepaid wallet', body: CreateWalletDto, response: WALLET_SCHEMA, status: 201,

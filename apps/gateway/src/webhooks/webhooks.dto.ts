@@ -7,7 +7,7 @@ import { Optional } from '../http/optional';
 const EventTypesSchema = () => JSONSchema({ items: { type: 'string', enum: Object.keys(SUBSCRIBABLE_EVENT_TYPES) } });
 
 export class CreateWebhookEndpointDto {
-  /** Where deliveries go; see the URL policy in the README. */
+  /** Where deliveries go; see docs/webhooks.md#url-policy. */
   @IsString()
   @MaxLength(2048)
   url!: string;

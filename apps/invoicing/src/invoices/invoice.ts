@@ -73,7 +73,7 @@ export interface InvoiceChange {
 }
 
 /**
- * The state machine: each move and the statuses it may start from (README, Invoices).
+ * The state machine: each move and the statuses it may start from (docs/api/invoices.md).
  * `pay` and `fail` are the settlements the payments service reports; `refund` lands with
  * refunds and credit notes.
  */
@@ -185,7 +185,7 @@ export function checkCollectionMethod(value: string | undefined): CollectionMeth
   return value;
 }
 
-/** Why a one-off invoice is raised: by hand, to top up a prepaid wallet (README, Prepaid wallets), or for a one_time sales link's sale. */
+/** Why a one-off invoice is raised: by hand, to top up a prepaid wallet (docs/api/wallets.md), or for a one_time sales link's sale. */
 export const ONE_OFF_BILLING_REASONS = ['manual', 'top_up', 'sales_link'] as const;
 
 /** Validates the requested creation status: absent or `draft` → a draft; `open` → finalized at once. */
@@ -260,7 +260,7 @@ export function createOneOffInvoice(tenant: TenantRef, customer: BilledCustomer,
 export const SUBSCRIPTION_BILLING_REASONS = ['subscription_create', 'subscription_cycle', 'subscription_update', 'sales_link', 'subscription_final'] as const;
 
 /**
- * A subscription's final invoice (README, Subscriptions: the final invoice): what its last
+ * A subscription's final invoice (docs/api/subscriptions.md#final-invoice): what its last
  * period left unbilled — metered usage in arrears and pending prorations — raised when it ends.
  * Its key is (subscription, `final`, period start), beside the period's own (subscription, period start).
  */

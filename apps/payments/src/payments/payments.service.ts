@@ -48,7 +48,7 @@ export interface PayerPage {
 export const SANDBOX_DECISIONS = ['approve', 'decline'] as const;
 
 /**
- * Payment use cases. One invoice, one collection (README, Payments):
+ * Payment use cases. One invoice, one collection (docs/api/payments.md):
  * - initiation runs in the command's transaction (`tx`) with the invoice locked (the lock a
  *   wallet's payment of the invoice takes too), so an invoice never has two pending payments, and
  *   none starts once a payment succeeded or a wallet paid it;
@@ -171,7 +171,7 @@ export class PaymentsService {
 
   /**
    * The sandbox payer's choice, as the simulator answers it: Decline fails the payment, Approve
-   * does what the phone number says (README, Payments: magic numbers). A live payment's token is
+   * does what the phone number says (docs/sandbox.md#magic-numbers). A live payment's token is
    * unknown here: only the real provider decides a live payment.
    */
   async decideSandbox(token: string, decision: string): Promise<Payment> {

@@ -27,7 +27,7 @@ export class SandboxAdapter implements PaymentProviderAdapter {
 
   /**
    * The simulated phone is the sandbox payer page: the auto-recharge worker approves it there at
-   * once (README, Prepaid wallets), so the push is a page like any other sandbox payment.
+   * once (docs/api/wallets.md), so the push is a page like any other sandbox payment.
    */
   push(payment: Payment): Promise<StartResult> {
     return this.start(payment);
@@ -35,7 +35,7 @@ export class SandboxAdapter implements PaymentProviderAdapter {
 
   /**
    * A page payment is settled by the payer's choice on the page: a status check learns nothing.
-   * A push has nobody at a page: the simulated phone answers as the number says (README, Payments:
+   * A push has nobody at a page: the simulated phone answers as the number says (docs/sandbox.md,
    * magic numbers), so the janitor's check settles it.
    */
   status(payment: Payment): Promise<ProviderStatus> {

@@ -32,7 +32,7 @@ export interface AutoRechargeWorkerOptions {
  * the top-up's id, so a retry after a lost answer or a crash asks for the same deposit; it settles
  * by callback or the janitor's status check like any live payment. On the sandbox the simulated
  * phone approves the push at once, and the magic number decides the outcome as Approve would
- * (README, Prepaid wallets). The paid invoice then credits the wallet like any top-up.
+ * (docs/api/wallets.md). The paid invoice then credits the wallet like any top-up.
  */
 export class AutoRechargeWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly worker: JobWorker<string>;

@@ -114,7 +114,7 @@ export interface BalanceCrossings {
 }
 
 /**
- * A threshold is crossed when the balance goes from at least it to under it (README, Prepaid
+ * A threshold is crossed when the balance goes from at least it to under it (docs/api/wallets.md,
  * wallets): so each event happens once per crossing, and rising back to the threshold re-arms
  * it with no state to keep. A threshold of 0 is never crossed (a balance is never negative).
  */

@@ -198,7 +198,7 @@ export class WalletsService {
   }
 
   /**
-   * The wallet pays a subscription or one-off invoice first (README, Prepaid wallets): when the customer's
+   * The wallet pays a subscription or one-off invoice first (docs/api/wallets.md): when the customer's
    * wallet in the invoice's currency holds the whole amount due, invoicing marks the invoice
    * paid by the wallet debit (PayInvoice, its payment id the debit's id) and the debit is
    * appended, in this transaction. Otherwise nothing happens and the invoice is collected as

@@ -72,7 +72,7 @@ export const DEFAULT_BILLING_CLOCK_OPTIONS: BillingClockOptions = {
 };
 
 /**
- * Test only (README, Configuration): `RECUR_FAULT_CLOCK_KILL_AFTER_INVOICE=<n>` makes the process
+ * Test only (docs/operations/configuration.md): `RECUR_FAULT_CLOCK_KILL_AFTER_INVOICE=<n>` makes the process
  * kill itself with SIGKILL once invoicing has raised n of its invoice requests (counting a batch's
  * items), before their steps are marked done, so crash tests can prove such requests are sent
  * again and raise one invoice each.
@@ -165,7 +165,7 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
    * Leases up to `slots` batches for the worker. Invoice requests take up to half the worker's
    * concurrency (counting those running) and lifecycle steps and reminders the rest, each kind's
    * spare slots going to the other: so invoices are raised while a backlog of renewals is still
-   * being renewed, in another process (invoicing), rather than all after it (README, Renewal throughput).
+   * being renewed, in another process (invoicing), rather than all after it (docs/performance.md).
    */
   async claimBatches(slots: number, at: Date): Promise<ClaimedStep[][]> {
     const { batchSize, concurrency, leaseMs } = this.options;

@@ -15,7 +15,7 @@ export interface StepUsage {
 type Step = Pick<ClaimedStep, 'id' | 'kind' | 'step_key' | 'account_id' | 'livemode' | 'subscription_id'>;
 
 /**
- * The usage each lifecycle step of a batch bills (README, Usage: billing), measured before the
+ * The usage each lifecycle step of a batch bills (docs/api/usage.md#billing-in-arrears), measured before the
  * batch's transaction in ONE GetPeriodUsage call, only for subscriptions whose next move bills
  * a closed period with metered components. The billing key names the period, so a step that
  * runs again (its batch failed, its worker died) is answered the same usage.

@@ -15,7 +15,7 @@ export class Commands extends CommandResults<Prisma.TransactionClient> {
 /**
  * The same, on a plain `pg` transaction over Prisma's own pool, for the hot commands (creating a
  * customer): a seventh of the CPU of Prisma's interactive transaction, and the relay's NOTIFY after
- * the COMMIT instead of inside it (README, Performance).
+ * the COMMIT instead of inside it (docs/performance.md).
  */
 @Injectable()
 export class PgCommands extends CommandResults<PgTransaction> {

@@ -20,7 +20,7 @@ import {
 
 /**
  * Changes to a running subscription's terms: plan, quantity, billing interval, add-ons and
- * discount (README, Subscriptions: changes mid-period).
+ * discount (docs/api/subscriptions.md#changes-mid-period).
  *
  * Proration rule: a change during a billed period (active or past_due) adds two pending
  * items for the rest of the period, each `amount × seconds left / seconds in the period`

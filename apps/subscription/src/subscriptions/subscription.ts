@@ -5,7 +5,7 @@ import { DAY_MS, periodOf } from './billing-period';
 import { afterBilledPeriod, couponOfNextInvoice, type Discount } from './discount';
 
 /**
- * The subscription aggregate and its state machine (README, Subscriptions):
+ * The subscription aggregate and its state machine (docs/api/subscriptions.md):
  *
  *   trialing ─trial ends─▶ active ─renewal─▶ active (new period)
  *   active ─pause─▶ paused ─resume / resume_at─▶ active (new period)
@@ -225,7 +225,7 @@ function trialEndOf(fields: NewSubscription, now: Date): Date | null {
 /**
  * Usage an invoice bills in arrears, as usage-metering measured it (GetPeriodUsage): per metric
  * and usage period — the period that ended, and late records of periods billed before
- * (README, Usage: billing). Empty when the plan meters nothing or the move bills no closed period.
+ * (docs/api/usage.md#billing-in-arrears). Empty when the plan meters nothing or the move bills no closed period.
  */
 export interface UsageLine {
   metricName: string;
@@ -258,7 +258,7 @@ export interface UsageToBill {
  * resume, the end of the subscription): keyed by the period, a repeat or a racing move is
  * answered the same usage. One key per period (not a second `final` key) also means a move that
  * measured the usage and then rolled back leaves nothing unbilled: the move that does end the
- * period is answered that measure, and what came after it is billed late (README, Usage).
+ * period is answered that measure, and what came after it is billed late (docs/api/usage.md).
  */
 const periodBillingKey = (subscription: Subscription): string => `usage:${subscription.id}:${unixSeconds(subscription.currentPeriodStart)}`;
 
@@ -303,7 +303,7 @@ export function finalUsageToBill(subscription: Subscription, endAt: Date): Usage
 }
 
 /**
- * The usage the invoice of a billing-interval change bills (README, Usage): the period the change
+ * The usage the invoice of a billing-interval change bills (docs/api/usage.md): the period the change
  * cuts short, up to `cutAt`, under the period's own billing key and on its own (old) interval's
  * included quantity — as a cancellation now bills it. None while trialing or paused (the change
  * starts no period then) or when the plan meters nothing.
@@ -367,7 +367,7 @@ export function priceNextInvoice(subscription: Subscription, usage: PeriodUsage 
 export const FINAL_CREDIT_DESCRIPTION = 'Unused credit (the subscription ended; not refunded)';
 
 /**
- * THE price of a subscription's final invoice (README, Subscriptions: the final invoice): what
+ * THE price of a subscription's final invoice (docs/api/subscriptions.md#final-invoice): what
  * its last period left unbilled — the pending prorations and carried credit, and the metered
  * usage of the period (in arrears) — by @recur/pricing, with the coupon the next invoice would
  * take. No plan, add-on or fixed line: those were billed in advance with the period, and unused

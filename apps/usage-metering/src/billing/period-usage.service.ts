@@ -4,7 +4,7 @@ import { checkPeriodUsageQuery, PERIOD_USAGE_QUERIES_MAX, type PeriodUsageLine, 
 import { PeriodUsageRepository } from './period-usage.repository';
 
 /**
- * The usage invoices bill in arrears (README, Usage: billing). A billing (with a key) runs in
+ * The usage invoices bill in arrears (docs/api/usage.md#billing-in-arrears). A billing (with a key) runs in
  * one transaction per subscription under a lock of that subscription's billings: a key that
  * billed already answers its recorded lines; otherwise the lines are measured (totals less
  * what was billed) and recorded under the key. A preview measures the same way and records nothing.

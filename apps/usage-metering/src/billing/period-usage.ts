@@ -16,7 +16,7 @@ export interface PeriodUsageQuery {
   /**
    * The interval the period ran on, an opaque label to usage-metering: recorded with the billing
    * and answered on the period's lines (late ones too), so the invoice prices them on that
-   * interval's included quantity (README, Usage: a billing-interval change). Null: not given.
+   * interval's included quantity (docs/api/usage.md#a-billing-interval-change). Null: not given.
    */
   billingInterval: string | null;
 }
@@ -57,7 +57,7 @@ const BILLING_INTERVAL_LABEL = /^[a-z_]{1,32}$/;
 const key = (metricName: string, start: Date) => `${metricName} ${start.getTime()}`;
 
 /**
- * The late-records rule (README, Usage): an invoice bills its period's total of each metric
+ * The late-records rule (docs/api/usage.md): an invoice bills its period's total of each metric
  * (less anything billed of it before), then, for every earlier period an invoice already
  * billed, whatever its total grew by since — records accepted in the grace window after that
  * invoice. A unit counts in exactly one total and each billing takes only total − billed, so

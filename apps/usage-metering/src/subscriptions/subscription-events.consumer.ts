@@ -27,7 +27,7 @@ const SUBSCRIPTION_EVENTS: DescMessage[] = [
 const HANDLED = createRegistry(...SUBSCRIPTION_EVENTS);
 
 /**
- * Test only (README, Configuration): `RECUR_FAULT_USAGE_VIEWS_KILL_BEFORE_COMMIT=<n>` makes the
+ * Test only (docs/operations/configuration.md): `RECUR_FAULT_USAGE_VIEWS_KILL_BEFORE_COMMIT=<n>` makes the
  * process kill itself with SIGKILL in its n-th batch transaction, after the inbox claim and the
  * views are written and before the commit, so crash tests can prove a batch cut short leaves nothing.
  */
@@ -54,7 +54,7 @@ export function subscriptionFacts(subscription: subscriptionMessagesV1.Subscript
  * service's integration events, exactly once per event id. A batch of a partition's events is one
  * transaction on plain `pg`: one inbox claim for all, then their facts in rounds (a renewal run
  * sends one subscription.activated per renewal, so one event a transaction kept this consumer
- * the busiest process of the run: README, Renewal throughput). The claim and the upserts commit
+ * the busiest process of the run: docs/performance.md). The claim and the upserts commit
  * together: a redelivered batch claims nothing and changes nothing; one cut short commits nothing.
  * Events of one subscription arrive in order (Kafka key: the subscription id); the upsert also
  * refuses facts older than the view's, so a replayed old event changes nothing.

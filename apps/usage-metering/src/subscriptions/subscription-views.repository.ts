@@ -86,7 +86,7 @@ export function upsertRounds(facts: readonly SubscriptionFacts[]): SubscriptionF
   return rounds;
 }
 
-/** How long the ingest path keeps what it read of a subscription and its limits (README, Usage: consistency). */
+/** How long the ingest path keeps what it read of a subscription and its limits (docs/api/usage.md#consistency). */
 export const USAGE_CACHE_MS = Symbol('USAGE_CACHE_MS');
 
 const cacheKey = (tenant: TenantRef, id: string) => `${tenant.accountId} ${tenant.livemode} ${id}`;

@@ -43,7 +43,7 @@ export interface IngestRecord {
  * stored are added in the same statement. The totals' row locks are held to the end of the
  * caller's transaction, so increments of one total are serialised and each sees the total
  * before and after it. Plain SQL: Prisma's interactive transaction cost more CPU than the
- * database's work on this path (README, Performance). The records travel as one array literal
+ * database's work on this path (docs/performance.md). The records travel as one array literal
  * per column (a join, see `textArray`) naming their placement (time, period: one per
  * subscription for records without a timestamp) in a small JSON; the answer names only the
  * records not stored, and the totals with what they gained. Objects and JSON per record, the

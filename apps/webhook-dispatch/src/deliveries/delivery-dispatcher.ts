@@ -60,7 +60,7 @@ const CLAIMED_DELIVERIES = `
  * (FOR UPDATE SKIP LOCKED, so replicas share the work); an attempt whose worker died
  * is taken up again when its lease lapses. Each attempt is recorded with its outcome.
  *
- * Throughput (README, Performance): the worker claims up to `concurrency` deliveries ahead of
+ * Throughput (docs/performance.md): the worker claims up to `concurrency` deliveries ahead of
  * its free slots (one statement for many), so a slot that frees starts the next post at once;
  * outcomes are written in groups by the AttemptsRepository while the slot posts the next one.
  */

@@ -29,7 +29,7 @@ const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
  * The connection pools of the process, one per policy, kept alive between deliveries. undici
  * rather than `node:http`: a delivery is the dispatcher's hottest path, and with this
  * process's OpenTelemetry HTTP instrumentation loaded (it patches `node:http` only) a post cost
- * 180–200 µs of CPU through `node:http` and 92–107 µs through undici (README, Performance); the
+ * 180–200 µs of CPU through `node:http` and 92–107 µs through undici (docs/performance.md); the
  * delivery's span is the dispatcher's own (`withClientSpan`). A connection is only made through
  * the lookup above, so a name that turned private is refused before anything is sent on a new one.
  */

@@ -53,7 +53,7 @@ const RECORD_AND_QUEUE = `
  * Every event passes here, so it takes a batch of a partition's events at a time (kafkajs
  * `eachBatch`, offsets committed after) on the plain `pg` pool in two round trips for the whole
  * batch (the endpoints, then one statement that writes everything); the dispatcher's wake-up
- * follows the commit (README, Performance).
+ * follows the commit (docs/performance.md).
  */
 @Injectable()
 export class EventLogConsumer implements OnApplicationBootstrap {

@@ -4,7 +4,7 @@ import { create, type DescMethod, fromBinary, type MessageInitShape, toBinary } 
 /**
  * Calls between services hosted in one process (`npm start`) without the loopback gRPC hop:
  * grpc-js's HTTP/2 on both ends, its socket writes and OpenTelemetry's gRPC spans were about
- * 15 % of that process's busy time (README, Performance). A server registers the handlers it
+ * 15 % of that process's busy time (docs/performance.md). A server registers the handlers it
  * serves under its address; a client (createServiceClient) whose peer address is registered
  * here calls the handler directly, as grpc-js would: with the request decoded from its own
  * bytes, and the answer or error turned back into what a wire call would give. Deployed apps,

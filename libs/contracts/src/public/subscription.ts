@@ -2,7 +2,7 @@ import { fromInt64 } from '@recur/money';
 import type { PriceSnapshot, Subscription, SubscriptionAddon, SubscriptionDiscount, TestClock, UpcomingInvoice } from '../gen/recur/subscription/v1/subscription_pb';
 import { type PlanTierJson, presentPlanTier } from './plan';
 
-/** The statuses of a subscription (README, Subscriptions: the state machine). */
+/** The statuses of a subscription (docs/api/subscriptions.md#the-state-machine). */
 export const SUBSCRIPTION_STATUS_VALUES = ['trialing', 'active', 'paused', 'past_due', 'cancelled', 'completed'] as const;
 
 /** A price component as sold with a subscription (its snapshot). */

@@ -84,7 +84,9 @@ export function keysPage(frame: PortalFrame, keys: ApiKeyView[], nowSeconds: num
 <label for="grace-${key.id}" class="muted" style="font-weight:400;margin:0">Old key stops</label>
 <select id="grace-${key.id}" name="expires_in_seconds">${GRACE_CHOICES.map(([value, text]) => html`<option value="${value}">${text}</option>`)}</select>
 <button type="submit" class="secondary" aria-label="Roll ${label}">Roll</button></form>
-<form method="post" action="/portal/keys/${key.id}/revoke">${csrfField(frame.csrf)}<button type="submit" class="danger" aria-label="Revoke ${label}">Revoke</button></form>`
+<details><summary aria-label="Revoke ${label}…">Revoke…</summary>
+<form method="post" action="/portal/keys/${key.id}/revoke">${csrfField(frame.csrf)}<p>Every request that carries ${label} is refused from now on; this cannot be undone (Roll gives a replacement first).</p><button type="submit" class="danger" aria-label="Revoke ${label} now">Revoke now</button></form>
+</details>`
       : ''}</td></tr>`;
   });
   const created = messages.newKey;
