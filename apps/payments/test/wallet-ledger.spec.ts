@@ -7,6 +7,8 @@ import { PrismaService } from '../src/infrastructure/prisma.service';
 import type { Wallet } from '../src/wallets/wallet';
 import { WalletInvoicing } from '../src/wallets/wallet-invoicing.client';
 import { PaymentsRepository } from '../src/payments/payments.repository';
+import { ProviderDirectory } from '../src/providers/provider-directory.service';
+import { SandboxAdapter } from '../src/providers/sandbox.adapter';
 import { WalletsRepository } from '../src/wallets/wallets.repository';
 import { WalletsService } from '../src/wallets/wallets.service';
 
@@ -32,7 +34,7 @@ beforeAll(async () => {
   prisma = new PrismaService(databaseUrl);
   // Never called by these tests (applyEntry talks to no other service); a closed port if it were.
   invoicing = new WalletInvoicing({ invoicingGrpcAddr: '127.0.0.1:9' } as never);
-  service = new WalletsService(new WalletsRepository(prisma), invoicing, prisma, new PaymentsRepository(prisma), clock);
+  service = new WalletsService(new WalletsRepository(prisma), invoicing, prisma, new PaymentsRepository(prisma), new ProviderDirectory(new SandboxAdapter('http://127.0.0.1:9'), clock), clock);
 });
 
 afterAll(async () => {
