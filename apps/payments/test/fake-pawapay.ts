@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { PAYMENT_PROVIDER_CODES, PROVIDER_RULES } from '@recur/vocabulary';
 import { type SignOptions, signRequest } from '../src/providers/http-message-signatures';
-import { predictLocally } from '../src/providers/provider-directory.service';
+import { predictLocally } from '../src/providers/provider-rules';
 
 /** One currency of a provider in pawaPay's active configuration (`GET /v2/active-conf`). */
 export interface ActiveConfCurrency {

@@ -3,8 +3,8 @@ import { DomainError } from '@recur/kernel';
 import { money } from '@recur/money';
 import { PAYMENT_PROVIDER_CODES, PAYMENT_PROVIDERS, predictProviderLocally, PROVIDER_RULES, providerDisplayName } from '@recur/vocabulary';
 import { PawapayAdapter, rulesFromActiveConfiguration } from '../src/providers/pawapay.adapter';
-import { ACTIVE_CONFIGURATION_TTL_MS, predictLocally, ProviderDirectory } from '../src/providers/provider-directory.service';
-import { checkProviderAmount, minorUnits } from '../src/providers/provider-rules';
+import { ACTIVE_CONFIGURATION_TTL_MS, ProviderDirectory } from '../src/providers/provider-directory.service';
+import { checkProviderAmount, minorUnits, predictLocally } from '../src/providers/provider-rules';
 import { SandboxAdapter } from '../src/providers/sandbox.adapter';
 import { FakePawapay } from './fake-pawapay';
 
@@ -144,7 +144,7 @@ describe('provider directory: pawaPay\'s active configuration and predict-provid
       now = new Date(now.getTime() + ACTIVE_CONFIGURATION_TTL_MS);
       await expect(directory.checkAmount(live, 'MTN_MOMO_ZMB', money(2_500, 'usd'), PARAMS)).rejects.toMatchObject({ code: 'currency_not_supported_by_provider' });
       await expect(directory.checkAmount(live, 'MTN_MOMO_ZMB', money(150_000, 'zmw'), PARAMS)).resolves.toBeUndefined();
-      const fresh = new ProviderDirectory(new PawapayAdapter({ baseUrl: pawapay.baseUrl, apiToken: pawapay.token, callbackPublicKey: undefined, timeoutMs: 2_000 }, () => now), () => now);
+      const fresh = new ProviderDirectory(new PawapayAdapter({ baseUrl: pawapay.baseUrl, apiToken: pawapay.token, callbackPublicKey: '', timeoutMs: 2_000 }, () => now), () => now);
       expect(await fresh.rules(live)).toBe(PROVIDER_RULES);
     } finally {
       pawapay.toolkitDown = false;

@@ -1,11 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CLOCK, type Clock, invalidArgument, type TenantRef } from '@recur/kernel';
 import type { Money } from '@recur/money';
-import { type PaymentProvider, predictProviderLocally, PROVIDER_RULES, type ProviderRules } from '@recur/vocabulary';
-import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import { type PaymentProvider, PROVIDER_RULES, type ProviderRules } from '@recur/vocabulary';
 import { LIVE_ADAPTER } from './provider-adapters.service';
 import type { PaymentProviderAdapter } from './payment-provider';
-import { checkProviderAmount } from './provider-rules';
+import { checkProviderAmount, predictLocally } from './provider-rules';
 
 /** pawaPay's active configuration is read again after this long (it changes when pawaPay enables a provider or moves a limit). */
 export const ACTIVE_CONFIGURATION_TTL_MS = 10 * 60_000;
@@ -71,11 +70,4 @@ export class ProviderDirectory {
     if (!predicted) throw invalidArgument(param, `No provider could be predicted for phone_number '${phoneNumber}': name the provider.`, 'provider_not_predictable');
     return predicted;
   }
-}
-
-/** The local prediction: the number's country (libphonenumber) and its operator prefix (PROVIDER_NUMBER_PREFIXES). */
-export function predictLocally(phoneNumber: string): PaymentProvider | null {
-  const parsed = parsePhoneNumberFromString(phoneNumber.trim());
-  if (!parsed?.country || !parsed.isValid()) return null;
-  return predictProviderLocally(parsed.country, parsed.nationalNumber);
 }

@@ -1,6 +1,7 @@
 import { invalidArgument } from '@recur/kernel';
 import { currencyExponent, type Money, toDecimalString } from '@recur/money';
-import { type PaymentProvider, PROVIDER_RULES, type ProviderCurrencyRule, type ProviderRules } from '@recur/vocabulary';
+import { type PaymentProvider, predictProviderLocally, PROVIDER_RULES, type ProviderCurrencyRule, type ProviderRules } from '@recur/vocabulary';
+import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 
 /** `"1"`, `"0.1"`, `"50000.00"` (pawaPay's major units) in minor units of a currency of `exponent` decimals; null when not a plain decimal. */
 export function minorUnits(amount: string, exponent: number): number | null {
@@ -43,4 +44,11 @@ export function checkProviderAmount(rules: ProviderRules, provider: PaymentProvi
 
 function limitsOf(rule: ProviderCurrencyRule, exponent: number): { min: number | null; max: number | null } {
   return { min: minorUnits(rule.minAmount, exponent), max: minorUnits(rule.maxAmount, exponent) };
+}
+
+/** The local prediction (pawaPay's predict-provider's stand-in): the number's country (libphonenumber) and its operator prefix (PROVIDER_NUMBER_PREFIXES). */
+export function predictLocally(phoneNumber: string): PaymentProvider | null {
+  const parsed = parsePhoneNumberFromString(phoneNumber.trim());
+  if (!parsed?.country || !parsed.isValid()) return null;
+  return predictProviderLocally(parsed.country, parsed.nationalNumber);
 }
