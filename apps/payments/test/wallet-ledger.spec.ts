@@ -166,4 +166,17 @@ describe('the wallet ledger', () => {
     await expect(update({ ...base, amount: 0 })).rejects.toMatchObject({ param: 'auto_recharge.amount' });
     expect((await update(base)).autoRecharge).toEqual(base);
   });
+
+  it('refuses an auto recharge its provider could never take: another currency, below the minimum, above the maximum', async () => {
+    const wallet = await newWallet();
+    const update = (autoRecharge: Wallet['autoRecharge']) => service.transaction((tx) => service.update(tx, wallet.tenant, wallet.id, { autoRecharge }));
+    const base = { enabled: true, threshold: 100, amount: 500, phoneNumber: '+254712345678', provider: 'MPESA_KEN' } as const;
+    // The wallet holds ZMW; M-Pesa Kenya takes KES only.
+    await expect(update(base)).rejects.toMatchObject({ code: 'currency_not_supported_by_provider', param: 'auto_recharge.provider' });
+    const zambian = { ...base, phoneNumber: '+260971000001', provider: 'MTN_MOMO_ZMB' } as const;
+    await expect(update({ ...zambian, amount: 50 })).rejects.toMatchObject({ code: 'amount_below_provider_minimum', param: 'auto_recharge.amount' });
+    await expect(update({ ...zambian, amount: 5_000_001 })).rejects.toMatchObject({ code: 'amount_above_provider_maximum', param: 'auto_recharge.amount' });
+    // Disabled, a setting is kept as given: nothing would be sent.
+    expect((await update({ ...base, enabled: false })).autoRecharge).toMatchObject({ enabled: false, provider: 'MPESA_KEN' });
+  });
 });
