@@ -59,7 +59,7 @@ ${providersFor(view.invoice.currency).map((code) => html`<option value="${code}"
 <input id="phone-number" name="phone_number" type="text" inputmode="tel" autocomplete="tel" required maxlength="32" placeholder="+260971000001" value="${typed.phoneNumber}">
 <p><button type="submit">Pay ${amountDue(view.invoice)}</button></p>
 </form>
-${view.invoice.livemode ? '' : html`<p class="muted">Sandbox test numbers: ${SANDBOX_MAGIC_NUMBERS.succeed} succeeds, ${SANDBOX_MAGIC_NUMBERS.fail} fails, ${SANDBOX_MAGIC_NUMBERS.pending} stays pending (${PROVIDER_RULES.MTN_MOMO_ZMB.displayName}).</p>`}
+${view.invoice.livemode ? '' : html`<p class="muted">Sandbox test numbers: ${SANDBOX_MAGIC_NUMBERS.succeed} succeeds, ${SANDBOX_MAGIC_NUMBERS.fail} fails, ${SANDBOX_MAGIC_NUMBERS.pending} stays pending (the last six digits decide, whichever Zambian provider is picked or predicted).</p>`}
 </div>`);
 }
 
