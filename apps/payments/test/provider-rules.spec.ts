@@ -169,5 +169,6 @@ describe('provider directory: pawaPay\'s active configuration and predict-provid
     expect(await offline.resolve(sandbox, 'ZAMTEL_ZMB', '+260971234567')).toBe('ZAMTEL_ZMB');
     expect(await offline.resolve(sandbox, '', '+260961234567')).toBe('MTN_MOMO_ZMB');
     await expect(offline.resolve(sandbox, '', '+14155550100')).rejects.toMatchObject({ code: 'provider_not_predictable', param: 'provider' });
+    await expect(offline.resolve(sandbox, '', '0961234567')).rejects.toMatchObject({ code: 'parameter_invalid', param: 'phone_number' });
   });
 });

@@ -4,7 +4,7 @@ import type { Money } from '@recur/money';
 import { type PaymentProvider, PROVIDER_RULES, type ProviderRules } from '@recur/vocabulary';
 import { LIVE_ADAPTER } from './provider-adapters.service';
 import type { PaymentProviderAdapter } from './payment-provider';
-import { checkProviderAmount, predictLocally } from './provider-rules';
+import { checkProviderAmount, isValidPhoneNumber, predictLocally } from './provider-rules';
 
 /** pawaPay's active configuration is read again after this long (it changes when pawaPay enables a provider or moves a limit). */
 export const ACTIVE_CONFIGURATION_TTL_MS = 10 * 60_000;
@@ -66,6 +66,8 @@ export class ProviderDirectory {
   /** `provider` when given (checked as ever), else the prediction; 400 `provider_not_predictable` when there is none. */
   async resolve(tenant: TenantRef, provider: string, phoneNumber: string, param = 'provider'): Promise<string> {
     if (provider !== '') return provider;
+    // A number that is no number is refused as such, not as a provider nobody could predict.
+    if (!isValidPhoneNumber(phoneNumber.trim())) throw invalidArgument('phone_number', `phone_number '${phoneNumber}' is not a valid phone number in international format (+ and the country code)`);
     const predicted = await this.predict(tenant, phoneNumber.trim());
     if (!predicted) throw invalidArgument(param, `No provider could be predicted for phone_number '${phoneNumber}': name the provider.`, 'provider_not_predictable');
     return predicted;

@@ -52,3 +52,8 @@ export function predictLocally(phoneNumber: string): PaymentProvider | null {
   if (!parsed?.country || !parsed.isValid()) return null;
   return predictProviderLocally(parsed.country, parsed.nationalNumber);
 }
+
+/** An international (`+…`) number valid in its country's numbering plan. */
+export function isValidPhoneNumber(phoneNumber: string): boolean {
+  return phoneNumber.startsWith('+') && (parsePhoneNumberFromString(phoneNumber)?.isValid() ?? false);
+}
