@@ -15,6 +15,7 @@ import { PaymentsService } from './payments/payments.service';
 import { PAYMENTS_CONFIG, type PaymentsConfig, paymentsConfigFromEnv } from './payments-config';
 import { PawapayAdapter } from './providers/pawapay.adapter';
 import { LIVE_ADAPTER, ProviderAdapters, SANDBOX_ADAPTER } from './providers/provider-adapters.service';
+import { ProviderDirectory } from './providers/provider-directory.service';
 import { SandboxAdapter } from './providers/sandbox.adapter';
 import { RefundWorker } from './refunds/refund.worker';
 import { RefundsGrpcController } from './refunds/refunds.grpc.controller';
@@ -43,6 +44,7 @@ export class PaymentsModule {
         { provide: LIVE_ADAPTER, inject: [PAYMENTS_CONFIG, CLOCK], useFactory: (config: PaymentsConfig, clock: Clock) => new PawapayAdapter(config.pawapay, clock) },
         Commands,
         ProviderAdapters,
+        ProviderDirectory,
         InvoicingClient,
         PaymentsRepository,
         PaymentsService,

@@ -1,7 +1,45 @@
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { PAYMENT_PROVIDER_CODES, PROVIDER_RULES } from '@recur/vocabulary';
 import { type SignOptions, signRequest } from '../src/providers/http-message-signatures';
+import { predictLocally } from '../src/providers/provider-rules';
+
+/** One currency of a provider in pawaPay's active configuration (`GET /v2/active-conf`). */
+export interface ActiveConfCurrency {
+  currency: string;
+  displayName: string;
+  operationTypes: Record<'DEPOSIT' | 'PAYOUT' | 'REFUND', { minAmount: string; maxAmount: string; decimalsInAmount: 'TWO_PLACES' | 'NONE'; status: 'OPERATIONAL' | 'DELAYED' | 'CLOSED'; authType?: string }>;
+}
+
+/** pawaPay's active configuration as its v2 API documents it: countries, their providers, each provider's currencies and limits by operation. */
+export interface ActiveConf {
+  companyName: string;
+  signatureConfiguration: { signedRequestsOnly: boolean; signedCallbacks: boolean };
+  countries: { country: string; prefix: string; displayName: Record<string, string>; providers: { provider: string; displayName: string; logo: string; currencies: ActiveConfCurrency[] }[] }[];
+}
+
+const DIAL_PREFIXES: Record<string, string> = { BEN: '229', CMR: '237', CIV: '225', COD: '243', GHA: '233', KEN: '254', MWI: '265', MOZ: '258', NGA: '234', RWA: '250', SEN: '221', TZA: '255', UGA: '256', ZMB: '260' };
+
+/** An active configuration built from the documented table (every provider OPERATIONAL): what a sandbox account with every provider sees. */
+export function documentedActiveConf(): ActiveConf {
+  const countries = new Map<string, ActiveConf['countries'][number]>();
+  for (const code of PAYMENT_PROVIDER_CODES) {
+    const rule = PROVIDER_RULES[code];
+    const country = countries.get(rule.country) ?? { country: rule.country, prefix: DIAL_PREFIXES[rule.country] ?? '', displayName: { en: rule.country }, providers: [] };
+    countries.set(rule.country, country);
+    country.providers.push({
+      provider: code,
+      displayName: rule.displayName.split(' ')[0],
+      logo: `https://static-content.pawapay.io/company_logos/${code.toLowerCase()}.png`,
+      currencies: rule.currencies.map((currency) => {
+        const limits = { minAmount: currency.minAmount, maxAmount: currency.maxAmount, decimalsInAmount: currency.decimalsInAmount, status: 'OPERATIONAL' as const };
+        return { currency: currency.currency, displayName: currency.currency, operationTypes: { DEPOSIT: { ...limits, authType: 'PROVIDER_AUTH' }, PAYOUT: limits, REFUND: limits } };
+      }),
+    });
+  }
+  return { companyName: 'Recur test merchant', signatureConfiguration: { signedRequestsOnly: false, signedCallbacks: true }, countries: [...countries.values()] };
+}
 
 /** One request the fake received, as pawaPay would see it. */
 export interface ReceivedRequest {
@@ -52,6 +90,12 @@ export class FakePawapay {
   readonly keys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   /** What `GET /v2/public-key/http` lists (id and PEM); its own key under `pawapay-test-key` at first. */
   publicKeys: { id: string; key: string }[] = [];
+  /** What `GET /v2/active-conf` answers; a test may move a limit or drop a provider. */
+  activeConf: ActiveConf = documentedActiveConf();
+  /** Numbers (digits only) whose predict-provider answer is set by the test, as a ported number would be; others by prefix. */
+  predictions = new Map<string, string>();
+  /** While true the toolkit endpoints (active-conf, predict-provider) answer 503, as when pawaPay is down. */
+  toolkitDown = false;
   /** Amounts the fake rejects at initiation (as pawaPay rejects amounts beyond a provider's limits). */
   rejectAmounts = new Set<string>();
   /**
@@ -168,6 +212,15 @@ export class FakePawapay {
     if (request.headers.authorization !== `Bearer ${this.token}`) return answer(401, { errorMessage: 'Unauthorized' });
 
     if (request.method === 'GET' && path === '/v2/public-key/http') return answer(200, this.publicKeys);
+    if ((path === '/v2/active-conf' || path === '/v2/predict-provider') && this.toolkitDown) return answer(503, { errorMessage: 'Service unavailable' });
+    if (request.method === 'GET' && path === '/v2/active-conf') return answer(200, this.activeConf);
+    if (request.method === 'POST' && path === '/v2/predict-provider') {
+      // pawaPay sanitizes the number (drops +, whitespace, anything not a digit) and answers country, provider and the sanitized number.
+      const digits = String(body?.phoneNumber ?? '').replace(/\D/g, '');
+      const provider = this.predictions.get(digits) ?? predictLocally(`+${digits}`);
+      if (!provider) return answer(400, { failureReason: { failureCode: 'INVALID_PHONE_NUMBER', failureMessage: 'The phone number is not valid for any configured provider.' } });
+      return answer(200, { country: provider.slice(provider.lastIndexOf('_') + 1), provider, phoneNumber: digits });
+    }
     if (request.method === 'POST' && path === '/v2/paymentpage') {
       const amount = (body?.amountDetails ?? {}) as { amount?: string; currency?: string };
       const depositId = String(body?.depositId ?? '');

@@ -7,6 +7,8 @@ import { PrismaService } from '../src/infrastructure/prisma.service';
 import type { Wallet } from '../src/wallets/wallet';
 import { WalletInvoicing } from '../src/wallets/wallet-invoicing.client';
 import { PaymentsRepository } from '../src/payments/payments.repository';
+import { ProviderDirectory } from '../src/providers/provider-directory.service';
+import { SandboxAdapter } from '../src/providers/sandbox.adapter';
 import { WalletsRepository } from '../src/wallets/wallets.repository';
 import { WalletsService } from '../src/wallets/wallets.service';
 
@@ -32,7 +34,7 @@ beforeAll(async () => {
   prisma = new PrismaService(databaseUrl);
   // Never called by these tests (applyEntry talks to no other service); a closed port if it were.
   invoicing = new WalletInvoicing({ invoicingGrpcAddr: '127.0.0.1:9' } as never);
-  service = new WalletsService(new WalletsRepository(prisma), invoicing, prisma, new PaymentsRepository(prisma), clock);
+  service = new WalletsService(new WalletsRepository(prisma), invoicing, prisma, new PaymentsRepository(prisma), new ProviderDirectory(new SandboxAdapter('http://127.0.0.1:9'), clock), clock);
 });
 
 afterAll(async () => {
@@ -163,5 +165,18 @@ describe('the wallet ledger', () => {
     await expect(update({ ...base, provider: 'PAYPAL' as never })).rejects.toMatchObject({ param: 'auto_recharge.provider' });
     await expect(update({ ...base, amount: 0 })).rejects.toMatchObject({ param: 'auto_recharge.amount' });
     expect((await update(base)).autoRecharge).toEqual(base);
+  });
+
+  it('refuses an auto recharge its provider could never take: another currency, below the minimum, above the maximum', async () => {
+    const wallet = await newWallet();
+    const update = (autoRecharge: Wallet['autoRecharge']) => service.transaction((tx) => service.update(tx, wallet.tenant, wallet.id, { autoRecharge }));
+    const base = { enabled: true, threshold: 100, amount: 500, phoneNumber: '+254712345678', provider: 'MPESA_KEN' } as const;
+    // The wallet holds ZMW; M-Pesa Kenya takes KES only.
+    await expect(update(base)).rejects.toMatchObject({ code: 'currency_not_supported_by_provider', param: 'auto_recharge.provider' });
+    const zambian = { ...base, phoneNumber: '+260971000001', provider: 'MTN_MOMO_ZMB' } as const;
+    await expect(update({ ...zambian, amount: 50 })).rejects.toMatchObject({ code: 'amount_below_provider_minimum', param: 'auto_recharge.amount' });
+    await expect(update({ ...zambian, amount: 5_000_001 })).rejects.toMatchObject({ code: 'amount_above_provider_maximum', param: 'auto_recharge.amount' });
+    // Disabled, a setting is kept as given: nothing would be sent.
+    expect((await update({ ...base, enabled: false })).autoRecharge).toMatchObject({ enabled: false, provider: 'MPESA_KEN' });
   });
 });

@@ -6,6 +6,8 @@ import { providerPaymentIdFor } from '../src/payments/payment';
 import type { Wallet } from '../src/wallets/wallet';
 import { WalletInvoicing } from '../src/wallets/wallet-invoicing.client';
 import { PaymentsRepository } from '../src/payments/payments.repository';
+import { ProviderDirectory } from '../src/providers/provider-directory.service';
+import { SandboxAdapter } from '../src/providers/sandbox.adapter';
 import { WalletsRepository } from '../src/wallets/wallets.repository';
 import { WalletsService } from '../src/wallets/wallets.service';
 import { FakePawapay } from './fake-pawapay';
@@ -43,7 +45,7 @@ beforeAll(async () => {
   });
   prisma = new PrismaService(payments.databaseUrl);
   walletInvoicing = new WalletInvoicing({ invoicingGrpcAddr: invoicing.grpcAddress } as never);
-  wallets = new WalletsService(new WalletsRepository(prisma), walletInvoicing, prisma, new PaymentsRepository(prisma), () => new Date());
+  wallets = new WalletsService(new WalletsRepository(prisma), walletInvoicing, prisma, new PaymentsRepository(prisma), new ProviderDirectory(new SandboxAdapter('http://127.0.0.1:9'), () => new Date()), () => new Date());
 }, 120_000);
 
 afterAll(async () => {

@@ -248,6 +248,21 @@ describe('collection_method charge_automatically', () => {
       return current.status === status ? current : undefined;
     }, 30_000, `invoice ${invoiceId} ${status}`);
 
+  it('records a push its provider cannot take as failed (the rule\'s code) without calling pawaPay, and the invoice goes to dunning', async () => {
+    const customer = (await live('POST', '/v1/customers', { name: 'Mutinta Hamoonga', email: `mutinta-${randomBytes(4).toString('hex')}@example.com` })).body.id as string;
+    // No provider named: pawaPay's predict-provider names the number's (MTN MoMo Zambia).
+    const method = await live('POST', `/v1/customers/${customer}/payment-methods`, { phone_number: '+260961234567', consent: true });
+    expect(method).toMatchObject({ status: 201, body: { provider: 'MTN_MOMO_ZMB', default: true } });
+    const invoice = (await live('POST', '/v1/invoices', { customer, amount: 2_500, currency: 'usd', description: 'Hosting, July', status: 'open', collection_method: 'charge_automatically' })).body;
+    const failed = await eventually(async () => {
+      const current = (await live('GET', `/v1/invoices/${invoice.id}`)).body;
+      return current.status === 'failed' ? current : undefined;
+    }, 30_000, 'the invoice failed');
+    expect(failed).toMatchObject({ amount_due: 2_500 });
+    expect((await live('GET', `/v1/payments?invoice=${invoice.id}`)).body.data).toMatchObject([{ status: 'failed', failure_code: 'currency_not_supported_by_provider', provider: 'MTN_MOMO_ZMB' }]);
+    expect(pawapay.requests.filter((request) => request.path === '/v2/deposits' && (request.body as { clientReferenceId?: string } | undefined)?.clientReferenceId === invoice.id)).toEqual([]);
+  });
+
   it('pushes a prompt to the default payment method at finalization: paid with no page opened', async () => {
     const customer = await customerWithMethod(SANDBOX_MAGIC_NUMBERS.succeed);
     const invoice = await charged(customer, 2_750);

@@ -115,6 +115,36 @@ describe('paying an invoice', () => {
   });
 });
 
+describe('provider rules before money moves', () => {
+  it('refuses a USD invoice to MTN MoMo Zambia with a 400, named or predicted, and creates no payment', async () => {
+    const customer = await call('POST', '/v1/customers', { name: 'Chanda Mulenga', email: 'chanda@example.com' });
+    const invoice = (await call('POST', '/v1/invoices', { customer: customer.body.id, amount: 2_500, currency: 'usd', description: 'Hosting, December', status: 'open' })).body;
+    const named = await call('POST', '/v1/payments/initiate', { invoice_id: invoice.id, phone_number: '+260961234567', provider: 'MTN_MOMO_ZMB' });
+    expect({ status: named.status, code: named.body.error.code, param: named.body.error.param }).toEqual({ status: 400, code: 'currency_not_supported_by_provider', param: 'provider' });
+    expect(named.body.error.message).toContain('MTN MoMo Zambia');
+    // No provider named: the number's (MTN MoMo Zambia) is predicted, and refused the same way.
+    const predicted = await call('POST', '/v1/payments/initiate', { invoice_id: invoice.id, phone_number: '+260961234567' });
+    expect({ status: predicted.status, code: predicted.body.error.code }).toEqual({ status: 400, code: 'currency_not_supported_by_provider' });
+    expect((await call('GET', `/v1/payments?invoice=${invoice.id}`)).body.total).toBe(0);
+    expect((await call('GET', `/v1/invoices/${invoice.id}`)).body).toMatchObject({ status: 'open', amount_due: 2_500 });
+  });
+
+  it('predicts the provider when none is named, and the payer page shows it by name', async () => {
+    const invoice = await openInvoice(4_000);
+    const initiated = await call('POST', '/v1/payments/initiate', { invoice_id: invoice.id, phone_number: '+260961000001' });
+    expect(initiated.status).toBe(201);
+    expect(initiated.body).toMatchObject({ provider: 'MTN_MOMO_ZMB', status: 'pending' });
+    const page = await browser.newPage();
+    try {
+      await page.goto(initiated.body.redirectUrl);
+      expect(await page.getByTestId('provider').textContent()).toBe('MTN MoMo Zambia');
+      expect(await page.content()).not.toContain('>MTN_MOMO_ZMB<');
+    } finally {
+      await page.close();
+    }
+  });
+});
+
 /** A draft raised and finalized through the API: its payment_url is the hosted payment page. */
 async function finalizedInvoice(amount: number) {
   const draft = await openInvoice(amount, 'draft');
@@ -161,6 +191,23 @@ describe("the invoice's hosted payment page (payment_url)", () => {
     } finally {
       await context.close();
     }
+  });
+
+  it('offers the providers of the invoice\'s currency by name, and predicts one from the number when the payer picks none', async () => {
+    const invoice = await finalizedInvoice(2_000);
+    const page = await browser.newPage();
+    try {
+      await page.goto(invoice.payment_url);
+      const options = await page.getByLabel('Mobile-money provider').locator('option').allTextContents();
+      expect(options).toEqual(['Find it from my phone number', 'MTN MoMo Zambia', 'Airtel Money Zambia', 'Zamtel Kwacha Zambia']);
+      await page.getByLabel('Phone number, in international format').fill('+260951000001');
+      await page.getByRole('button', { name: /^Pay/ }).click();
+      await page.waitForURL(new RegExp(`^${mesh.baseUrl}/sandbox/pay/[A-Za-z0-9_-]{43}$`));
+      expect(await page.getByTestId('provider').textContent()).toBe('Zamtel Kwacha Zambia');
+    } finally {
+      await page.close();
+    }
+    expect((await call('GET', `/v1/payments?invoice=${invoice.id}`)).body.data).toMatchObject([{ provider: 'ZAMTEL_ZMB' }]);
   });
 
   it('shows a refused phone number or provider on the form again, and starts no payment', async () => {

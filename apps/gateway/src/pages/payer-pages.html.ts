@@ -1,5 +1,5 @@
 import { formatMoney, money } from '@recur/money';
-import { SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
+import { providerDisplayName, SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
 import { html, layout, type SafeHtml } from './page-kit';
 
 /**
@@ -30,7 +30,7 @@ function details(payment: PagePayment): SafeHtml {
   return html`<table><tbody>
 <tr><th scope="row">Invoice</th><td data-testid="invoice-number">${payment.invoiceNumber}</td></tr>
 <tr><th scope="row">Phone number</th><td data-testid="phone-number">${payment.phoneNumber}</td></tr>
-<tr><th scope="row">Provider</th><td>${payment.provider}</td></tr>
+<tr><th scope="row">Provider</th><td data-testid="provider" data-provider="${payment.provider}">${providerDisplayName(payment.provider)}</td></tr>
 </tbody></table>`;
 }
 

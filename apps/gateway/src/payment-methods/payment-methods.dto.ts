@@ -8,9 +8,9 @@ export class CreatePaymentMethodDto {
   @IsDefined({ message: 'phone_number is required' }) @IsString({ message: 'phone_number must be a string' }) @MaxLength(32, { message: 'phone_number must be at most 32 characters' })
   phone_number!: string;
 
-  /** The mobile-money provider of the number, as pawaPay codes it (`MTN_MOMO_ZMB`). */
-  @IsDefined({ message: 'provider is required' }) @OneOf('provider', PAYMENT_PROVIDER_CODES)
-  provider!: string;
+  /** The mobile-money provider of the number, as pawaPay codes it (`MTN_MOMO_ZMB`); predicted from the number when left out. */
+  @Optional() @OneOf('provider', PAYMENT_PROVIDER_CODES)
+  provider?: string;
 
   /** Must be `true`: the payer agreed that Recur may push payment prompts to this number (recorded with its time). */
   @IsDefined({ message: 'consent is required' }) @IsBoolean({ message: 'consent must be a boolean' })

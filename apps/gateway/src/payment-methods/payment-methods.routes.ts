@@ -36,7 +36,7 @@ export const PAYMENT_METHOD_ROUTES = defineRoutes('Payment methods', [
     handler: async ({ services, tenant, commandId, params, body }) => {
       await requireCustomer(services, tenant, params.id, () => notFound('customer', params.id));
       const { paymentMethod } = await services.payments.createPaymentMethod({
-        tenant, customerId: params.id, phoneNumber: body.phone_number, provider: body.provider, consent: body.consent, consentSource: 'api', setDefault: body.set_default, requestId: commandId,
+        tenant, customerId: params.id, phoneNumber: body.phone_number, provider: body.provider ?? '', consent: body.consent, consentSource: 'api', setDefault: body.set_default, requestId: commandId,
       });
       return presentPaymentMethod(paymentMethod!);
     },

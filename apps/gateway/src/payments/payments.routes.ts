@@ -36,7 +36,7 @@ export const PAYMENT_ROUTES = defineRoutes('Payments', [
   route({
     method: 'POST', path: '/v1/payments/initiate', summary: 'Start paying an invoice', body: InitiatePaymentDto, response: PAYMENT_SCHEMA, status: 201,
     handler: async ({ services, tenant, commandId, body }) => {
-      const { payment } = await services.payments.initiatePayment({ tenant, invoiceId: body.invoice_id, phoneNumber: body.phone_number, provider: body.provider, requestId: commandId });
+      const { payment } = await services.payments.initiatePayment({ tenant, invoiceId: body.invoice_id, phoneNumber: body.phone_number, provider: body.provider ?? '', requestId: commandId });
       return presentPayment(payment!);
     },
   }),

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, type Clock, type TenantRef } from '@recur/kernel';
 import type { Prisma } from '../generated/prisma/client';
+import { ProviderDirectory } from '../providers/provider-directory.service';
 import { type NewPaymentMethodFields, newPaymentMethod, type PaymentMethod, paymentMethodNotFound } from './payment-method';
 import { PaymentMethodsRepository } from './payment-methods.repository';
 
@@ -17,12 +18,15 @@ type Tx = Prisma.TransactionClient;
 export class PaymentMethodsService {
   constructor(
     private readonly methods: PaymentMethodsRepository,
+    private readonly directory: ProviderDirectory,
     @Inject(CLOCK) private readonly now: Clock,
   ) {}
 
   async create(tx: Tx, tenant: TenantRef, fields: NewPaymentMethodFields, setDefault: boolean | undefined): Promise<PaymentMethod> {
     const now = this.now();
-    const method = newPaymentMethod(tenant, fields, now);
+    // No provider named: the one the number belongs to, as pawaPay predicts it (400 provider_not_predictable when none).
+    const provider = fields.provider === '' && fields.consent === true ? await this.directory.resolve(tenant, '', fields.phoneNumber) : fields.provider;
+    const method = newPaymentMethod(tenant, { ...fields, provider }, now);
     await this.methods.lockCustomer(tx, tenant, fields.customerId);
     const attached = await this.methods.listAttached(tenant, fields.customerId, tx);
     const saved = attached.find((other) => other.phoneNumber === method.phoneNumber && other.provider === method.provider);

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CLOCK, type Clock, DomainError, failedPrecondition, invalidArgument, type Page, type TenantRef } from '@recur/kernel';
-import { sandboxOutcome, type SandboxOutcome } from '@recur/vocabulary';
+import { CLOCK, type Clock, DomainError, failedPrecondition, invalidArgument, isDomainError, type Page, type TenantRef } from '@recur/kernel';
+import { type PaymentProvider, sandboxOutcome, type SandboxOutcome } from '@recur/vocabulary';
 import type { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { InvoicingClient } from '../invoices/invoicing.client';
@@ -9,6 +9,7 @@ import { REFUNDS_DUE_CHANNEL, RefundsRepository } from '../refunds/refunds.repos
 import { WalletsRepository } from '../wallets/wallets.repository';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../payments-config';
 import { ProviderAdapters } from '../providers/provider-adapters.service';
+import { ProviderDirectory } from '../providers/provider-directory.service';
 import type { ReceivedCallback } from '../providers/payment-provider';
 import {
   assertPayable,
@@ -32,6 +33,7 @@ type Tx = Prisma.TransactionClient;
 
 export interface InitiationFields {
   phoneNumber: string;
+  /** '' when the request named none: predicted from the phone number (ProviderDirectory.resolve). */
   provider: string;
 }
 
@@ -66,6 +68,7 @@ export class PaymentsService {
     private readonly invoicing: InvoicingClient,
     private readonly refunds: RefundsRepository,
     private readonly wallets: WalletsRepository,
+    private readonly directory: ProviderDirectory,
     @Inject(CLOCK) private readonly now: Clock,
     @Inject(PAYMENTS_CONFIG) private readonly config: PaymentsConfig,
   ) {}
@@ -88,7 +91,12 @@ export class PaymentsService {
   }
 
   private async begin(tx: Tx, tenant: TenantRef, invoice: PayableInvoice, fields: InitiationFields, pushId: string | undefined): Promise<Payment> {
-    checkPhoneNumber(fields.phoneNumber, checkProvider(fields.provider));
+    const provider = checkProvider(await this.directory.resolve(tenant, fields.provider, fields.phoneNumber));
+    checkPhoneNumber(fields.phoneNumber, provider);
+    // Provider rules before money moves: an amount the provider cannot take is never sent to it.
+    const refusal = await this.providerRefusal(tenant, provider, invoice);
+    // A payer (or integrator) at the door is answered 400. A push has nobody to answer: see below.
+    if (refusal && pushId === undefined) throw refusal;
     await this.payments.lockInvoice(tx, tenant, invoice.id);
     const pending = await this.payments.findPending(tx, tenant, invoice.id);
     if (pending) return pending;
@@ -96,19 +104,44 @@ export class PaymentsService {
     await this.assertNotCollected(tx, tenant, invoice.id);
     assertPayable(invoice);
     const now = this.now();
-    const payment = newPayment(tenant, { invoice, ...fields, providerPaymentId: pushId }, now);
-    // The payment (with the provider's id we chose) is part of the same commit as the session:
-    // if the provider call fails, nothing is kept and a page session's retry starts afresh with a
-    // new id; a push's retry repeats its fixed id, which the provider de-duplicates.
-    const adapter = this.adapters.forPayment(payment);
-    const started = pushId === undefined ? await adapter.start(payment, this.returnUrl(payment)) : await adapter.push(payment, this.returnUrl(payment));
-    const change = 'rejected' in started
-      ? rejectedAtStart(payment, started.rejected.code, started.rejected.message, now)
-      : { payment: { ...payment, redirectUrl: started.redirectUrl }, events: [] };
+    const payment = newPayment(tenant, { invoice, ...fields, provider, providerPaymentId: pushId }, now);
+    let change;
+    if (refusal) {
+      // A push (automatic collection, auto recharge) the provider cannot take is recorded as failed
+      // with the rule's code, without calling the provider: the invoice goes to dunning with its
+      // payment link (where the payer may pick another provider), and the event consumer that
+      // pushed does not retry a refusal that would never change.
+      change = rejectedAtStart(payment, refusal.code, refusal.message, now);
+    } else {
+      // The payment (with the provider's id we chose) is part of the same commit as the session:
+      // if the provider call fails, nothing is kept and a page session's retry starts afresh with a
+      // new id; a push's retry repeats its fixed id, which the provider de-duplicates.
+      const adapter = this.adapters.forPayment(payment);
+      const started = pushId === undefined ? await adapter.start(payment, this.returnUrl(payment)) : await adapter.push(payment, this.returnUrl(payment));
+      change = 'rejected' in started
+        ? rejectedAtStart(payment, started.rejected.code, started.rejected.message, now)
+        : { payment: { ...payment, redirectUrl: started.redirectUrl }, events: [] };
+    }
     // The sandbox's simulated phone answers a push at once (the janitor's first check settles it).
     const checkAt = payment.channel === 'push' && payment.adapter === 'sandbox' ? now : new Date(now.getTime() + this.config.statusCheckAfterMs);
     await this.payments.insert(tx, change, checkAt);
     return change.payment;
+  }
+
+  /**
+   * Why `provider` cannot take what `invoice` asks (a 400 with the rule's code: the currency, the
+   * decimal places, the limits), or null when it can. The invoice decides the amount, so the
+   * amount's refusals name `invoice_id`; the currency's name `provider`, the choice to change.
+   */
+  private async providerRefusal(tenant: TenantRef, provider: PaymentProvider, invoice: PayableInvoice): Promise<DomainError | null> {
+    if (invoice.amountDue.amountMinor <= 0) return null;
+    try {
+      await this.directory.checkAmount(tenant, provider, invoice.amountDue, { amount: 'invoice_id', currency: 'provider' });
+      return null;
+    } catch (error) {
+      if (isDomainError(error) && error.kind === 'invalid_argument') return error;
+      throw error;
+    }
   }
 
   /**

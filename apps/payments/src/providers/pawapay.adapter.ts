@@ -1,6 +1,7 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { DomainError, type Clock } from '@recur/kernel';
 import { currencyExponent, isCurrencyCode, type Money, money, toDecimalString } from '@recur/money';
+import { isPaymentProvider, type PaymentProvider, PROVIDER_RULES, type ProviderDecimals, type ProviderRule, type ProviderRules } from '@recur/vocabulary';
 import type { Outcome, Payment } from '../payments/payment';
 import type { PawapayConfig } from '../payments-config';
 import { signatureKeyId, verifySignedRequest } from './http-message-signatures';
@@ -42,6 +43,44 @@ interface RefundJson {
   refundId?: string;
   status?: string;
   failureReason?: FailureReason;
+}
+
+/** pawaPay's active configuration (`GET /v2/active-conf`), the parts Recur reads. */
+export interface ActiveConfigurationJson {
+  countries?: {
+    country?: string;
+    providers?: {
+      provider?: string;
+      displayName?: string;
+      currencies?: { currency?: string; operationTypes?: { DEPOSIT?: { minAmount?: string; maxAmount?: string; decimalsInAmount?: string; status?: string } } }[];
+    }[];
+  }[];
+}
+
+/**
+ * The providers of an active configuration as Recur checks them; providers pawaPay does not list
+ * for the account, or lists without a deposit operation, keep the documented table's rule. Null
+ * when the answer is not an active configuration.
+ */
+export function rulesFromActiveConfiguration(json: ActiveConfigurationJson): ProviderRules | null {
+  if (!Array.isArray(json.countries)) return null;
+  const rules: ProviderRules = { ...PROVIDER_RULES };
+  for (const country of json.countries) {
+    for (const provider of country.providers ?? []) {
+      if (!provider.provider || !isPaymentProvider(provider.provider)) continue;
+      const currencies = (provider.currencies ?? []).flatMap(({ currency, operationTypes }) => {
+        const deposit = operationTypes?.DEPOSIT;
+        if (!currency || !deposit?.minAmount || !deposit.maxAmount) return [];
+        const decimalsInAmount: ProviderDecimals = deposit.decimalsInAmount === 'NONE' ? 'NONE' : 'TWO_PLACES';
+        return [{ currency: currency.toUpperCase(), decimalsInAmount, minAmount: deposit.minAmount, maxAmount: deposit.maxAmount }];
+      });
+      if (currencies.length === 0) continue;
+      const known: ProviderRule = PROVIDER_RULES[provider.provider];
+      // pawaPay's displayName is the operator's brand ("MTN"); the pages keep the documented full name.
+      rules[provider.provider] = { displayName: known.displayName, country: country.country ?? known.country, currencies };
+    }
+  }
+  return rules;
 }
 
 const unavailable = (message: string) => new DomainError('unavailable', 'provider_unavailable', message);
@@ -246,10 +285,39 @@ export class PawapayAdapter implements PaymentProviderAdapter {
     }
   }
 
+  /**
+   * pawaPay's active configuration (`GET /v2/active-conf`): each provider's currencies, decimals
+   * and deposit limits for this account. Throws `unavailable` when pawaPay cannot answer.
+   */
+  async activeConfiguration(): Promise<ProviderRules> {
+    const rules = rulesFromActiveConfiguration(await this.toolkit<ActiveConfigurationJson>('GET', '/v2/active-conf'));
+    if (!rules) throw unavailable('pawaPay answered GET /v2/active-conf without countries');
+    return rules;
+  }
+
+  /**
+   * pawaPay's predict-provider (`POST /v2/predict-provider`): the provider a phone number most
+   * likely belongs to; null when pawaPay cannot tell (or names a provider Recur does not offer).
+   */
+  async predictProvider(phoneNumber: string): Promise<PaymentProvider | null> {
+    const answer = await this.toolkit<{ provider?: string }>('POST', '/v2/predict-provider', { phoneNumber: phoneNumber.replace(/^\+/, '') });
+    return answer.provider && isPaymentProvider(answer.provider) ? answer.provider : null;
+  }
+
+  /** A call that concerns no payment (pawaPay's toolkit endpoints). */
+  private async toolkit<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+    if (!this.config.apiToken) throw unavailable('pawaPay is not configured (PAWAPAY_API_TOKEN)');
+    return this.send<T>(method, path, body);
+  }
+
   private async call<T>(payment: Payment, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
     // The second wall: whatever called it, a sandbox payment never leaves for a real provider.
     if (!payment.tenant.livemode) throw new DomainError('internal', 'sandbox_reached_live_provider', `payment ${payment.id} is a sandbox payment; pawaPay is for live payments only`);
     if (!this.config.apiToken) throw unavailable('pawaPay is not configured (PAWAPAY_API_TOKEN)');
+    return this.send<T>(method, path, body);
+  }
+
+  private async send<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
     let response: Response;
     try {
       response = await fetch(`${this.config.baseUrl}${path}`, {

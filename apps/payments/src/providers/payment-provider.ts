@@ -1,4 +1,5 @@
 import type { Money } from '@recur/money';
+import type { PaymentProvider, ProviderRules } from '@recur/vocabulary';
 import type { AdapterName, Outcome, Payment } from '../payments/payment';
 
 /** What the provider says of a payment when asked (the janitor's status check). */
@@ -74,6 +75,10 @@ export interface PaymentProviderAdapter {
   parseCallback(callback: ReceivedCallback): Promise<ProviderCallback>;
   /** Authenticates a refund callback as the provider documents it; throws `unauthenticated` otherwise. */
   parseRefundCallback(callback: ReceivedCallback): Promise<ProviderRefundCallback>;
+  /** The provider's own account of what each provider takes (pawaPay's active configuration); the sandbox has none. */
+  activeConfiguration?(): Promise<ProviderRules>;
+  /** The provider's prediction of a phone number's provider (pawaPay's predict-provider); the sandbox has none. */
+  predictProvider?(phoneNumber: string): Promise<PaymentProvider | null>;
 }
 
 export const PAYMENT_PROVIDER_ADAPTERS = Symbol('PAYMENT_PROVIDER_ADAPTERS');

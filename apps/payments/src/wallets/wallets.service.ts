@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, type Clock, failedPrecondition, newId, type Page, type TenantRef } from '@recur/kernel';
+import { money } from '@recur/money';
 import type { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { PaymentsRepository } from '../payments/payments.repository';
+import { ProviderDirectory } from '../providers/provider-directory.service';
 import {
   type AutoRecharge,
   checkAmount,
@@ -68,6 +70,7 @@ export class WalletsService {
     private readonly invoicing: WalletInvoicing,
     private readonly prisma: PrismaService,
     private readonly payments: PaymentsRepository,
+    private readonly directory: ProviderDirectory,
     @Inject(CLOCK) private readonly now: Clock,
   ) {}
 
@@ -111,6 +114,11 @@ export class WalletsService {
       autoRecharge: settings.autoRecharge === undefined ? wallet.autoRecharge : checkAutoRecharge(settings.autoRecharge),
       updatedAt: this.now(),
     };
+    const recharge = updated.autoRecharge;
+    if (settings.autoRecharge !== undefined && recharge.enabled && recharge.provider !== '') {
+      // A top-up the provider could never take is refused now, not discovered when the balance runs low.
+      await this.directory.checkAmount(tenant, recharge.provider, money(recharge.amount, wallet.currency), { amount: 'auto_recharge.amount', currency: 'auto_recharge.provider' });
+    }
     await this.wallets.saveSettings(tx, updated);
     return updated;
   }

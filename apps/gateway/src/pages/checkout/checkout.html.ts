@@ -1,5 +1,5 @@
 import { formatMoney, money } from '@recur/money';
-import { PAYMENT_PROVIDER_CODES, SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
+import { PAYMENT_PROVIDER_CODES, PROVIDER_RULES, SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
 import { html, layout } from '../page-kit';
 
 /** What the hosted checkout page shows of a link: its offer, priced by the subscription service. */
@@ -47,7 +47,7 @@ ${view.error ? html`<div class="error" role="alert" data-testid="checkout-error"
   <input type="text" id="phone_number" name="phone_number" required maxlength="32" autocomplete="tel" inputmode="tel" placeholder="+260971234567" value="${typed.phone_number ?? ''}" aria-describedby="phone-help">
   <p class="muted" id="phone-help">International format, with the country code.${view.livemode ? '' : ` Sandbox: ${SANDBOX_MAGIC_NUMBERS.succeed} pays.`}</p>
   <label for="provider">Mobile money provider</label>
-  <select id="provider" name="provider">${PAYMENT_PROVIDER_CODES.map((code) => html`<option value="${code}"${code === provider ? html` selected` : ''}>${code}</option>`)}</select>
+  <select id="provider" name="provider">${PAYMENT_PROVIDER_CODES.map((code) => html`<option value="${code}"${code === provider ? html` selected` : ''}>${PROVIDER_RULES[code].displayName}</option>`)}</select>
   ${view.allowPromotionCodes ? html`<label for="promotion_code">Promotion code (optional)</label>
   <input type="text" id="promotion_code" name="promotion_code" maxlength="50" autocomplete="off" value="${typed.promotion_code ?? ''}">` : ''}
   <p><button type="submit">${view.trialDays > 0 ? 'Start the trial' : `Pay ${price}`}</button></p>

@@ -61,14 +61,15 @@ export class InvoicePaymentController {
     const typed = { provider: field(form, 'provider'), phoneNumber: field(form, 'phone_number').trim() };
     try {
       const body = (await this.validation.transform(
-        { invoice_id: found.invoice.id, phone_number: typed.phoneNumber, provider: typed.provider },
+        // No provider picked: the payments service predicts it from the number.
+        { invoice_id: found.invoice.id, phone_number: typed.phoneNumber, provider: typed.provider === '' ? undefined : typed.provider },
         { type: 'body', metatype: InitiatePaymentDto },
       )) as InitiatePaymentDto;
       const { payment } = await this.services.payments.initiatePayment({
         tenant: toTenantMessage(found.tenant),
         invoiceId: body.invoice_id,
         phoneNumber: body.phone_number,
-        provider: body.provider,
+        provider: body.provider ?? '',
         requestId: newId('req'),
       });
       response.redirect(payment!.redirectUrl, 303);

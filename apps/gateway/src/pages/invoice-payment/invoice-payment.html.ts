@@ -1,6 +1,6 @@
 import type { InvoiceJson } from '@recur/contracts';
 import { formatMoney, money } from '@recur/money';
-import { PAYMENT_PROVIDER_CODES, PAYMENT_PROVIDERS, SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
+import { PAYMENT_PROVIDER_CODES, type PaymentProvider, PROVIDER_RULES, SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
 import { html, layout, type SafeHtml } from '../page-kit';
 
 /** The hosted payment page of an invoice (`/pay/<payment token>`): what the customer sees and the form they pay with. */
@@ -32,6 +32,15 @@ function summary(view: InvoicePaymentView): SafeHtml {
 </tbody></table>`;
 }
 
+/**
+ * The providers the payer may pick, by the names payers know them: those whose documented rules
+ * take the invoice's currency (all of them when none does: the payment's refusal then says why).
+ */
+function providersFor(currency: string): PaymentProvider[] {
+  const taking = PAYMENT_PROVIDER_CODES.filter((code) => PROVIDER_RULES[code].currencies.some((rule) => rule.currency === currency.toUpperCase()));
+  return taking.length > 0 ? taking : PAYMENT_PROVIDER_CODES;
+}
+
 /** An open or failed invoice: its summary and the form that starts a mobile-money payment. */
 export function invoicePaymentPage(view: InvoicePaymentView): string {
   const typed = view.typed ?? { provider: '', phoneNumber: '' };
@@ -42,15 +51,15 @@ ${view.error ? html`<div class="error" role="alert" data-testid="payment-error">
 <form method="post" action="${view.action}">
 <input type="hidden" name="csrf" value="${view.csrf}">
 <label for="provider">Mobile-money provider</label>
-<select id="provider" name="provider" required>
-<option value="">Choose your provider</option>
-${PAYMENT_PROVIDER_CODES.map((code) => html`<option value="${code}"${code === typed.provider ? html` selected` : ''}>${code} (${PAYMENT_PROVIDERS[code]})</option>`)}
+<select id="provider" name="provider" data-testid="provider">
+<option value="">Find it from my phone number</option>
+${providersFor(view.invoice.currency).map((code) => html`<option value="${code}"${code === typed.provider ? html` selected` : ''}>${PROVIDER_RULES[code].displayName}</option>`)}
 </select>
 <label for="phone-number">Phone number, in international format</label>
 <input id="phone-number" name="phone_number" type="text" inputmode="tel" autocomplete="tel" required maxlength="32" placeholder="+260971000001" value="${typed.phoneNumber}">
 <p><button type="submit">Pay ${amountDue(view.invoice)}</button></p>
 </form>
-${view.invoice.livemode ? '' : html`<p class="muted">Sandbox test numbers: ${SANDBOX_MAGIC_NUMBERS.succeed} succeeds, ${SANDBOX_MAGIC_NUMBERS.fail} fails, ${SANDBOX_MAGIC_NUMBERS.pending} stays pending (with MTN_MOMO_ZMB).</p>`}
+${view.invoice.livemode ? '' : html`<p class="muted">Sandbox test numbers: ${SANDBOX_MAGIC_NUMBERS.succeed} succeeds, ${SANDBOX_MAGIC_NUMBERS.fail} fails, ${SANDBOX_MAGIC_NUMBERS.pending} stays pending (the last six digits decide, whichever Zambian provider is picked or predicted).</p>`}
 </div>`);
 }
 
