@@ -87,7 +87,7 @@ describe('one invoice, one collection', () => {
     const canceled = await eventually(async () => {
       const current = (await call('GET', `/v1/payments/${payment.id}`)).body;
       return current.status === 'canceled' ? current : undefined;
-    }, 30_000, 'the pending payment canceled');
+    }, 60_000, 'the pending payment canceled');
     expect(canceled).toMatchObject({ failure_code: 'invoice_void', settled_at: expect.any(Number) });
   });
 
@@ -106,16 +106,16 @@ describe('one invoice, one collection', () => {
     const returned = await eventually(async () => {
       const current = (await live('GET', `/v1/payments/${payment.id}`)).body;
       return current.refund ? current : undefined;
-    }, 30_000, 'the unapplied payment marked for return');
+    }, 60_000, 'the unapplied payment marked for return');
     expect(returned).toMatchObject({ status: 'succeeded', unapplied_reason: 'invoice_void', refund: expect.stringMatching(/^re_/) });
-    const atPawapay = await eventually(async () => [...pawapay.refunds.values()].find((refund) => refund.depositId === depositId), 30_000, 'the refund asked of pawaPay');
+    const atPawapay = await eventually(async () => [...pawapay.refunds.values()].find((refund) => refund.depositId === depositId), 60_000, 'the refund asked of pawaPay');
     expect(atPawapay).toMatchObject({ amount: '99.00', currency: 'ZMW' });
     pawapay.finishRefund(atPawapay.refundId, 'COMPLETED');
     expect((await pawapay.sendRefundCallback(`${mesh.baseUrl}/callbacks/pawapay/refunds`, atPawapay.refundId)).status).toBe(200);
     const refund = await eventually(async () => {
       const current = (await live('GET', `/v1/refunds/${returned.refund}`)).body;
       return current.status === 'succeeded' ? current : undefined;
-    }, 30_000, 'the return completed');
+    }, 60_000, 'the return completed');
     expect(refund).toMatchObject({ object: 'refund', invoice: invoice.id, payment: payment.id, amount: 9_900, currency: 'zmw', reason: 'unapplied_payment' });
     // The invoice never took the money: still void, no credit note; one PaymentUnapplied event.
     expect((await live('GET', `/v1/invoices/${invoice.id}`)).body).toMatchObject({ status: 'void', amount_paid: 0 });
@@ -246,7 +246,7 @@ describe('collection_method charge_automatically', () => {
     eventually(async () => {
       const current = (await call('GET', `/v1/invoices/${invoiceId}`)).body;
       return current.status === status ? current : undefined;
-    }, 30_000, `invoice ${invoiceId} ${status}`);
+    }, 60_000, `invoice ${invoiceId} ${status}`);
 
   it('records a push its provider cannot take as failed (the rule\'s code) without calling pawaPay, and the invoice goes to dunning', async () => {
     const customer = (await live('POST', '/v1/customers', { name: 'Mutinta Hamoonga', email: `mutinta-${randomBytes(4).toString('hex')}@example.com` })).body.id as string;
@@ -257,7 +257,7 @@ describe('collection_method charge_automatically', () => {
     const failed = await eventually(async () => {
       const current = (await live('GET', `/v1/invoices/${invoice.id}`)).body;
       return current.status === 'failed' ? current : undefined;
-    }, 30_000, 'the invoice failed');
+    }, 60_000, 'the invoice failed');
     expect(failed).toMatchObject({ amount_due: 2_500 });
     expect((await live('GET', `/v1/payments?invoice=${invoice.id}`)).body.data).toMatchObject([{ status: 'failed', failure_code: 'currency_not_supported_by_provider', provider: 'MTN_MOMO_ZMB' }]);
     expect(pawapay.requests.filter((request) => request.path === '/v2/deposits' && (request.body as { clientReferenceId?: string } | undefined)?.clientReferenceId === invoice.id)).toEqual([]);
