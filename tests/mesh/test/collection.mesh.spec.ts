@@ -132,7 +132,7 @@ describe('one invoice, one collection', () => {
     const hosted = await submitPage(topUp.payment_url, { provider: 'MTN_MOMO_ZMB', phone_number: SANDBOX_MAGIC_NUMBERS.succeed });
     expect(hosted.status).toBe(303);
     expect((await approve(new URL(hosted.headers.get('location')!, mesh.baseUrl).toString())).status).toBe(303);
-    await eventually(async () => (await call('GET', `/v1/wallets/${wallet.id}`)).body.balance === 10_000, 30_000, 'the wallet topped up');
+    await eventually(async () => (await call('GET', `/v1/wallets/${wallet.id}`)).body.balance === 10_000, 60_000, 'the wallet topped up');
 
     const rounds = 5;
     const invoices: string[] = [];
@@ -150,7 +150,7 @@ describe('one invoice, one collection', () => {
       outcomes.push(`201 approve ${approved.status}`);
     }
     for (const invoiceId of invoices) {
-      await eventually(async () => (await call('GET', `/v1/invoices/${invoiceId}`)).body.status === 'paid', 30_000, `invoice ${invoiceId} paid`);
+      await eventually(async () => (await call('GET', `/v1/invoices/${invoiceId}`)).body.status === 'paid', 60_000, `invoice ${invoiceId} paid`);
     }
     // Settled: every payment either kept (applied to its invoice), returned, canceled or failed.
     const collected = await eventually(async () => {
