@@ -288,7 +288,8 @@ describe('collection_method charge_automatically', () => {
     expect(subscription.body).toMatchObject({ status: 'active', collection_method: 'charge_automatically' });
     const paidInvoices = (count: number) => eventually(async () => {
       const list = (await call('GET', `/v1/invoices?subscription=${subscription.body.id}&status=paid`)).body;
-      return list.total === count ? list.data : undefined;
+      // The page and its total are two reads: wait until the page itself holds them all.
+      return list.total === count && list.data.length === count ? list.data : undefined;
     }, 60_000, `${count} paid invoice(s) of the subscription`);
     const [first] = await paidInvoices(1);
     expect(first).toMatchObject({ billing_reason: 'subscription_create', collection_method: 'charge_automatically', amount_paid: 4_500 });
