@@ -96,7 +96,7 @@ const rule = (displayName: string, country: string, ...currencies: [string, Prov
 });
 
 /**
- * The documented provider table (README, Payments: provider rules): each provider's currency,
+ * The documented provider table (docs/api/payments.md#provider-rules-before-money-moves): each provider's currency,
  * decimal places and deposit limits, as pawaPay's active configuration (`GET /v2/active-conf`)
  * and its providers page give them for a sandbox account. The sandbox checks payments against
  * it; live mode reads pawaPay's own active configuration and falls back to this table only when

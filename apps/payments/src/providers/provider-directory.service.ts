@@ -12,8 +12,8 @@ export const ACTIVE_CONFIGURATION_TTL_MS = 10 * 60_000;
 export const ACTIVE_CONFIGURATION_RETRY_MS = 60_000;
 
 /**
- * What each provider can take, and which provider a phone number belongs to (README, Payments:
- * provider rules). The sandbox answers from the documented table (PROVIDER_RULES) and the number
+ * What each provider can take, and which provider a phone number belongs to
+ * (docs/api/payments.md#provider-rules-before-money-moves). The sandbox answers from the documented table (PROVIDER_RULES) and the number
  * prefixes; live mode asks pawaPay (active configuration, cached; predict-provider) and falls
  * back to the same local answers when pawaPay cannot be reached, so an outage never blocks a
  * payment the table allows.
