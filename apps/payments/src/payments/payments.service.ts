@@ -160,15 +160,10 @@ export class PaymentsService {
    * payments are canceled where the provider allows it (the sandbox: Approve is refused from then
    * on). Live deposits already pushed to a phone stay pending; one that succeeds is returned.
    */
-  async cancelPendingOfInvoice(tx: Tx, tenant: TenantRef, invoiceId: string, reason: string): Promise<Payment[]> {
-    const canceled: Payment[] = [];
+  async cancelPendingOfInvoice(tx: Tx, tenant: TenantRef, invoiceId: string, reason: string): Promise<void> {
     for (const payment of await this.payments.pendingOfInvoiceForUpdate(tx, tenant, invoiceId)) {
-      if (!cancelable(payment)) continue;
-      const change = cancel(payment, reason, this.now());
-      await this.payments.saveSettlement(tx, change);
-      canceled.push(change.payment);
+      if (cancelable(payment)) await this.payments.saveSettlement(tx, cancel(payment, reason, this.now()));
     }
-    return canceled;
   }
 
   /**
