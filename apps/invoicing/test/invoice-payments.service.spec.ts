@@ -59,22 +59,27 @@ describe('PayInvoice', () => {
 });
 
 describe('RecordRefund', () => {
-  it('refuses a credit note of more, less or another currency than was paid, issuing nothing; the amount paid is credited', async () => {
+  it('refuses a credit note of more than is paid and not yet refunded, of nothing or of another currency, issuing nothing; partial credit notes add up to refunded', async () => {
     const tenant = newTenant();
     const invoice = await openInvoice(tenant);
     const payment = paymentId();
     await invoicing.client.payInvoice({ tenant, id: invoice.id, paymentId: payment, amount: usd(4_200), paidAt: BigInt(Math.floor(Date.now() / 1000)), requestId: '' });
     const refund = (amount: { amountMinor: bigint; currency: string }) =>
       invoicing.client.recordRefund({ tenant, id: invoice.id, creditNoteId: `cn_${randomBytes(12).toString('hex')}`, paymentId: payment, amount, reason: 'requested_by_customer' });
-    for (const wrong of [usd(4_201), usd(1_000_000), usd(4_199), { amountMinor: 4_200n, currency: 'eur' }]) {
+    for (const wrong of [usd(4_201), usd(1_000_000), usd(0), usd(-1), { amountMinor: 4_200n, currency: 'eur' }]) {
       expect(await grpcFailure(refund(wrong))).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, errorCode: 'amount_mismatch' });
     }
-    expect((await invoicing.client.getInvoice({ tenant, id: invoice.id })).invoice).toMatchObject({ status: 'paid', amountPaid: usd(4_200) });
+    expect((await invoicing.client.getInvoice({ tenant, id: invoice.id })).invoice).toMatchObject({ status: 'paid', amountPaid: usd(4_200), amountRefunded: usd(0) });
     expect((await invoicing.client.listCreditNotes({ tenant, invoiceId: invoice.id, page: { limit: 10 } })).creditNotes).toEqual([]);
 
-    const { creditNote, invoice: refunded } = await refund(usd(4_200));
-    expect(creditNote).toMatchObject({ invoiceId: invoice.id, amount: usd(4_200) });
-    expect(refunded).toMatchObject({ status: 'refunded' });
+    const { creditNote, invoice: partly } = await refund(usd(4_199));
+    expect(creditNote).toMatchObject({ invoiceId: invoice.id, amount: usd(4_199) });
+    expect(partly).toMatchObject({ status: 'paid', amountRefunded: usd(4_199) });
+    // One cent is left: more is refused, the cent refunds the invoice in full.
+    expect(await grpcFailure(refund(usd(2)))).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, errorCode: 'amount_mismatch' });
+    expect((await refund(usd(1))).invoice).toMatchObject({ status: 'refunded', amountRefunded: usd(4_200) });
+    expect(await grpcFailure(refund(usd(1)))).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, errorCode: 'invoice_refunded' });
+    expect((await invoicing.client.listCreditNotes({ tenant, invoiceId: invoice.id, page: { limit: 10 } })).creditNotes.map((note) => note.amount?.amountMinor)).toEqual([1n, 4_199n]);
   });
 });
 

@@ -48,8 +48,9 @@ afterAll(async () => {
 const newTenant = (livemode = false) => ({ accountId: `acct_${randomBytes(6).toString('hex')}`, livemode });
 type Tenant = ReturnType<typeof newTenant>;
 const invoiceOf = async (tenant: Tenant, id: string) => (await invoicing.client.getInvoice({ tenant, id })).invoice!;
-const refund = (tenant: Tenant, invoiceId: string, reason = 'requested_by_customer', requestId = `req_${randomBytes(6).toString('hex')}`) =>
-  client.refundInvoice({ tenant, invoiceId, reason, requestId });
+const refund = (tenant: Tenant, invoiceId: string, reason = 'requested_by_customer', requestId = `req_${randomBytes(6).toString('hex')}`, amount?: number) =>
+  client.refundInvoice({ tenant, invoiceId, reason, requestId, ...(amount === undefined ? {} : { amount: BigInt(amount) }) });
+const partialRefund = (tenant: Tenant, invoiceId: string, amount: number, requestId?: string) => refund(tenant, invoiceId, 'requested_by_customer', requestId, amount);
 const refundRequests = () => pawapay.requests.filter((request) => request.path === '/v2/refunds');
 /** Where pawaPay sends refund callbacks (the gateway's `/callbacks/pawapay/refunds`). */
 const REFUND_CALLBACK_URL = 'https://recur.example.test/callbacks/pawapay/refunds';
@@ -255,6 +256,90 @@ describe('refunds', () => {
       // Only a refund the provider had not confirmed is sent to it, with the id it was kept with.
       const sent = refundRequests().filter((request) => (request.body as { depositId: string }).depositId === depositId);
       expect(sent.map((request) => (request.body as { refundId: string }).refundId)).toEqual(leftAt === 'pending' ? [providerRefundId] : []);
+    }
+  });
+});
+
+describe('partial refunds', () => {
+  it('several refunds of one invoice: each its own credit note and number; the invoice stays paid with amount_refunded until all of it is back, then refunded once', async () => {
+    const tenant = newTenant();
+    const { invoice } = await paidSandboxInvoice(tenant);
+    const first = await partialRefund(tenant, invoice.id, 2_000);
+    expect(first.creditNote).toMatchObject({ number: 'CN-000001', amount: { amountMinor: 2_000n, currency: 'zmw' } });
+    expect(await invoiceOf(tenant, invoice.id)).toMatchObject({ status: 'paid', amountPaid: { amountMinor: 7_500n }, amountRefunded: { amountMinor: 2_000n } });
+    // More than is left (7 500 − 2 000) is refused and changes nothing.
+    expect(await grpcFailure(partialRefund(tenant, invoice.id, 5_501))).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, errorCode: 'amount_too_large', param: 'amount' });
+    expect(await grpcFailure(partialRefund(tenant, invoice.id, 0))).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, param: 'amount' });
+    // No amount: all that is left.
+    const rest = await refund(tenant, invoice.id);
+    expect(rest.creditNote).toMatchObject({ number: 'CN-000002', amount: { amountMinor: 5_500n } });
+    expect(await invoiceOf(tenant, invoice.id)).toMatchObject({ status: 'refunded', amountRefunded: { amountMinor: 7_500n } });
+    expect(await grpcFailure(partialRefund(tenant, invoice.id, 1))).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, errorCode: 'invoice_refunded' });
+    const events = await publicEvents(invoice.id);
+    expect(events.filter((event) => event.type === 'credit_note.created').map((event) => (event.payload.data.object as { amount: number }).amount)).toEqual([2_000, 5_500]);
+    expect(events.filter((event) => event.type === 'credit_note.created')[0].payload.data.invoice).toMatchObject({ id: invoice.id, status: 'paid', amount_refunded: 2_000 });
+    const refunded = events.filter((event) => event.type === 'invoice.refunded');
+    expect(refunded).toHaveLength(1);
+    expect(refunded[0].payload.data).toMatchObject({ object: { status: 'refunded', amount_refunded: 7_500 }, credit_note: { number: 'CN-000002', amount: 5_500 } });
+  });
+
+  it('refunds racing for one invoice never give back more than was paid: of eight of 2 000 on 7 500, three are kept and the rest refused', async () => {
+    const tenant = newTenant(true);
+    const { invoice, depositId } = await paidLiveInvoice(tenant);
+    const results = await Promise.allSettled(Array.from({ length: 8 }, () => partialRefund(tenant, invoice.id, 2_000)));
+    const kept = results.filter((result) => result.status === 'fulfilled');
+    expect(kept).toHaveLength(3);
+    for (const result of results.filter((r): r is PromiseRejectedResult => r.status === 'rejected')) {
+      expect(await grpcFailure(Promise.reject(result.reason))).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, errorCode: 'amount_too_large' });
+    }
+    const sent = refundRequests().filter((request) => (request.body as { depositId: string }).depositId === depositId);
+    expect(sent.map((request) => (request.body as { amount: string }).amount)).toEqual(['20.00', '20.00', '20.00']);
+    // While they are under way the 1 500 left may still be refunded; then nothing.
+    const last = await partialRefund(tenant, invoice.id, 1_500);
+    expect(await grpcFailure(partialRefund(tenant, invoice.id, 1))).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, errorCode: 'invoice_refunded' });
+    for (const request of [...sent, ...refundRequests().filter((r) => (r.body as { depositId: string }).depositId === depositId).slice(3)]) {
+      pawapay.finishRefund((request.body as { refundId: string }).refundId, 'COMPLETED');
+    }
+    expect(last.refund!.amount).toMatchObject({ amountMinor: 1_500n });
+    await eventually(async () => (await invoiceOf(tenant, invoice.id)).status === 'refunded', 20_000, 'the four refunds completed (status checks)');
+    const notes = (await invoicing.client.listCreditNotes({ tenant, page: { limit: 10, offset: 0 }, invoiceId: invoice.id })).creditNotes;
+    expect(notes.map((note) => Number(note.amount!.amountMinor)).sort()).toEqual([1_500, 2_000, 2_000, 2_000]);
+    expect(await invoiceOf(tenant, invoice.id)).toMatchObject({ amountRefunded: { amountMinor: 7_500n } });
+  });
+
+  it('a failed partial refund gives its amount back to what may be refunded; a repeat of a request answers its own refund, not a second one', async () => {
+    const tenant = newTenant(true);
+    const { invoice } = await paidLiveInvoice(tenant);
+    const { refund: first } = await partialRefund(tenant, invoice.id, 7_000, 'req_partial_same');
+    expect((await partialRefund(tenant, invoice.id, 7_000, 'req_partial_same')).refund!.id).toBe(first!.id);
+    expect(await grpcFailure(partialRefund(tenant, invoice.id, 501))).toMatchObject({ errorCode: 'amount_too_large' });
+    pawapay.finishRefund(await providerRefundIdOf(first!.id), 'FAILED');
+    await client.handleProviderRefundCallback({ provider: 'pawapay', ...pawapay.refundCallback(REFUND_CALLBACK_URL, await providerRefundIdOf(first!.id)) });
+    await eventually(async () => (await client.getRefund({ tenant, id: first!.id })).refund!.status === 'failed', 10_000, 'refund failed');
+    const { refund: second } = await partialRefund(tenant, invoice.id, 7_500);
+    expect(second!.amount).toMatchObject({ amountMinor: 7_500n });
+  });
+
+  it('seeded random sequences of racing partial refunds: the credit notes add up to what was kept, never more than was paid (property)', async () => {
+    let seed = 20261127;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (let round = 0; round < 4; round += 1) {
+      const tenant = newTenant();
+      const { invoice } = await paidSandboxInvoice(tenant);
+      const asked = Array.from({ length: 6 }, () => 1 + Math.floor(random() * 3_000));
+      const results = await Promise.allSettled(asked.map((amount) => partialRefund(tenant, invoice.id, amount)));
+      const keptAmounts = results.flatMap((result) => (result.status === 'fulfilled' ? [Number(result.value.creditNote!.amount!.amountMinor)] : []));
+      const kept = keptAmounts.reduce((a, b) => a + b, 0);
+      expect(kept).toBeLessThanOrEqual(7_500);
+      const notes = (await invoicing.client.listCreditNotes({ tenant, page: { limit: 20, offset: 0 }, invoiceId: invoice.id })).creditNotes;
+      expect(notes.reduce((total, note) => total + Number(note.amount!.amountMinor), 0)).toBe(kept);
+      const after = await invoiceOf(tenant, invoice.id);
+      expect(Number(after.amountRefunded!.amountMinor)).toBe(kept);
+      expect(after.status).toBe(kept === 7_500 ? 'refunded' : 'paid');
+      // Every refusal was because the amount did not fit in what was left when it was decided.
+      for (const result of results.filter((r): r is PromiseRejectedResult => r.status === 'rejected')) {
+        expect(await grpcFailure(Promise.reject(result.reason))).toMatchObject({ errorCode: expect.stringMatching(/^(amount_too_large|invoice_refunded)$/) });
+      }
     }
   });
 });

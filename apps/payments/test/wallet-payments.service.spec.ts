@@ -159,6 +159,22 @@ describe('refunds of an invoice a wallet paid', () => {
     expect(pawapay.requests.length).toBe(before);
   });
 
+  it('a partial refund credits the wallet with its amount only; the rest can follow, never more than the debit', async () => {
+    const tenant = newTenant(true);
+    const wallet = await walletOf(tenant, 5_000);
+    const paid = await payFromWallet(wallet, 1_200);
+    const part = await payments.client.refundInvoice({ tenant, invoiceId: paid.id, reason: 'requested_by_customer', requestId: 'req_part', amount: 200n });
+    expect(part.creditNote).toMatchObject({ amount: { amountMinor: 200n, currency: 'zmw' } });
+    expect(await wallets.get(tenant, wallet.id)).toMatchObject({ balance: 4_000 });
+    expect((await invoiceOf(tenant, paid.id)).status).toBe('paid');
+    expect(await grpcFailure(payments.client.refundInvoice({ tenant, invoiceId: paid.id, reason: 'requested_by_customer', requestId: 'req_more', amount: 1_001n }))).toMatchObject({ errorCode: 'amount_too_large' });
+    const rest = await payments.client.refundInvoice({ tenant, invoiceId: paid.id, reason: 'requested_by_customer', requestId: 'req_rest' });
+    expect(rest.creditNote).toMatchObject({ amount: { amountMinor: 1_000n } });
+    expect((await ledgerOf(wallet.id)).filter((row) => row.kind === 'refund').map((row) => row.amount)).toEqual(['200', '1000']);
+    expect(await wallets.get(tenant, wallet.id)).toMatchObject({ balance: 5_000 });
+    expect((await invoiceOf(tenant, paid.id)).status).toBe('refunded');
+  });
+
   it('refuse a paid top-up invoice (409 invoice_top_up): its money is in the wallet', async () => {
     const tenant = newTenant(false);
     const wallet = await walletOf(tenant, 0);

@@ -1,6 +1,7 @@
 /**
- * The public webhook event types: exactly the 22 subscribable types of the interface
- * specification, plus `webhook.test`, which is only ever sent to one endpoint on request.
+ * The public webhook event types: the 22 subscribable types of the interface specification,
+ * then the ones Recur adds where the specification has none (`BEYOND_SPECIFICATION_EVENT_TYPES`),
+ * plus `webhook.test`, which is only ever sent to one endpoint on request.
  */
 export const SUBSCRIBABLE_EVENT_TYPES = {
   'customer.created': 'A customer was created.',
@@ -25,7 +26,12 @@ export const SUBSCRIBABLE_EVENT_TYPES = {
   'wallet.low_balance': 'A prepaid wallet fell under its threshold.',
   'wallet.auto_recharge': 'A prepaid wallet started topping itself up.',
   'usage.threshold_reached': 'A subscriber reached 80 % or 100 % of a usage limit.',
+  // Beyond the specification (Stripe's names):
+  'credit_note.created': 'A credit note was issued: a refund, in full or in part, of a paid invoice.',
 } as const;
+
+/** The subscribable types the specification does not list; each is documented in docs/webhooks.md#event-types. */
+export const BEYOND_SPECIFICATION_EVENT_TYPES: readonly string[] = ['credit_note.created'];
 
 export type SubscribableEventType = keyof typeof SUBSCRIBABLE_EVENT_TYPES;
 export const WEBHOOK_TEST_EVENT_TYPE = 'webhook.test';

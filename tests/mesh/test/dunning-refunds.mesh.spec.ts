@@ -264,4 +264,39 @@ describe('refunds', () => {
     expect(answers.filter((answer) => answer.status === 409).every((answer) => answer.body.error.code === 'invoice_refunded')).toBe(true);
     expect((await call('GET', `/v1/refunds?invoice=${invoice.id}`)).body.total).toBe(1);
   });
+
+  it('partial refunds: each a credit note (credit_note.created), the invoice paid with amount_refunded until the last one refunds it (invoice.refunded); never more than was paid, under racing requests', async () => {
+    const endpoint = await call('POST', '/v1/webhooks', { url: `${receiver.url}/credit-notes`, events: ['credit_note.created', 'invoice.refunded'] });
+    const invoice = await paidInvoice(10_000);
+    await pay(invoice.id, SANDBOX_MAGIC_NUMBERS.succeed);
+    await eventually(() => invoiceStatus(invoice.id, 'paid'), 30_000, 'the invoice paid');
+
+    const first = await call('POST', '/v1/refunds', { invoice_id: invoice.id, reason: 'requested_by_customer', amount: 2_500 });
+    expect(first.status).toBe(201);
+    expect(first.body).toMatchObject({ object: 'credit_note', amount: 2_500, invoice: invoice.id });
+    expect((await call('GET', `/v1/invoices/${invoice.id}`)).body).toMatchObject({ status: 'paid', amount_paid: 10_000, amount_refunded: 2_500 });
+    for (const [amount, param] of [[0, 'amount'], [-5, 'amount'], [1.5, 'amount'], ['100', 'amount']] as const) {
+      const refused = await call('POST', '/v1/refunds', { invoice_id: invoice.id, reason: 'requested_by_customer', amount });
+      expect([refused.status, refused.body.error.param]).toEqual([400, param]);
+    }
+    const tooLarge = await call('POST', '/v1/refunds', { invoice_id: invoice.id, reason: 'requested_by_customer', amount: 7_501 });
+    expect([tooLarge.status, tooLarge.body.error.code, tooLarge.body.error.param]).toEqual([400, 'amount_too_large', 'amount']);
+
+    // Six requests of 2 000 race for the 7 500 left: three fit; the others are refused and move nothing.
+    const racing = await Promise.all(Array.from({ length: 6 }, () => call('POST', '/v1/refunds', { invoice_id: invoice.id, reason: 'duplicate', amount: 2_000 })));
+    expect(racing.map((answer) => answer.status).sort()).toEqual([201, 201, 201, 400, 400, 400]);
+    expect(racing.filter((answer) => answer.status === 400).every((answer) => answer.body.error.code === 'amount_too_large')).toBe(true);
+    const rest = await call('POST', '/v1/refunds', { invoice_id: invoice.id, reason: 'requested_by_customer' });
+    expect([rest.status, rest.body.amount]).toEqual([201, 1_500]);
+    expect((await call('GET', `/v1/invoices/${invoice.id}`)).body).toMatchObject({ status: 'refunded', amount_refunded: 10_000 });
+    const notes = await eventually(async () => {
+      const page = (await call('GET', `/v1/refunds?invoice=${invoice.id}`)).body.data;
+      return page.length === 5 ? page : undefined;
+    }, 10_000, 'five credit notes');
+    expect(notes.reduce((total: number, note: { amount: number }) => total + note.amount, 0)).toBe(10_000);
+
+    const events = await webhooks('/credit-notes', endpoint.body.secret, 6, 'five credit_note.created and one invoice.refunded');
+    expect(events.filter((event) => event.type === 'credit_note.created').map((event) => event.data.object.amount).sort()).toEqual([1_500, 2_000, 2_000, 2_000, 2_500]);
+    expect(events.filter((event) => event.type === 'invoice.refunded')).toEqual([expect.objectContaining({ data: expect.objectContaining({ credit_note: expect.objectContaining({ id: rest.body.id }) }) })]);
+  });
 });

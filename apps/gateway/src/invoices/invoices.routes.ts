@@ -13,7 +13,7 @@ export const INVOICE_SCHEMA = responseSchema<InvoiceJson>('Invoice', {
   type: 'object',
   required: [
     'id', 'object', 'livemode', 'number', 'status', 'customer', 'customer_name', 'customer_email', 'subscription', 'billing_reason', 'collection_method', 'currency', 'description', 'lines',
-    'subtotal', 'discount', 'total', 'amount_due', 'amount_paid', 'due_date', 'period', 'payment_url', 'metadata', 'created', 'finalized_at', 'paid_at', 'voided_at',
+    'subtotal', 'discount', 'total', 'amount_due', 'amount_paid', 'amount_refunded', 'due_date', 'period', 'payment_url', 'metadata', 'created', 'finalized_at', 'paid_at', 'voided_at',
   ],
   properties: {
     id: { type: 'string', example: 'in_4f9XkQ2mZ8aBcD1eF3gH5jKl' },
@@ -53,6 +53,7 @@ export const INVOICE_SCHEMA = responseSchema<InvoiceJson>('Invoice', {
     total: amount,
     amount_due: amount,
     amount_paid: amount,
+    amount_refunded: { ...amount, description: 'What refunds gave back of amount_paid so far (the sum of their credit notes); the invoice is `refunded` once it is all of it.' },
     due_date: { type: 'string', format: 'date' },
     period,
     payment_url: { type: ['string', 'null'], description: 'The hosted page where the customer pays; null for drafts.' },

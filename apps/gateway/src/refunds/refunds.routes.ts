@@ -17,7 +17,7 @@ export const CREDIT_NOTE_SCHEMA = responseSchema<CreditNoteJson>('CreditNote', {
     customer: { type: 'string' },
     customer_name: { type: 'string' },
     customer_email: { type: 'string' },
-    amount: { type: 'integer', description: 'The amount refunded (the invoice\'s amount paid), in minor units of `currency`.' },
+    amount: { type: 'integer', description: 'The amount refunded (all or part of the invoice\'s amount paid), in minor units of `currency`.' },
     currency: { type: 'string', example: 'zmw' },
     reason: { type: 'string', enum: [...REFUND_REASONS] },
     payment: { type: 'string', description: 'The refunded payment (`pay_…`).' },
@@ -50,10 +50,12 @@ export const PENDING_REFUND_SCHEMA = responseSchema<RefundJson>('Refund', {
 /** `/v1/refunds` → PaymentsService (refund at the provider) and InvoicingService (credit notes). */
 export const REFUND_ROUTES = defineRoutes('Refunds', [
   routeWithAlternative({
-    method: 'POST', path: '/v1/refunds', summary: 'Fully refund a paid invoice', body: CreateRefundDto, response: CREDIT_NOTE_SCHEMA, status: 201,
-    alternative: { status: 202, description: 'Accepted by the provider, not yet completed (live apps): the credit note of the same id follows with invoice.refunded.', response: PENDING_REFUND_SCHEMA },
+    method: 'POST', path: '/v1/refunds', summary: 'Refund a paid invoice, in full or in part', body: CreateRefundDto, response: CREDIT_NOTE_SCHEMA, status: 201,
+    alternative: { status: 202, description: 'Accepted by the provider, not yet completed (live apps): the credit note of the same id follows (credit_note.created, and invoice.refunded once all of it is refunded).', response: PENDING_REFUND_SCHEMA },
     handler: async ({ services, tenant, commandId, body }) => {
-      const { creditNote, refund } = await services.payments.refundInvoice({ tenant, invoiceId: body.invoice_id, reason: body.reason, requestId: commandId });
+      const { creditNote, refund } = await services.payments.refundInvoice({
+        tenant, invoiceId: body.invoice_id, reason: body.reason, requestId: commandId, ...(body.amount === undefined ? {} : { amount: BigInt(body.amount) }),
+      });
       return creditNote ? presentCreditNote(creditNote) : new AlternativeAnswer(presentRefund(refund!, tenant.livemode));
     },
   }),

@@ -1,9 +1,9 @@
 import { REFUND_REASONS, type RefundReason } from '@recur/vocabulary';
 import { hasPrefix, invalidArgument, type TenantRef } from '@recur/kernel';
-import type { Money } from '@recur/money';
+import { add, compare, type Money, subtract } from '@recur/money';
 import { assertMove, type Invoice, type InvoiceChange } from '../invoices/invoice';
 
-/** The document of a full refund of a paid invoice. */
+/** The document of a refund, in full or in part, of a paid invoice. */
 export interface CreditNote {
   id: string;
   tenant: TenantRef;
@@ -34,13 +34,17 @@ export function checkRefundReason(reason: string): RefundReason {
 export const formatCreditNoteNumber = (sequence: number): string => `CN-${String(sequence).padStart(6, '0')}`;
 
 /**
- * A paid invoice is refunded in full: it becomes `refunded` and a credit note of its amount paid is issued (`invoice.refunded`, carrying both).
+ * A refund of a paid invoice, in full or in part: a credit note of the refund's amount is issued
+ * (`credit_note.created`) and the invoice's `amount_refunded` grows by it; when that reaches the
+ * amount paid the invoice becomes `refunded` (`invoice.refunded`, carrying the last credit note).
+ * A refund never gives back more than was paid and not yet refunded.
  */
 export function refundInvoice(invoice: Invoice, refund: RefundRecord, number: string, now: Date): InvoiceChange & { creditNote: CreditNote } {
   assertMove(invoice, 'refund');
   if (!hasPrefix(refund.creditNoteId, 'cn')) throw invalidArgument('credit_note_id', 'credit_note_id must be a credit note id (cn_…)');
-  if (refund.amount.currency !== invoice.currency || refund.amount.amountMinor !== invoice.amountPaid.amountMinor) {
-    throw invalidArgument('amount', `a refund is of the full amount paid (${invoice.amountPaid.amountMinor} ${invoice.currency})`, 'amount_mismatch');
+  const refundable = subtract(invoice.amountPaid, invoice.amountRefunded);
+  if (refund.amount.currency !== invoice.currency || refund.amount.amountMinor <= 0 || compare(refund.amount, refundable) > 0) {
+    throw invalidArgument('amount', `a refund is of at most what was paid and not yet refunded (${refundable.amountMinor} ${invoice.currency})`, 'amount_mismatch');
   }
   const creditNote: CreditNote = {
     id: refund.creditNoteId,
@@ -54,7 +58,11 @@ export function refundInvoice(invoice: Invoice, refund: RefundRecord, number: st
     paymentId: refund.paymentId,
     createdAt: now,
   };
-  // amount_paid keeps what was paid: the credit note records that it went back.
-  const refunded: Invoice = { ...invoice, status: 'refunded', updatedAt: now };
-  return { invoice: refunded, creditNote, events: [{ kind: 'refunded', invoice: refunded, creditNote }] };
+  // amount_paid keeps what was paid: the credit notes record what went back.
+  const amountRefunded = add(invoice.amountRefunded, refund.amount);
+  const inFull = compare(amountRefunded, invoice.amountPaid) === 0;
+  const refunded: Invoice = { ...invoice, amountRefunded, status: inFull ? 'refunded' : invoice.status, updatedAt: now };
+  const events: InvoiceChange['events'] = [{ kind: 'credit_note_issued', invoice: refunded, creditNote }];
+  if (inFull) events.push({ kind: 'refunded', invoice: refunded, creditNote });
+  return { invoice: refunded, creditNote, events };
 }

@@ -54,6 +54,11 @@ export function translateInvoiceEvent(event: InvoiceEvent): OutboxEvent[] {
         newPublicEvent(tenant, 'invoice.payment_failed', id, data, invoice.updatedAt),
       ];
     }
+    case 'credit_note_issued': {
+      const data: PublicEventData & { invoice: object } = { object: toCreditNoteJson(event.creditNote), invoice: toInvoiceJson(invoice) };
+      // Keyed by the invoice, as invoice.refunded is, so the two keep their order (and `resource=in_…` finds it).
+      return [newPublicEvent(tenant, 'credit_note.created', id, data, event.creditNote.createdAt)];
+    }
     case 'refunded': {
       const data: PublicEventData & { credit_note: object } = { object: toInvoiceJson(invoice), credit_note: toCreditNoteJson(event.creditNote) };
       return [newPublicEvent(tenant, 'invoice.refunded', id, data, invoice.updatedAt)];

@@ -10,6 +10,14 @@ export type InvoiceRowWithLines = InvoiceRow & { lines: InvoiceLineRow[] };
 
 const seconds = (date: Date | null): bigint => (date ? BigInt(unixSeconds(date)) : 0n);
 
+/**
+ * What refunds gave back of a row's amount paid. A row refunded before amount_refunded existed
+ * (or by a release that wrote only the status) reads as refunded in full, which it is.
+ */
+function refundedOf(row: InvoiceRow): bigint {
+  return row.status === 'refunded' && row.amountRefunded === 0n ? row.amountPaid : row.amountRefunded;
+}
+
 export function fromInvoiceRow(row: InvoiceRowWithLines): Invoice {
   const amount = (value: bigint) => money(fromInt64(value), row.currency);
   return {
@@ -39,6 +47,7 @@ export function fromInvoiceRow(row: InvoiceRowWithLines): Invoice {
     total: amount(row.total),
     amountDue: amount(row.amountDue),
     amountPaid: amount(row.amountPaid),
+    amountRefunded: amount(refundedOf(row)),
     dueDate: row.dueDate.toISOString().slice(0, 10),
     periodStart: row.periodStart ?? row.finalPeriodStart,
     periodEnd: row.periodEnd,
@@ -74,6 +83,7 @@ export function toInvoiceColumns(invoice: Invoice): Omit<Prisma.InvoiceUnchecked
     total: toInt64(invoice.total.amountMinor),
     amountDue: toInt64(invoice.amountDue.amountMinor),
     amountPaid: toInt64(invoice.amountPaid.amountMinor),
+    amountRefunded: toInt64(invoice.amountRefunded.amountMinor),
     dueDate: new Date(`${invoice.dueDate}T00:00:00Z`),
     // A final invoice's period start is its key column (final_period_start), not the period invoice's.
     ...(isFinalInvoice(invoice) ? { periodStart: null, finalPeriodStart: invoice.periodStart } : { periodStart: invoice.periodStart, finalPeriodStart: null }),
@@ -134,6 +144,7 @@ export function toInvoiceMessage(invoice: Invoice): invoiceV1.Invoice {
     total: toMoneyMessage(invoice.total),
     amountDue: toMoneyMessage(invoice.amountDue),
     amountPaid: toMoneyMessage(invoice.amountPaid),
+    amountRefunded: toMoneyMessage(invoice.amountRefunded),
     dueDate: invoice.dueDate,
     periodStart: seconds(invoice.periodStart),
     periodEnd: seconds(invoice.periodEnd),

@@ -38,6 +38,8 @@ export interface Invoice {
   total: Money;
   amountDue: Money;
   amountPaid: Money;
+  /** What refunds gave back of `amountPaid` (their credit notes' sum); `refunded` once it is all of it. */
+  amountRefunded: Money;
   /** The day payment is due, YYYY-MM-DD (a calendar day, no time zone). */
   dueDate: string;
   periodStart: Date | null;
@@ -63,6 +65,7 @@ export type InvoiceEvent =
   | { kind: 'voided'; invoice: Invoice }
   | { kind: 'paid'; invoice: Invoice; paymentId: string }
   | { kind: 'payment_failed'; invoice: Invoice; paymentId: string; failureCode: string; dunningScheduleDays: number[] }
+  | { kind: 'credit_note_issued'; invoice: Invoice; creditNote: CreditNote }
   | { kind: 'refunded'; invoice: Invoice; creditNote: CreditNote }
   | { kind: 'dunning_reminder'; invoice: Invoice; reminderNumber: number; reminderCount: number; at: Date };
 
@@ -151,7 +154,7 @@ function totals(currency: string, lines: InvoiceLine[], discount: Money) {
   if (discount.amountMinor < 0 || compare(discount, subtotal) > 0) throw invalidArgument('discount', 'discount must be between 0 and the sum of the lines');
   const total = subtract(subtotal, discount);
   if (total.amountMinor < 0) throw invalidArgument('lines', 'an invoice total must not be negative');
-  return { subtotal, discount, total, amountDue: total, amountPaid: zero(currency) };
+  return { subtotal, discount, total, amountDue: total, amountPaid: zero(currency), amountRefunded: zero(currency) };
 }
 
 // ---- creation ---------------------------------------------------------------------------

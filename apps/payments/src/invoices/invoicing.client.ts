@@ -2,7 +2,7 @@ import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { createServiceClient, type creditNoteV1, fromGrpcError, invoicingV1, moneyFromMessage, type ServiceClient, toMoneyMessage, toTenantMessage } from '@recur/contracts';
 import { invalidArgument, type TenantRef, unixSeconds } from '@recur/kernel';
 import type { PayableInvoice, Payment } from '../payments/payment';
-import type { Refund } from '../refunds/refund';
+import type { Refund, RefundableInvoice } from '../refunds/refund';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../payments-config';
 
 const INVOICING_TIMEOUT_MS = 5_000;
@@ -27,10 +27,13 @@ export class InvoicingClient implements SettlementRecorder, OnModuleDestroy {
   }
 
   /** The invoice as payments needs it; an invoice unknown in the tenant is a bad `invoice_id`. */
-  async payableInvoice(tenant: TenantRef, id: string): Promise<PayableInvoice & { billingReason: string }> {
+  async payableInvoice(tenant: TenantRef, id: string): Promise<PayableInvoice & RefundableInvoice> {
     try {
       const { invoice } = await this.client.getInvoice({ tenant: toTenantMessage(tenant), id }, { timeoutMs: INVOICING_TIMEOUT_MS });
-      return { id: invoice!.id, number: invoice!.number, status: invoice!.status, amountDue: moneyFromMessage(invoice!.amountDue, 'amount_due'), billingReason: invoice!.billingReason };
+      return {
+        id: invoice!.id, number: invoice!.number, status: invoice!.status, amountDue: moneyFromMessage(invoice!.amountDue, 'amount_due'), billingReason: invoice!.billingReason,
+        amountRefunded: invoice!.amountRefunded ? moneyFromMessage(invoice!.amountRefunded, 'amount_refunded') : undefined,
+      };
     } catch (failure) {
       const error = fromGrpcError(failure);
       if (error.kind === 'not_found') throw invalidArgument('invoice_id', `No such invoice: '${id}'`, 'resource_missing');

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { failedPrecondition, invalidArgument, newId, type TenantRef } from '@recur/kernel';
-import type { Money } from '@recur/money';
+import { compare, money, type Money, subtract, sum } from '@recur/money';
 import { REFUND_REASONS, type RefundReason, UNAPPLIED_PAYMENT_REFUND_REASON } from '@recur/vocabulary';
 import type { Payment } from '../payments/payment';
 import type { RefundFinal, RefundResult } from '../providers/payment-provider';
@@ -20,7 +20,7 @@ export type RefundStatus = 'pending' | 'processing' | 'succeeded' | 'failed';
  */
 export type RefundKind = 'invoice' | 'unapplied_payment';
 
-/** A full refund of a paid invoice, or the return of an unapplied payment, at the payment's provider. */
+/** A refund (full or partial) of a paid invoice, or the return of an unapplied payment, at the payment's provider. */
 export interface Refund {
   /** `cn_…`: the credit note invoicing issues takes the same id; `re_…` for a return. */
   id: string;
@@ -44,6 +44,8 @@ export interface RefundableInvoice {
   id: string;
   status: string;
   billingReason: string;
+  /** Undefined from an invoicing release that records only full refunds (see `refundAmount`). */
+  amountRefunded?: Money;
 }
 
 export function checkRefundReason(reason: string): RefundReason {
@@ -62,19 +64,44 @@ export function assertRefundable(invoice: RefundableInvoice): void {
   throw failedPrecondition(code, `Invoice '${invoice.id}' is ${invoice.status}; only a paid invoice can be refunded.`);
 }
 
-/** A refund of this invoice exists (done or under way): a second one is refused. */
+/** Refunds of this invoice (done or under way) already give back all that was paid: another is refused. */
 export const alreadyRefunded = (invoiceId: string) =>
-  failedPrecondition('invoice_refunded', `Invoice '${invoiceId}' is refunded, or a refund of it is under way.`);
+  failedPrecondition('invoice_refunded', `Invoice '${invoiceId}' is refunded in full, or refunds of all of it are under way.`);
 
-/** A new refund of the full amount of the payment that settled the invoice (a provider's payment or a wallet debit). */
-export function newRefund(tenant: TenantRef, invoiceId: string, payment: Pick<Payment, 'id' | 'amount'>, reason: RefundReason, requestId: string, now: Date): Refund {
+/**
+ * How much a new refund of an invoice gives back: `requested` (minor units), or when absent all
+ * that `paid` (the settling payment's or wallet debit's amount) still holds once the invoice's
+ * refunds that are not failed (`earlier`, succeeded or under way) are counted. Refunds of one
+ * invoice are decided one at a time under its lock, so their sum never exceeds what was paid.
+ * An invoicing release that records only full refunds (its invoice has no `amountRefunded`) is
+ * never asked to record less than all of it: such a refund is refused (409) until its upgrade.
+ */
+export function refundAmount(invoice: RefundableInvoice, paid: Money, earlier: readonly Refund[], requested: bigint | undefined): Money {
+  const remaining = subtract(paid, sum(paid.currency, earlier.map((refund) => refund.amount)));
+  if (remaining.amountMinor <= 0) throw alreadyRefunded(invoice.id);
+  if (requested !== undefined) {
+    if (requested <= 0n) throw invalidArgument('amount', 'amount must be a positive integer in minor units of the invoice’s currency');
+    if (requested > BigInt(remaining.amountMinor)) {
+      throw invalidArgument('amount', `amount must be at most ${remaining.amountMinor}: what was paid (${paid.amountMinor} ${paid.currency}) and is neither refunded nor being refunded`, 'amount_too_large');
+    }
+  }
+  const amount = requested === undefined ? remaining : money(Number(requested), paid.currency);
+  if (invoice.amountRefunded === undefined && compare(amount, paid) !== 0) {
+    // Not UNAVAILABLE: the gateway would retry that until its deadline; this answer is at once.
+    throw failedPrecondition('partial_refund_unavailable', 'Partial refunds are not available until the invoicing service is upgraded; a full refund is, and a partial one shortly.');
+  }
+  return amount;
+}
+
+/** A new refund of `amount` of the payment that settled the invoice (a provider's payment or a wallet debit). */
+export function newRefund(tenant: TenantRef, invoiceId: string, payment: Pick<Payment, 'id' | 'amount'>, reason: RefundReason, requestId: string, now: Date, amount: Money = payment.amount): Refund {
   return {
     id: newId('cn'),
     kind: 'invoice',
     tenant,
     invoiceId,
     paymentId: payment.id,
-    amount: payment.amount,
+    amount,
     reason,
     providerRefundId: randomUUID(),
     status: 'pending',
@@ -102,8 +129,8 @@ export function newUnappliedReturn(payment: Pick<Payment, 'id' | 'tenant' | 'inv
  * sent anywhere) and only its credit note is left to record. `paymentId` is the debit's id, the
  * `payment` invoicing recorded when the wallet paid.
  */
-export function newWalletRefund(tenant: TenantRef, invoiceId: string, debit: Pick<Payment, 'id' | 'amount'>, reason: RefundReason, requestId: string, now: Date): Refund {
-  return { ...newRefund(tenant, invoiceId, debit, reason, requestId, now), status: 'succeeded' };
+export function newWalletRefund(tenant: TenantRef, invoiceId: string, debit: Pick<Payment, 'id' | 'amount'>, reason: RefundReason, requestId: string, now: Date, amount: Money): Refund {
+  return { ...newRefund(tenant, invoiceId, debit, reason, requestId, now, amount), status: 'succeeded' };
 }
 
 /**

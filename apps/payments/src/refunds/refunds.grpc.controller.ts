@@ -25,7 +25,7 @@ export class RefundsGrpcController {
   async refundInvoice(request: paymentsV1.RefundInvoiceRequest): Promise<MessageInitShape<typeof paymentsV1.RefundInvoiceResponseSchema>> {
     const tenant = requireTenant(request.tenant);
     const invoice = await this.invoicing.payableInvoice(tenant, request.invoiceId);
-    const refund = await this.refunds.begin(tenant, invoice, request.reason, request.requestId);
+    const refund = await this.refunds.begin(tenant, invoice, request.reason, request.requestId, request.amount);
     const outcome = await this.refunds.complete(refund.id);
     if ('refused' in outcome) throw failedPrecondition('refund_failed', `The refund was refused: ${outcome.refused}`);
     // Accepted by the provider, not yet completed: no credit note until it is (callback or status check).

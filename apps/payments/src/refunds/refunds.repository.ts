@@ -53,9 +53,15 @@ export class RefundsRepository {
     return row ? fromRefundRow(row) : undefined;
   }
 
-  /** The invoice's refund that is not failed, if any (at most one: a partial unique index); returns of unapplied payments are no refunds of it. */
-  async findActive(tx: Tx, tenant: TenantRef, invoiceId: string): Promise<Refund | undefined> {
-    const row = await tx.refund.findFirst({ where: { accountId: tenant.accountId, livemode: tenant.livemode, invoiceId, kind: 'invoice', status: { not: 'failed' } } });
+  /** The invoice's refunds that are not failed (succeeded or under way); returns of unapplied payments are no refunds of it. */
+  async activeOf(tx: Tx, tenant: TenantRef, invoiceId: string): Promise<Refund[]> {
+    const rows = await tx.refund.findMany({ where: { accountId: tenant.accountId, livemode: tenant.livemode, invoiceId, kind: 'invoice', status: { not: 'failed' } } });
+    return rows.map(fromRefundRow);
+  }
+
+  /** The refund of the invoice a request with this id started (its repeat answers it), if any. */
+  async findByRequest(tx: Tx, tenant: TenantRef, invoiceId: string, requestId: string): Promise<Refund | undefined> {
+    const row = await tx.refund.findFirst({ where: { accountId: tenant.accountId, livemode: tenant.livemode, invoiceId, kind: 'invoice', requestId } });
     return row ? fromRefundRow(row) : undefined;
   }
 

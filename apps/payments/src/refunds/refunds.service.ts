@@ -10,7 +10,7 @@ import { PAYMENTS_CONFIG, type PaymentsConfig } from '../payments-config';
 import type { ReceivedCallback, RefundFinal } from '../providers/payment-provider';
 import { ProviderAdapters } from '../providers/provider-adapters.service';
 import { WalletsService } from '../wallets/wallets.service';
-import { alreadyRefunded, assertRefundable, checkRefundReason, newRefund, newWalletRefund, type Refund, type RefundableInvoice, withProviderResult } from './refund';
+import { assertRefundable, checkRefundReason, newRefund, newWalletRefund, type Refund, type RefundableInvoice, refundAmount, withProviderResult } from './refund';
 import { RefundsRepository } from './refunds.repository';
 
 /**
@@ -50,33 +50,33 @@ export class RefundsService {
   ) {}
 
   /**
-   * Keeps a new refund of `invoice` (read from invoicing by the caller), or answers the one a
-   * repeat of this request started. Refunds of one invoice are decided one at a time (the
-   * invoice's lock), so of two at the same moment one is kept and the other is refused.
+   * Keeps a new refund of `invoice` (read from invoicing by the caller) of `requested` minor units
+   * (all that is left when absent), or answers the one a repeat of this request started. Refunds
+   * of one invoice are decided one at a time (the invoice's lock), so whatever races, their sum
+   * never exceeds what was paid (`refundAmount`).
    */
-  async begin(tenant: TenantRef, invoice: RefundableInvoice, reason: string, requestId: string): Promise<Refund> {
+  async begin(tenant: TenantRef, invoice: RefundableInvoice, reason: string, requestId: string, requested?: bigint): Promise<Refund> {
     const checkedReason = checkRefundReason(reason);
     return this.prisma.$transaction(async (tx) => {
       await this.payments.lockInvoice(tx, tenant, invoice.id);
-      const existing = await this.refunds.findActive(tx, tenant, invoice.id);
-      if (existing) {
-        if (requestId !== '' && existing.requestId === requestId) return existing;
-        throw alreadyRefunded(invoice.id);
-      }
+      const repeated = requestId === '' ? undefined : await this.refunds.findByRequest(tx, tenant, invoice.id, requestId);
+      if (repeated) return repeated;
       assertRefundable(invoice);
+      const earlier = await this.refunds.activeOf(tx, tenant, invoice.id);
       const now = this.now();
       const payment = await this.payments.findSucceeded(tx, tenant, invoice.id);
       if (payment) {
-        const refund = newRefund(tenant, invoice.id, payment, checkedReason, requestId, now);
+        const refund = newRefund(tenant, invoice.id, payment, checkedReason, requestId, now, refundAmount(invoice, payment.amount, earlier, requested));
         await this.refunds.insert(tx, refund, this.recoverAt(now));
         return refund;
       }
       // A wallet paid it: the money goes back to the wallet, in this transaction — done at once.
       const debit = await this.wallets.findInvoiceDebit(tx, tenant, invoice.id);
       if (!debit) throw failedPrecondition('invoice_not_paid', `Invoice '${invoice.id}' was paid neither through a payment nor by a wallet; there is nothing to refund.`);
-      const refund = newWalletRefund(tenant, invoice.id, { id: debit.id, amount: money(-debit.amount, debit.currency) }, checkedReason, requestId, now);
+      const paid = money(-debit.amount, debit.currency);
+      const refund = newWalletRefund(tenant, invoice.id, { id: debit.id, amount: paid }, checkedReason, requestId, now, refundAmount(invoice, paid, earlier, requested));
       await this.refunds.insert(tx, refund, this.recoverAt(now));
-      await this.wallets.creditRefund(tx, debit, refund.id);
+      await this.wallets.creditRefund(tx, debit, refund);
       return refund;
     }, { maxWait: 10_000, timeout: 10_000 });
   }

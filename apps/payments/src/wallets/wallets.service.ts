@@ -18,6 +18,7 @@ import {
   type WalletTransaction,
   type WalletTransactionKind,
 } from './wallet';
+import type { Refund } from '../refunds/refund';
 import type { WalletEvent } from './wallet-events.translator';
 import { WalletInvoicing } from './wallet-invoicing.client';
 import { WalletsRepository } from './wallets.repository';
@@ -238,13 +239,13 @@ export class WalletsService {
   }
 
   /**
-   * A refund of a wallet-paid invoice gives the debit back to its wallet: a credit of the same
-   * amount, keyed `refund:<cn_…>` (once per refund), in the caller's transaction with the wallet
+   * A refund of a wallet-paid invoice gives (all or part of) the debit back to its wallet: a
+   * credit of the refund's amount, keyed `refund:<cn_…>` (once per refund), in the caller's transaction with the wallet
    * locked. A credit crosses no threshold downwards, so it sends no wallet event.
    */
-  async creditRefund(tx: Tx, debit: WalletTransaction, refundId: string): Promise<WalletTransaction> {
+  async creditRefund(tx: Tx, debit: WalletTransaction, refund: Pick<Refund, 'id' | 'amount'>): Promise<WalletTransaction> {
     const wallet = await this.wallets.getForUpdate(tx, debit.tenant, debit.walletId);
-    return (await this.applyEntry(tx, wallet, { kind: 'refund', amount: -debit.amount, key: `refund:${refundId}`, invoiceId: debit.invoiceId })).transaction;
+    return (await this.applyEntry(tx, wallet, { kind: 'refund', amount: refund.amount.amountMinor, key: `refund:${refund.id}`, invoiceId: debit.invoiceId })).transaction;
   }
 
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {

@@ -42,6 +42,8 @@ export interface InvoiceJson {
   total: number;
   amount_due: number;
   amount_paid: number;
+  /** Refunded of amount_paid so far (credit notes of refunds); the invoice is `refunded` once it is all of it. */
+  amount_refunded: number;
   due_date: string;
   period: PeriodJson | null;
   payment_url: string | null;
@@ -88,6 +90,10 @@ export function presentInvoice(invoice: Invoice): InvoiceJson {
     total: moneyFromMessage(invoice.total, 'total').amountMinor,
     amount_due: moneyFromMessage(invoice.amountDue, 'amount_due').amountMinor,
     amount_paid: moneyFromMessage(invoice.amountPaid, 'amount_paid').amountMinor,
+    // Unset from an invoicing release before partial refunds: all of it or nothing was refunded.
+    amount_refunded: invoice.amountRefunded
+      ? moneyFromMessage(invoice.amountRefunded, 'amount_refunded').amountMinor
+      : invoice.status === 'refunded' ? moneyFromMessage(invoice.amountPaid, 'amount_paid').amountMinor : 0,
     due_date: invoice.dueDate,
     period: period(invoice.periodStart, invoice.periodEnd),
     payment_url: invoice.paymentUrl || null,
