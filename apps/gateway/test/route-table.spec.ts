@@ -94,6 +94,8 @@ POST /v1/sales-links/:id/activate
  * its route table shows none); saved payment methods for automatic collection (issue 27); the events API (issue 29).
  */
 const BEYOND_SPECIFICATION = `
+GET /v1/account
+POST /v1/account
 POST /v1/usage/batch
 GET /v1/usage/summary
 POST /v1/usage/limits

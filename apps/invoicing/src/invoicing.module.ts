@@ -16,6 +16,8 @@ import { InvoiceMailsRepository } from './mail/invoice-mails.repository';
 import { InvoiceMailsWorker } from './mail/invoice-mails.worker';
 import { DunningSchedulesGrpcController } from './dunning/dunning-schedules.grpc.controller';
 import { DunningSchedulesRepository } from './dunning/dunning-schedules.repository';
+import { SellerProfilesGrpcController } from './seller/seller-profiles.grpc.controller';
+import { SellerProfilesRepository } from './seller/seller-profiles.repository';
 
 /** Owns invoices and lines, numbering, draft/open/finalize/void, PDFs, e-mail resend, credit notes and dunning. */
 @Module({})
@@ -23,7 +25,7 @@ export class InvoicingModule {
   static forRuntime(runtime: ServiceRuntime): DynamicModule {
     return {
       module: InvoicingModule,
-      controllers: [InvoicesGrpcController, CreditNotesGrpcController, DunningSchedulesGrpcController],
+      controllers: [InvoicesGrpcController, CreditNotesGrpcController, DunningSchedulesGrpcController, SellerProfilesGrpcController],
       providers: [
         { provide: SERVICE_RUNTIME, useValue: runtime },
         { provide: PrismaService, useFactory: () => new PrismaService(runtime.config.databaseUrl) },
@@ -37,6 +39,7 @@ export class InvoicingModule {
         CreditNotesRepository,
         CreditNotesService,
         DunningSchedulesRepository,
+        SellerProfilesRepository,
         InvoiceMailsRepository,
         { provide: InvoiceMailer, useExisting: InvoiceMailsRepository },
         InvoiceMailsWorker,

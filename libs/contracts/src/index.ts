@@ -31,6 +31,7 @@ export * as couponV1 from './gen/recur/catalog/v1/coupon_pb';
 export * as invoicingV1 from './gen/recur/invoicing/v1/invoicing_service_pb';
 export * as invoiceV1 from './gen/recur/invoicing/v1/invoice_pb';
 export * as creditNoteV1 from './gen/recur/invoicing/v1/credit_note_pb';
+export * as sellerProfileV1 from './gen/recur/invoicing/v1/seller_profile_pb';
 export * as invoicingEventsV1 from './gen/recur/invoicing/v1/events_pb';
 export * as paymentsV1 from './gen/recur/payments/v1/payments_service_pb';
 export * as paymentsEventsV1 from './gen/recur/payments/v1/events_pb';

@@ -163,6 +163,55 @@ describe('/v1/invoices', () => {
     expect((await api(mesh, keys.live)('POST', `/v1/invoices/${draft.id}/resend`)).status).toBe(404);
   });
 
+  it('/v1/account: the seller details and logo it sets are printed on the PDF and named in the e-mail; bad input is a 400 that changes nothing', async () => {
+    const seller = await mesh.createAccount('Kafue Fibre');
+    const sellerCall = api(mesh, seller.keys.test);
+    expect((await sellerCall('GET', '/v1/account')).body).toMatchObject({ object: 'account', name: 'Kafue Fibre', legal_name: null, address: null, logo: null, updated: null });
+    // A 1×1 PNG, the smallest logo there is.
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+    const update = {
+      legal_name: 'Kafue Fibre Networks Limited', tax_id: 'TPIN 1002003004', registration_number: '120190001234',
+      address: { line1: 'Plot 4512, Great East Road', city: 'Lusaka', postal_code: '10101', country: 'zm' },
+      support_email: 'billing@kafue.example', support_phone: '+260 211 123456', brand_color: '#0A7D3B',
+      invoice_footer: 'Pay by mobile money or to Zanaco account 0123456789.', logo: `data:image/png;base64,${png}`,
+    };
+    const updated = await sellerCall('POST', '/v1/account', update);
+    expect(updated.status).toBe(200);
+    expect(updated.body).toMatchObject({
+      legal_name: 'Kafue Fibre Networks Limited', address: { line1: 'Plot 4512, Great East Road', line2: null, city: 'Lusaka', country: 'ZM' }, brand_color: '#0a7d3b',
+      logo: { content_type: 'image/png', size: 70, data_url: `data:image/png;base64,${png}` }, updated: expect.any(Number),
+    });
+    for (const [body, param] of [
+      [{ brand_color: 'green' }, 'brand_color'], [{ address: { country: 'Zambia' } }, 'address.country'], [{ support_email: 'not-an-address' }, 'support_email'],
+      [{ logo: 'data:image/gif;base64,R0lGODlhAQABAAAAACw=' }, 'logo'], [{ logo: `data:image/svg+xml;base64,${Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>').toString('base64')}` }, 'logo'],
+      [{ legal_name: 'x'.repeat(201) }, 'legal_name'], [{ colour: '#000000' }, 'colour'],
+    ] as const) {
+      const refused = await sellerCall('POST', '/v1/account', body);
+      expect([refused.status, refused.body.error?.param ?? refused.body.error?.errors?.[0]?.param]).toEqual([400, param]);
+    }
+    expect((await sellerCall('GET', '/v1/account')).body).toEqual(updated.body);
+    expect((await api(mesh, seller.keys.sandboxPublishable)('GET', '/v1/account')).status).toBe(403);
+    expect((await api(mesh, seller.keys.testReadOnly)('POST', '/v1/account', { legal_name: 'Nope' })).status).toBe(403);
+
+    const recipient = `kafue-${Date.now()}@example.com`;
+    const customer = (await sellerCall('POST', '/v1/customers', { name: 'Mutale Zulu', email: recipient })).body.id;
+    const { body: invoice } = await sellerCall('POST', '/v1/invoices', { customer, status: 'open', amount: 35_000, currency: 'zmw', description: 'Fibre 50, December' });
+    const response = await fetch(`${mesh.baseUrl}/v1/invoices/${invoice.id}/pdf`, { headers: { 'x-api-key': seller.keys.test } });
+    const text = pdfText(new Uint8Array(await response.arrayBuffer()));
+    for (const expected of ['Kafue Fibre Networks Limited', 'Plot 4512, Great East Road', '10101 Lusaka', 'ZM', 'Tax ID: TPIN 1002003004', 'Registration no.: 120190001234',
+      'Zanaco account 0123456789', 'billing@kafue.example · +260 211 123456', 'Mutale Zulu']) {
+      expect([expected, text.includes(expected)]).toEqual([expected, true]);
+    }
+    const mail = await eventually(async () => mesh.mail.messages().find((message) => message.envelope.to.includes(recipient)), 30_000, 'the invoice mail');
+    expect(mail.parsed.subject).toBe(`Invoice ${invoice.number} from Kafue Fibre Networks Limited`);
+    expect(mail.parsed.text).toContain('billing@kafue.example or +260 211 123456');
+    expect(pdfText(mail.parsed.attachments[0].content)).toContain('Tax ID: TPIN 1002003004');
+
+    // null clears a field; the logo goes too.
+    const cleared = await sellerCall('POST', '/v1/account', { tax_id: null, logo: null, address: null });
+    expect(cleared.body).toMatchObject({ tax_id: null, logo: null, address: null, legal_name: 'Kafue Fibre Networks Limited' });
+  });
+
   it('delivers invoice.created, with the invoice and its payment link, and invoice.voided to a webhook endpoint', async () => {
     const endpoint = await call('POST', '/v1/webhooks', { url: `${receiver.url}/invoices`, events: ['invoice.created', 'invoice.voided'] });
     expect(endpoint.status).toBe(201);

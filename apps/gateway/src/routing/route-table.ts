@@ -1,5 +1,6 @@
 // The resources' DTOs carry decorator metadata; loading the table alone (tests, tools) needs the polyfill.
 import 'reflect-metadata';
+import { ACCOUNT_ROUTES } from '../account/account.routes';
 import { ADDON_ROUTES } from '../addons/addons.routes';
 import { COUPON_ROUTES } from '../coupons/coupons.routes';
 import { CUSTOMER_ROUTES } from '../customers/customers.routes';
@@ -45,6 +46,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...PAYMENT_METHOD_ROUTES,
   ...EVENT_ROUTES,
   ...DUNNING_SCHEDULE_ROUTES,
+  ...ACCOUNT_ROUTES,
 ];
 
 interface CompiledRoute {

@@ -8,7 +8,7 @@ const REASON_WORDS: Record<CreditNote['reason'], string> = {
   requested_by_customer: 'Requested by the customer',
 };
 
-/** The credit note as a PDF, laid out as the invoices are: one line, the refunded invoice's amount. */
+/** The credit note as a PDF, laid out as the invoices are: one line, the amount refunded (all or part of what was paid). */
 export function renderCreditNotePdf(note: CreditNote, context: PdfContext): Promise<Uint8Array> {
   const amount = formatMoney(note.amount);
   return renderDocumentPdf({
@@ -23,7 +23,7 @@ export function renderCreditNotePdf(note: CreditNote, context: PdfContext): Prom
     ],
     customer: note.customer,
     description: null,
-    lines: [{ description: `Full refund of invoice ${note.invoiceNumber}`, quantity: 1, amount: note.amount }],
+    lines: [{ description: `Refund of invoice ${note.invoiceNumber}`, quantity: 1, amount: note.amount }],
     totals: [['Total credited', amount, true]],
     payLink: null,
     mark: 'CREDIT NOTE',

@@ -8,6 +8,8 @@ import { toInvoiceMessage } from '../invoices/invoice.mapper';
 import { renderCreditNotePdf } from './credit-note-pdf';
 import { toCreditNoteMessage } from './credit-note.mapper';
 import { CreditNotesService } from './credit-notes.service';
+import { PrismaService } from '../infrastructure/prisma.service';
+import { SellerProfilesRepository } from '../seller/seller-profiles.repository';
 
 const checkCreditNoteId = (id: string): string => {
   if (!hasPrefix(id, 'cn')) throw invalidArgument('credit_note_id', 'credit_note_id must be a credit note id (cn_…)');
@@ -20,6 +22,8 @@ export class CreditNotesGrpcController {
   constructor(
     private readonly creditNotes: CreditNotesService,
     private readonly commands: Commands,
+    private readonly sellers: SellerProfilesRepository,
+    private readonly prisma: PrismaService,
   ) {}
 
   /** Idempotent by credit note id: it is the command's request id, whatever the caller sent. */
@@ -53,6 +57,7 @@ export class CreditNotesGrpcController {
   @GrpcMethod('InvoicingService', 'RenderCreditNotePdf')
   async renderCreditNotePdf(request: invoicingV1.RenderCreditNotePdfRequest): Promise<MessageInitShape<typeof invoicingV1.RenderCreditNotePdfResponseSchema>> {
     const note = await this.creditNotes.get(requireTenant(request.tenant), request.id);
-    return { pdf: await renderCreditNotePdf(note, { sellerName: request.sellerName }), filename: `${note.number}.pdf` };
+    const seller = await this.sellers.find(this.prisma, note.tenant.accountId);
+    return { pdf: await renderCreditNotePdf(note, { sellerName: request.sellerName, seller }), filename: `${note.number}.pdf` };
   }
 }

@@ -1,6 +1,8 @@
 import { dirname, join } from 'node:path';
 import { formatMoney, type Money } from '@recur/money';
 import PDFDocument from 'pdfkit';
+import SVGtoPDF from 'svg-to-pdfkit';
+import { addressLines, type SellerProfile } from '../seller/seller-profile';
 import type { Invoice } from './invoice';
 
 /**
@@ -16,9 +18,17 @@ const BOLD = join(FONT_DIR, 'DejaVuSans-Bold.ttf');
 const STATUS_MARKS: Partial<Record<Invoice['status'], string>> = { draft: 'DRAFT', paid: 'PAID', void: 'VOID', refunded: 'REFUNDED' };
 
 export interface PdfContext {
-  /** The issuing business, printed as the seller (the account's name). */
+  /** The account's name: the seller when its profile has no legal name. */
   sellerName: string;
+  /** The seller's legal details and branding (`/v1/account`), printed in the header and footer. */
+  seller?: SellerProfile;
 }
+
+/** The seller as a document prints it: the legal name, else the account's name. */
+export const sellerNameOf = (context: PdfContext): string => context.seller?.legalName || context.sellerName;
+
+/** Where the logo may draw, at most (points). */
+const LOGO_BOX: [number, number] = [140, 48];
 
 export const day = (date: Date): string => date.toISOString().slice(0, 10);
 
@@ -86,7 +96,7 @@ export function renderDocumentPdf(content: PdfDocumentContent, context: PdfConte
     size: 'A4',
     bufferPages: true,
     margin: 50,
-    info: { Title: `${content.title} ${content.reference}`, Author: context.sellerName || 'Recur', CreationDate: content.issued },
+    info: { Title: `${content.title} ${content.reference}`, Author: sellerNameOf(context) || 'Recur', CreationDate: content.issued },
   });
   const chunks: Buffer[] = [];
   document.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -100,18 +110,39 @@ export function renderDocumentPdf(content: PdfDocumentContent, context: PdfConte
   const right = document.page.width - 50;
   const width = right - left;
 
-  // Header: seller and the document's identity.
-  document.font('bold').fontSize(20).text(context.sellerName || content.title, left, 50);
-  document.font('regular').fontSize(10).fillColor('#555555').text(content.title, left, 78);
+  // Header: the seller (logo, name, legal details) and the document's identity.
+  const seller = context.seller;
+  const brand = seller?.brandColor || '#000000';
+  let y = 50;
+  if (seller?.logo) {
+    drawLogo(document, seller.logo, left, 45);
+    y = 45 + LOGO_BOX[1] + 8;
+  }
+  // The seller's name on one line: a long legal name is set smaller rather than broken.
+  const name = sellerNameOf(context) || content.title;
+  document.font('bold').fontSize(20);
+  const nameSize = Math.max(11, Math.min(20, Math.floor((20 * 330) / document.widthOfString(name))));
+  document.fontSize(nameSize).fillColor(brand).text(name, left, y, { width: 330, lineBreak: nameSize > 11 ? false : true });
+  y = document.y + 2;
+  const details = seller
+    ? [...addressLines(seller.address), seller.taxId && `Tax ID: ${seller.taxId}`, seller.registrationNumber && `Registration no.: ${seller.registrationNumber}`].filter(Boolean)
+    : [];
+  document.font('regular').fontSize(9).fillColor('#555555');
+  for (const detail of details) {
+    document.text(detail, left, y, { width: 330 });
+    y = document.y;
+  }
+  document.fontSize(10).fillColor(brand).text(content.title, left, y + 4);
   document.fillColor('#000000');
-  let y = 110;
+  y = Math.max(110, document.y + 14);
+  const top = y;
   for (const [label, value] of content.facts) {
     document.font('bold').fontSize(10).text(label, left, y, { width: 120 });
     document.font('regular').text(value, left + 120, y, { width: 250 });
     y += 15;
   }
-  document.font('bold').text('Bill to', left + 330, 110);
-  document.font('regular').text(content.customer.name, left + 330, 125, { width: width - 330 });
+  document.font('bold').text('Bill to', left + 330, top);
+  document.font('regular').text(content.customer.name, left + 330, top + 15, { width: width - 330 });
   document.text(content.customer.email, left + 330, document.y, { width: width - 330 });
   if (content.description) {
     y += 10;
@@ -158,6 +189,18 @@ export function renderDocumentPdf(content: PdfDocumentContent, context: PdfConte
     document.font('bold').text('Pay online', left, y);
     document.font('regular').fillColor('#1a56db').text(content.payLink, left, y + 15, { link: content.payLink, underline: true, width });
     document.fillColor('#000000');
+    y += 30;
+  }
+
+  // The seller's footer (terms, bank details) and how to reach them.
+  const contact = seller ? [seller.supportEmail, seller.supportPhone].filter(Boolean).join(' · ') : '';
+  if (seller?.invoiceFooter || contact) {
+    y += 24;
+    document.moveTo(left, y).lineTo(right, y).strokeColor('#dddddd').stroke();
+    document.font('regular').fontSize(9).fillColor('#555555');
+    if (seller?.invoiceFooter) document.text(seller.invoiceFooter, left, y + 8, { width });
+    if (contact) document.text(`Questions about this document: ${contact}`, left, seller?.invoiceFooter ? document.y + 4 : y + 8, { width });
+    document.fillColor('#000000');
   }
 
   // The status mark is a stamp at the top right, upright so text extraction reads it whole.
@@ -169,4 +212,13 @@ export function renderDocumentPdf(content: PdfDocumentContent, context: PdfConte
   }
   document.end();
   return done;
+}
+
+/** The seller's logo, scaled into LOGO_BOX: a PNG as an image, an SVG drawn as vectors. */
+function drawLogo(document: PDFKit.PDFDocument, logo: NonNullable<SellerProfile['logo']>, x: number, y: number): void {
+  if (logo.contentType === 'image/png') {
+    document.image(Buffer.from(logo.bytes), x, y, { fit: LOGO_BOX });
+    return;
+  }
+  SVGtoPDF(document, Buffer.from(logo.bytes).toString('utf8'), x, y, { width: LOGO_BOX[0], height: LOGO_BOX[1], preserveAspectRatio: 'xMinYMin meet' });
 }

@@ -11,6 +11,8 @@ import type { SubscriptionInvoiceFields } from './invoice';
 import { toInvoiceMessage } from './invoice.mapper';
 import { renderInvoicePdf } from './invoice-pdf';
 import { InvoicesService } from './invoices.service';
+import { PrismaService } from '../infrastructure/prisma.service';
+import { SellerProfilesRepository } from '../seller/seller-profiles.repository';
 
 const fromUnixSeconds = (seconds: bigint, param: string): Date => {
   const value = fromInt64(seconds, param);
@@ -55,6 +57,8 @@ export class InvoicesGrpcController {
     private readonly invoices: InvoicesService,
     private readonly customers: CustomerDirectory,
     private readonly commands: Commands,
+    private readonly sellers: SellerProfilesRepository,
+    private readonly prisma: PrismaService,
   ) {}
 
   @GrpcMethod('InvoicingService', 'CreateInvoice')
@@ -205,6 +209,7 @@ export class InvoicesGrpcController {
   @GrpcMethod('InvoicingService', 'RenderInvoicePdf')
   async renderInvoicePdf(request: invoicingV1.RenderInvoicePdfRequest): Promise<MessageInitShape<typeof invoicingV1.RenderInvoicePdfResponseSchema>> {
     const invoice = await this.invoices.get(requireTenant(request.tenant), request.id);
-    return { pdf: await renderInvoicePdf(invoice, { sellerName: request.sellerName }), filename: `${invoice.number ?? `draft-${invoice.id}`}.pdf` };
+    const seller = await this.sellers.find(this.prisma, invoice.tenant.accountId);
+    return { pdf: await renderInvoicePdf(invoice, { sellerName: request.sellerName, seller }), filename: `${invoice.number ?? `draft-${invoice.id}`}.pdf` };
   }
 }

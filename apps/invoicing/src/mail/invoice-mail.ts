@@ -1,5 +1,6 @@
 import { formatMoney } from '@recur/money';
 import { assertMove, type Invoice } from '../invoices/invoice';
+import type { SellerProfile } from '../seller/seller-profile';
 
 /** What an invoice e-mail is: the invoice itself, or a dunning reminder with its number (1, 2, …). */
 export const INVOICE_MAIL_KINDS = ['invoice', 'reminder'] as const;
@@ -53,7 +54,7 @@ const payable = (invoice: Invoice): boolean => invoice.status === 'open' || invo
  * goes to the customer's e-mail as the invoice took it at finalization; the PDF travels as an
  * attachment.
  */
-export function composeInvoiceMail(invoice: Invoice, mail: { kind: InvoiceMailKind; reminderNumber: number | null }, sellerName: string): ComposedMail {
+export function composeInvoiceMail(invoice: Invoice, mail: { kind: InvoiceMailKind; reminderNumber: number | null }, sellerName: string, seller?: SellerProfile): ComposedMail {
   const number = invoice.number ?? invoice.id;
   const from = sellerName ? ` from ${sellerName}` : '';
   const subject =
@@ -72,5 +73,8 @@ export function composeInvoiceMail(invoice: Invoice, mail: { kind: InvoiceMailKi
     lines.push(`Here is invoice ${number}${from} for ${formatMoney(invoice.total)}; it is ${invoice.status}, nothing is due.`);
   }
   lines.push('', `The invoice is attached as a PDF (${number}.pdf).`);
+  const contact = seller ? [seller.supportEmail, seller.supportPhone].filter(Boolean).join(' or ') : '';
+  if (contact) lines.push('', `Questions about it? Write or call ${contact}.`);
+  if (seller?.invoiceFooter) lines.push('', seller.invoiceFooter);
   return { subject, text: `${lines.join('\n')}\n` };
 }

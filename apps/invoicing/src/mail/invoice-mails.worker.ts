@@ -3,8 +3,10 @@ import { JobWorker } from '@recur/jobs';
 import { CLOCK, type Clock } from '@recur/kernel';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
 import { INVOICING_CONFIG, type InvoicingConfig } from '../invoicing-config';
-import { renderInvoicePdf } from '../invoices/invoice-pdf';
+import { renderInvoicePdf, sellerNameOf } from '../invoices/invoice-pdf';
 import { InvoicesRepository } from '../invoices/invoices.repository';
+import { PrismaService } from '../infrastructure/prisma.service';
+import { SellerProfilesRepository } from '../seller/seller-profiles.repository';
 import { composeInvoiceMail } from './invoice-mail';
 import { type ClaimedMail, INVOICE_MAILS_CHANNEL, InvoiceMailsRepository, type MailOutcome } from './invoice-mails.repository';
 import { MAIL_SCHEDULE } from './mail-schedule';
@@ -29,6 +31,8 @@ export class InvoiceMailsWorker implements OnApplicationBootstrap, OnModuleDestr
   constructor(
     private readonly mails: InvoiceMailsRepository,
     private readonly invoices: InvoicesRepository,
+    private readonly sellers: SellerProfilesRepository,
+    private readonly prisma: PrismaService,
     @Inject(SERVICE_RUNTIME) private readonly runtime: ServiceRuntime,
     @Inject(INVOICING_CONFIG) config: InvoicingConfig,
     @Inject(CLOCK) private readonly now: Clock,
@@ -68,8 +72,10 @@ export class InvoiceMailsWorker implements OnApplicationBootstrap, OnModuleDestr
       await this.mails.record(mail, { status: 'canceled', error: `the invoice was ${invoice.status} before the reminder left` });
       return;
     }
-    const composed = composeInvoiceMail(invoice, mail, mail.sellerName);
-    const pdf = await renderInvoicePdf(invoice, { sellerName: mail.sellerName });
+    // The seller as it is now (renewals and reminders are queued with no account name).
+    const context = { sellerName: mail.sellerName, seller: await this.sellers.find(this.prisma, invoice.tenant.accountId) };
+    const composed = composeInvoiceMail(invoice, mail, sellerNameOf(context), context.seller);
+    const pdf = await renderInvoicePdf(invoice, context);
     const result = await this.smtp.send({
       messageId: mail.messageId,
       to: mail.recipient,
