@@ -50,6 +50,8 @@ export function fromInvoiceRow(row: InvoiceRowWithLines): Invoice {
     finalizedAt: row.finalizedAt,
     paidAt: row.paidAt,
     voidedAt: row.voidedAt,
+    paymentAttemptCount: row.paymentAttemptCount,
+    paymentRetryAt: row.paymentRetryAt ?? [],
   };
 }
 
@@ -86,6 +88,8 @@ export function toInvoiceColumns(invoice: Invoice): Omit<Prisma.InvoiceUnchecked
     finalizedAt: invoice.finalizedAt,
     paidAt: invoice.paidAt,
     voidedAt: invoice.voidedAt,
+    paymentAttemptCount: invoice.paymentAttemptCount,
+    paymentRetryAt: invoice.paymentRetryAt,
   };
 }
 

@@ -27,10 +27,10 @@ export class InvoicingClient implements SettlementRecorder, OnModuleDestroy {
   }
 
   /** The invoice as payments needs it; an invoice unknown in the tenant is a bad `invoice_id`. */
-  async payableInvoice(tenant: TenantRef, id: string): Promise<PayableInvoice & { billingReason: string }> {
+  async payableInvoice(tenant: TenantRef, id: string): Promise<PayableInvoice & { billingReason: string; customerId: string }> {
     try {
       const { invoice } = await this.client.getInvoice({ tenant: toTenantMessage(tenant), id }, { timeoutMs: INVOICING_TIMEOUT_MS });
-      return { id: invoice!.id, number: invoice!.number, status: invoice!.status, amountDue: moneyFromMessage(invoice!.amountDue, 'amount_due'), billingReason: invoice!.billingReason };
+      return { id: invoice!.id, number: invoice!.number, status: invoice!.status, amountDue: moneyFromMessage(invoice!.amountDue, 'amount_due'), billingReason: invoice!.billingReason, customerId: invoice!.customerId };
     } catch (failure) {
       const error = fromGrpcError(failure);
       if (error.kind === 'not_found') throw invalidArgument('invoice_id', `No such invoice: '${id}'`, 'resource_missing');
@@ -48,7 +48,8 @@ export class InvoicingClient implements SettlementRecorder, OnModuleDestroy {
         );
       } else {
         await this.client.failInvoicePayment(
-          { tenant, id: payment.invoiceId, paymentId: payment.id, failureCode: payment.failureCode ?? 'payment_failed', requestId: payment.id },
+          // A push had nobody at a page: an automatic charge's attempt, which its retry schedule counts.
+          { tenant, id: payment.invoiceId, paymentId: payment.id, failureCode: payment.failureCode ?? 'payment_failed', automatic: payment.channel === 'push', requestId: payment.id },
           { timeoutMs: INVOICING_TIMEOUT_MS },
         );
       }

@@ -1,0 +1,39 @@
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { createServiceClient, fromGrpcError, paymentsV1, type ServiceClient, toTenantMessage } from '@recur/contracts';
+import type { TenantRef } from '@recur/kernel';
+import { SUBSCRIPTION_CONFIG, type SubscriptionConfig } from '../subscription-config';
+
+/** A push is a provider call inside payments: its answer may take a few seconds. */
+const PAYMENTS_TIMEOUT_MS = 20_000;
+
+/** What an automatic retry did (PaymentsService.RetryInvoicePayment). */
+export type CollectionRetryOutcome = 'pushed' | 'not_owed' | 'no_payment_method';
+
+/** What the billing clock asks of the payments service: the smart retries' pushes. */
+export interface BillingCollection {
+  /** Pushes attempt `attempt` of the invoice (idempotent by `requestId`, the step's key); throws when payments cannot be asked. */
+  retry(tenant: TenantRef, invoiceId: string, attempt: number, requestId: string): Promise<{ outcome: CollectionRetryOutcome; reason: string }>;
+}
+
+/** `PaymentsService.RetryInvoicePayment`. */
+@Injectable()
+export class PaymentsClient implements BillingCollection, OnModuleDestroy {
+  private readonly client: ServiceClient<typeof paymentsV1.PaymentsService>;
+
+  constructor(@Inject(SUBSCRIPTION_CONFIG) config: SubscriptionConfig) {
+    this.client = createServiceClient(paymentsV1.PaymentsService, config.paymentsAddress);
+  }
+
+  onModuleDestroy(): void {
+    this.client.close();
+  }
+
+  async retry(tenant: TenantRef, invoiceId: string, attempt: number, requestId: string): Promise<{ outcome: CollectionRetryOutcome; reason: string }> {
+    try {
+      const answer = await this.client.retryInvoicePayment({ tenant: toTenantMessage(tenant), invoiceId, attempt, requestId }, { timeoutMs: PAYMENTS_TIMEOUT_MS });
+      return { outcome: answer.outcome as CollectionRetryOutcome, reason: answer.reason };
+    } catch (error) {
+      throw fromGrpcError(error);
+    }
+  }
+}
