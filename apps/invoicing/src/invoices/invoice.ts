@@ -446,7 +446,8 @@ export interface PaymentFailure {
  */
 export function failInvoicePayment(invoice: Invoice, failure: PaymentFailure, dunningScheduleDays: number[], retryTimes: () => Date[], now: Date): InvoiceChange {
   const automatic = failure.automatic && invoice.collectionMethod === 'charge_automatically';
-  const retryFailed = automatic && invoice.status === 'failed' && invoice.paymentAttemptCount > 0;
+  // Only an invoice whose first automatic failure planned retries is pushed again.
+  const retryFailed = automatic && invoice.status === 'failed' && invoice.paymentRetryAt.length > 0;
   if (!retryFailed) assertMove(invoice, 'fail');
   const retryable = automatic && isRetryablePaymentFailure(failure.failureCode);
   const attemptCount = retryFailed ? invoice.paymentAttemptCount + 1 : 1;

@@ -105,8 +105,12 @@ export class PaymentsService {
   async retryCollection(tx: Tx, tenant: TenantRef, invoice: PayableInvoice & { customerId: string }, attempt: number): Promise<CollectionRetry> {
     const method = await this.methods.findDefault(tenant, invoice.customerId, tx);
     if (!method) return { outcome: 'no_payment_method' };
+    const key = `collect:${invoice.id}:${attempt}`;
     try {
-      const payment = await this.initiatePush(tx, tenant, invoice, { phoneNumber: method.phoneNumber, provider: method.provider }, `collect:${invoice.id}:${attempt}`);
+      const payment = await this.initiatePush(tx, tenant, invoice, { phoneNumber: method.phoneNumber, provider: method.provider }, key);
+      // An earlier attempt (or a payer at a page) is still pending: this attempt waits for its end,
+      // unrecorded (UNAVAILABLE), so the billing clock asks again rather than count it as made.
+      if (payment.providerPaymentId !== providerPaymentIdFor(key)) throw new DomainError('unavailable', 'payment_pending', `Payment '${payment.id}' of invoice '${invoice.id}' is still pending: attempt ${attempt} waits for it.`);
       return { outcome: 'pushed', payment };
     } catch (error) {
       if (isDomainError(error) && error.kind === 'failed_precondition') return { outcome: 'not_owed', reason: error.code };
