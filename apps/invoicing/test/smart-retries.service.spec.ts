@@ -39,6 +39,10 @@ describe('paymentRetryTimes', () => {
     expect(isoTimes(paymentRetryTimes(at('2031-03-28T12:00:00Z'), { days: [1, 2], hour: 9, timeZone: 'Europe/Berlin' }))).toEqual([
       '2031-03-29T08:00:00.000Z', '2031-03-30T07:00:00.000Z',
     ]);
+    // Back to UTC+1 on 26 October 2031 at 01:00 UTC: 01:00 local that day is still summer time, 23:00 UTC the day before.
+    expect(isoTimes(paymentRetryTimes(at('2031-10-25T12:00:00Z'), { days: [1, 2], hour: 1, timeZone: 'Europe/Berlin' }))).toEqual([
+      '2031-10-25T23:00:00.000Z', '2031-10-27T00:00:00.000Z',
+    ]);
     // No retry days: nothing planned.
     expect(paymentRetryTimes(at('2031-01-01T00:00:00Z'), { days: [], hour: 9, timeZone: 'UTC' })).toEqual([]);
   });
