@@ -106,7 +106,7 @@ async function failuresCarried(invoiceId: string) {
     "SELECT payload FROM outbox_events WHERE key = $1 AND type = 'recur.invoicing.v1.InvoicePaymentFailed' ORDER BY seq", [invoiceId]);
   return rows.map((row) => {
     const failed = anyUnpack(decodeInternalEvent(JSON.stringify(row.payload)).payload!, invoicingEventsV1.InvoicePaymentFailedSchema)!;
-    return { attemptCount: failed.attemptCount, retryAt: failed.paymentRetryAt.map(Number), dunning: failed.dunningScheduleDays };
+    return { attemptCount: failed.attemptCount, retryAt: failed.paymentRetryAt.map(Number), dunning: failed.dunningScheduleDays, failedAt: Number(failed.failedAt) };
   });
 }
 
@@ -131,11 +131,11 @@ describe('FailInvoicePayment of a charge_automatically invoice', () => {
     const last = await fail(tenant, invoice.id, 'insufficient_funds', true);
     expect(last.invoice).toMatchObject({ status: 'failed' });
     expect(await failuresCarried(invoice.id)).toEqual([
-      { attemptCount: 1, retryAt: planned, dunning: [3, 7, 14] },
-      { attemptCount: 2, retryAt: planned.slice(1), dunning: [3, 7, 14] },
-      { attemptCount: 3, retryAt: planned.slice(2), dunning: [3, 7, 14] },
-      // No retry left: the reminders start.
-      { attemptCount: 4, retryAt: [], dunning: [3, 7, 14] },
+      { attemptCount: 1, retryAt: planned, dunning: [3, 7, 14], failedAt: FROZEN },
+      { attemptCount: 2, retryAt: planned.slice(1), dunning: [3, 7, 14], failedAt: FROZEN },
+      { attemptCount: 3, retryAt: planned.slice(2), dunning: [3, 7, 14], failedAt: FROZEN },
+      // No retry left: the reminders start, counted from the failure's time on the customer's clock.
+      { attemptCount: 4, retryAt: [], dunning: [3, 7, 14], failedAt: FROZEN },
     ]);
     expect(await publicFailures(invoice.id)).toEqual([
       { failure_code: 'insufficient_funds', attempt_count: 1, next_payment_attempt: planned[0] },
@@ -149,7 +149,7 @@ describe('FailInvoicePayment of a charge_automatically invoice', () => {
     const tenant = newTenant();
     const unknownNumber = await chargedInvoice(tenant);
     await fail(tenant, unknownNumber.id, 'payer_not_found', true);
-    expect(await failuresCarried(unknownNumber.id)).toEqual([{ attemptCount: 1, retryAt: [], dunning: [3, 7, 14] }]);
+    expect(await failuresCarried(unknownNumber.id)).toEqual([{ attemptCount: 1, retryAt: [], dunning: [3, 7, 14], failedAt: FROZEN }]);
     expect(await publicFailures(unknownNumber.id)).toEqual([{ failure_code: 'payer_not_found', attempt_count: 1, next_payment_attempt: null }]);
 
     const refusedLater = await chargedInvoice(tenant);
@@ -162,14 +162,15 @@ describe('FailInvoicePayment of a charge_automatically invoice', () => {
     const tenant = newTenant();
     const charged = await chargedInvoice(tenant);
     await fail(tenant, charged.id, 'insufficient_funds', false);
-    expect(await failuresCarried(charged.id)).toEqual([{ attemptCount: 1, retryAt: [], dunning: [3, 7, 14] }]);
+    // A payer's failure at a page: no clock time known here (the billing clock reads its own).
+    expect(await failuresCarried(charged.id)).toEqual([{ attemptCount: 1, retryAt: [], dunning: [3, 7, 14], failedAt: 0 }]);
     expect(await grpcFailure(fail(tenant, charged.id, 'insufficient_funds', false))).toMatchObject({ code: grpc.status.FAILED_PRECONDITION });
     // A push after a page failure has no retry plan to count in: refused as before.
     expect(await grpcFailure(fail(tenant, charged.id, 'insufficient_funds', true))).toMatchObject({ code: grpc.status.FAILED_PRECONDITION });
 
     const sent = await chargedInvoice(tenant, 'send_invoice');
     await fail(tenant, sent.id, 'insufficient_funds', true);
-    expect(await failuresCarried(sent.id)).toEqual([{ attemptCount: 1, retryAt: [], dunning: [3, 7, 14] }]);
+    expect(await failuresCarried(sent.id)).toEqual([{ attemptCount: 1, retryAt: [], dunning: [3, 7, 14], failedAt: FROZEN }]);
   });
 
   it('follows the app\'s own retry schedule (SetDunningSchedule payment_retries), its days, hour and time zone; [] retries nothing', async () => {
@@ -189,7 +190,7 @@ describe('FailInvoicePayment of a charge_automatically invoice', () => {
     await invoicing.client.setDunningSchedule({ tenant, paymentRetries: { daysAfterFailure: [], hour: 9, timeZone: 'UTC' }, requestId: '' });
     const none = await chargedInvoice(tenant);
     await fail(tenant, none.id, 'insufficient_funds', true);
-    expect(await failuresCarried(none.id)).toEqual([{ attemptCount: 1, retryAt: [], dunning: [2] }]);
+    expect(await failuresCarried(none.id)).toEqual([{ attemptCount: 1, retryAt: [], dunning: [2], failedAt: FROZEN }]);
     expect(await grpcFailure(invoicing.client.setDunningSchedule({ tenant, paymentRetries: { daysAfterFailure: [1], hour: 9, timeZone: 'Nowhere/Else' }, requestId: '' })))
       .toMatchObject({ code: grpc.status.INVALID_ARGUMENT, param: 'payment_retries.time_zone' });
   });

@@ -120,9 +120,12 @@ describe('smart retries of a charge_automatically invoice', () => {
     const { clock, customer, email } = await customerOnClock(SANDBOX_MAGIC_NUMBERS.fail);
     const { subscription, invoice } = await chargedSubscription(customer);
     await settledPayments(invoice, 1);
+    await failures(invoice, 1);
     for (const [count, day] of [[2, 2], [3, 4], [4, 6]]) {
       await advance(clock, at(day, 9));
       await settledPayments(invoice, count);
+      // Invoicing has taken the failure (at the clock's time) before the clock moves on.
+      await failures(invoice, count);
     }
     expect(await failures(invoice, 4)).toEqual([
       { attempt_count: 1, next_payment_attempt: at(2, 9), failure_code: 'insufficient_funds' },
@@ -173,6 +176,29 @@ describe('smart retries of a charge_automatically invoice', () => {
       "SELECT step_key, status, result FROM billing_jobs WHERE payload->>'invoice_id' = $1 ORDER BY step_key", [invoice]);
     expect(steps.map(({ step_key, status, result }) => [step_key, status, result])).toEqual([
       [`payment_retry:${invoice}:2`, 'done', 'not_owed:invoice_void'],
+      [`payment_retry:${invoice}:3`, 'cancelled', null],
+      [`payment_retry:${invoice}:4`, 'cancelled', null],
+    ]);
+  });
+
+  it('a customer who detached the method between retries has nothing to charge: the retries stop and the reminders start from then', async () => {
+    const { clock, customer, email } = await customerOnClock(SANDBOX_MAGIC_NUMBERS.fail);
+    const invoice = await chargedInvoice(customer);
+    await settledPayments(invoice, 1);
+    const [method] = (await call('GET', `/v1/customers/${customer}/payment-methods`)).body.data;
+    expect((await call('DELETE', `/v1/customers/${customer}/payment-methods/${method.id}`)).status).toBeLessThan(300);
+    await advance(clock, at(2, 9));
+    // The first reminder: 3 days after the retry that found nothing to charge (2 January, 09:00).
+    await advance(clock, at(5, 8));
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(reminderSubjects(email)).toEqual([]);
+    await advance(clock, at(5, 9));
+    await eventually(async () => reminderSubjects(email).length === 1, 30_000, 'the first reminder mail');
+    expect((await call('GET', `/v1/payments?invoice=${invoice}`)).body.data).toHaveLength(1);
+    const steps = await queryDatabase<{ step_key: string; status: string; result: string | null }>(mesh.databaseUrls.subscription,
+      "SELECT step_key, status, result FROM billing_jobs WHERE payload->>'invoice_id' = $1 AND step_key LIKE 'payment_retry:%' ORDER BY step_key", [invoice]);
+    expect(steps.map(({ step_key, status, result }) => [step_key, status, result])).toEqual([
+      [`payment_retry:${invoice}:2`, 'done', 'no_payment_method'],
       [`payment_retry:${invoice}:3`, 'cancelled', null],
       [`payment_retry:${invoice}:4`, 'cancelled', null],
     ]);

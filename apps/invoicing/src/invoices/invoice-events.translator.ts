@@ -57,6 +57,7 @@ export function translateInvoiceEvent(event: InvoiceEvent): OutboxEvent[] {
           {
             invoice: message, paymentId: event.paymentId, failureCode: event.failureCode, dunningScheduleDays: event.dunningScheduleDays,
             attemptCount: event.attemptCount, paymentRetryAt: event.paymentRetryAt.map((at) => BigInt(unixSeconds(at))),
+            failedAt: event.failedAt ? BigInt(unixSeconds(event.failedAt)) : 0n,
           },
           invoice.updatedAt,
         ),

@@ -69,7 +69,7 @@ export type InvoiceEvent =
   | { kind: 'finalized'; invoice: Invoice }
   | { kind: 'voided'; invoice: Invoice }
   | { kind: 'paid'; invoice: Invoice; paymentId: string }
-  | { kind: 'payment_failed'; invoice: Invoice; paymentId: string; failureCode: string; dunningScheduleDays: number[]; attemptCount: number; paymentRetryAt: Date[] }
+  | { kind: 'payment_failed'; invoice: Invoice; paymentId: string; failureCode: string; dunningScheduleDays: number[]; attemptCount: number; paymentRetryAt: Date[]; failedAt: Date | null }
   | { kind: 'refunded'; invoice: Invoice; creditNote: CreditNote }
   | { kind: 'dunning_reminder'; invoice: Invoice; reminderNumber: number; reminderCount: number; at: Date };
 
@@ -436,6 +436,8 @@ export interface PaymentFailure {
   automatic: boolean;
 }
 
+
+
 /**
  * A payment attempt failed at the provider: the invoice is failed (`invoice.payment_failed`).
  * For a `charge_automatically` invoice whose automatic charge failed for a reason that may pass
@@ -444,20 +446,20 @@ export interface PaymentFailure {
  * the reason will not pass — dunning starts on `dunningScheduleDays` (the account's schedule as
  * it is now). A failed invoice fails again only by an automatic retry's failure.
  */
-export function failInvoicePayment(invoice: Invoice, failure: PaymentFailure, dunningScheduleDays: number[], retryTimes: () => Date[], now: Date): InvoiceChange {
+export function failInvoicePayment(invoice: Invoice, failure: PaymentFailure, dunningScheduleDays: number[], retryTimes: (firstFailure: Date) => Date[], ownNow: Date | null, now: Date): InvoiceChange {
   const automatic = failure.automatic && invoice.collectionMethod === 'charge_automatically';
   // Only an invoice whose first automatic failure planned retries is pushed again.
   const retryFailed = automatic && invoice.status === 'failed' && invoice.paymentRetryAt.length > 0;
   if (!retryFailed) assertMove(invoice, 'fail');
   const retryable = automatic && isRetryablePaymentFailure(failure.failureCode);
   const attemptCount = retryFailed ? invoice.paymentAttemptCount + 1 : 1;
-  const paymentRetryAt = retryFailed ? invoice.paymentRetryAt : retryable ? retryTimes() : [];
+  const paymentRetryAt = retryFailed ? invoice.paymentRetryAt : retryable ? retryTimes(ownNow ?? now) : [];
   const failed: Invoice = { ...invoice, status: 'failed', paymentAttemptCount: attemptCount, paymentRetryAt, updatedAt: now };
   // Attempt n's successor is planned retry n - 1 (the plan holds attempts 2, 3, …).
   const remaining = retryable ? paymentRetryAt.slice(attemptCount - 1) : [];
   return {
     invoice: failed,
-    events: [{ kind: 'payment_failed', invoice: failed, paymentId: failure.paymentId, failureCode: failure.failureCode, dunningScheduleDays, attemptCount, paymentRetryAt: remaining }],
+    events: [{ kind: 'payment_failed', invoice: failed, paymentId: failure.paymentId, failureCode: failure.failureCode, dunningScheduleDays, attemptCount, paymentRetryAt: remaining, failedAt: ownNow }],
   };
 }
 

@@ -185,8 +185,7 @@ export class InvoicesGrpcController {
     const tenant = requireTenant(request.tenant);
     const paymentId = checkPaymentId(request.paymentId);
     // An automatic charge's retries are planned in the customer's own time (a test clock's): asked before the transaction.
-    const now = this.now();
-    const ownNow = request.automatic ? await this.customers.ownTime(tenant, (await this.invoices.get(tenant, request.id)).customer.id, now) : now;
+    const ownNow = request.automatic ? await this.customers.ownTime(tenant, (await this.invoices.get(tenant, request.id)).customer.id, this.now()) : null;
     const failure = { paymentId, failureCode: request.failureCode || 'payment_failed', automatic: request.automatic };
     return this.commands.run(tenant, { requestId: paymentId }, invoicingV1.FailInvoicePaymentResponseSchema, async (tx) => ({
       invoice: toInvoiceMessage(await this.invoices.failPayment(tx, tenant, request.id, failure, ownNow)),

@@ -193,15 +193,17 @@ export class InvoicesService {
 
   /**
    * Records a failed payment attempt on the invoice (`fail`): the automatic retries of a
-   * `charge_automatically` charge (planned from `ownNow`, the invoice's own time, on the account's
+   * `charge_automatically` charge (planned from `ownNow`, the invoice's own time — looked up for
+   * an automatic charge's failure, null otherwise — on the account's
    * retry schedule) and dunning after them (its dunning_schedules row, else DUNNING_SCHEDULE_DAYS),
    * carried by the InvoicePaymentFailed event to the billing clock that runs both.
    */
-  async failPayment(tx: Tx, tenant: TenantRef, id: string, failure: PaymentFailure, ownNow: Date): Promise<Invoice> {
+  async failPayment(tx: Tx, tenant: TenantRef, id: string, failure: PaymentFailure, ownNow: Date | null): Promise<Invoice> {
     const invoice = await this.invoices.getForUpdate(tx, tenant, id);
     const stored = await this.dunningSchedules.find(tx, tenant);
     const retries = stored?.paymentRetries ?? DEFAULT_PAYMENT_RETRY_SCHEDULE;
-    const change = failInvoicePayment(invoice, failure, stored?.days ?? this.config.dunningScheduleDays, () => paymentRetryTimes(ownNow, retries), this.now());
+    const plan = (firstFailure: Date) => paymentRetryTimes(firstFailure, retries);
+    const change = failInvoicePayment(invoice, failure, stored?.days ?? this.config.dunningScheduleDays, plan, ownNow, this.now());
     await this.invoices.update(tx, change);
     return change.invoice;
   }

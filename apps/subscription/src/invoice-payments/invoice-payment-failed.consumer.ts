@@ -42,7 +42,7 @@ export class InvoicePaymentFailedConsumer implements OnApplicationBootstrap {
   handle(event: InternalEvent): Promise<EventOutcome> {
     const failed = event.payload ? anyUnpack(event.payload, invoicingEventsV1.InvoicePaymentFailedSchema) : undefined;
     if (!failed || !event.tenant) return Promise.resolve('refused');
-    const { invoice, dunningScheduleDays, paymentRetryAt, attemptCount } = failed;
+    const { invoice, dunningScheduleDays, paymentRetryAt, attemptCount, failedAt } = failed;
     const tenant = { accountId: event.tenant.accountId, livemode: event.tenant.livemode };
     return this.prisma.$transaction(async (tx) => {
       if (!(await claimInboxEvent(tx, CONSUMER, event.id))) return 'duplicate';
@@ -59,7 +59,10 @@ export class InvoicePaymentFailedConsumer implements OnApplicationBootstrap {
         const retryAt = paymentRetryAt.map((seconds) => new Date(Number(seconds) * 1_000));
         await this.jobs.queuePaymentRetries(tx, owner, invoice.id, retryAt, attemptCount + 1, dunningScheduleDays);
       } else {
-        await this.jobs.queueDunning(tx, owner, invoice.id, dunningScheduleDays, await this.jobs.timeOf(tx, owner));
+        // From the failure's own time when invoicing knew it (an automatic charge's), so a test clock
+        // advanced before this event is read does not push the reminders later.
+        const from = failedAt > 0n ? new Date(Number(failedAt) * 1_000) : await this.jobs.timeOf(tx, owner);
+        await this.jobs.queueDunning(tx, owner, invoice.id, dunningScheduleDays, from);
       }
       return 'processed';
     });
