@@ -70,7 +70,8 @@ const SERVICES = ['catalog', 'subscription', 'invoicing', 'usage-metering'];
 const ports = Object.fromEntries(await Promise.all(SERVICES.map(async (service) => [service, await freePort()])));
 const peers = Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase().replace('-', '_')}_GRPC_ADDR`, `127.0.0.1:${ports[service]}`]));
 // The clock waits until seeding is done; invoices are not e-mailed (the bench measures renewals).
-const serviceEnv = { subscription: { BILLING_CLOCK_CONCURRENCY: '0' }, invoicing: NO_INVOICE_MAIL };
+// No payments service: renewals here are sent, never charged, so nothing asks it (smart retries).
+const serviceEnv = { subscription: { BILLING_CLOCK_CONCURRENCY: '0', PAYMENTS_GRPC_ADDR: '127.0.0.1:9' }, invoicing: NO_INVOICE_MAIL };
 const urls = {};
 const apps = {};
 for (const service of SERVICES) {

@@ -28,7 +28,7 @@ beforeAll(async () => {
   traceDir = mkdtempSync(join(tmpdir(), 'recur-server-span-'));
   const nowhere = '127.0.0.1:9';
   subscription = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService, {
-    CATALOG_GRPC_ADDR: nowhere, INVOICING_GRPC_ADDR: nowhere, USAGE_METERING_GRPC_ADDR: nowhere, RECUR_TRACE_FILE: join(traceDir, 'subscription.jsonl'),
+    CATALOG_GRPC_ADDR: nowhere, INVOICING_GRPC_ADDR: nowhere, USAGE_METERING_GRPC_ADDR: nowhere, PAYMENTS_GRPC_ADDR: nowhere, RECUR_TRACE_FILE: join(traceDir, 'subscription.jsonl'),
   });
   const databaseUrl = await createTestDatabase('gateway_span');
   httpPort = await freePort();

@@ -19,7 +19,7 @@ let invoicing: ServiceUnderTest<typeof invoicingV1.InvoicingService>;
 
 beforeAll(async () => {
   mailCatcher = await startMailCatcher();
-  subscription = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService, { CATALOG_GRPC_ADDR: '127.0.0.1:9', INVOICING_GRPC_ADDR: '127.0.0.1:9', USAGE_METERING_GRPC_ADDR: '127.0.0.1:9' });
+  subscription = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService, { CATALOG_GRPC_ADDR: '127.0.0.1:9', INVOICING_GRPC_ADDR: '127.0.0.1:9', USAGE_METERING_GRPC_ADDR: '127.0.0.1:9', PAYMENTS_GRPC_ADDR: '127.0.0.1:9' });
   invoicing = await startServiceUnderTest('invoicing', invoicingV1.InvoicingService, {
     SUBSCRIPTION_GRPC_ADDR: subscription.grpcAddress,
     SMTP_URL: mailCatcher.url,

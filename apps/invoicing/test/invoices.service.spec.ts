@@ -33,7 +33,7 @@ const usd = (amount: number) => ({ amountMinor: BigInt(amount), currency: 'usd' 
 
 beforeAll(async () => {
   mailCatcher = await startMailCatcher();
-  subscription = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService, { CATALOG_GRPC_ADDR: '127.0.0.1:9', INVOICING_GRPC_ADDR: '127.0.0.1:9', USAGE_METERING_GRPC_ADDR: '127.0.0.1:9' });
+  subscription = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService, { CATALOG_GRPC_ADDR: '127.0.0.1:9', INVOICING_GRPC_ADDR: '127.0.0.1:9', USAGE_METERING_GRPC_ADDR: '127.0.0.1:9', PAYMENTS_GRPC_ADDR: '127.0.0.1:9' });
   invoicing = await startServiceUnderTest('invoicing', invoicingV1.InvoicingService, {
     SUBSCRIPTION_GRPC_ADDR: subscription.grpcAddress,
     PAYMENT_PAGE_URL: 'https://pay.example.test/i/',

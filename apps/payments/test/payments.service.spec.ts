@@ -5,6 +5,7 @@ import { invoicingV1, paymentsV1, type ServiceClient, subscriptionV1 } from '@re
 import { connectDatabase, eventually, grpcFailure, queryDatabase, NO_INVOICE_MAIL, startServiceUnderTest, type ServiceUnderTest } from '@recur/testing';
 import { SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
 import { randomBytes } from 'node:crypto';
+import { providerPaymentIdFor } from '../src/payments/payment';
 import { FakePawapay } from './fake-pawapay';
 
 /**
@@ -28,7 +29,7 @@ const ZAMBIAN = '+260971234567';
 
 beforeAll(async () => {
   await pawapay.start();
-  subscription = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService, { CATALOG_GRPC_ADDR: '127.0.0.1:9', INVOICING_GRPC_ADDR: '127.0.0.1:9', USAGE_METERING_GRPC_ADDR: '127.0.0.1:9' });
+  subscription = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService, { CATALOG_GRPC_ADDR: '127.0.0.1:9', INVOICING_GRPC_ADDR: '127.0.0.1:9', USAGE_METERING_GRPC_ADDR: '127.0.0.1:9', PAYMENTS_GRPC_ADDR: '127.0.0.1:9' });
   invoicing = await startServiceUnderTest('invoicing', invoicingV1.InvoicingService, { SUBSCRIPTION_GRPC_ADDR: subscription.grpcAddress, ...NO_INVOICE_MAIL });
   payments = await startServiceUnderTest('payments', paymentsV1.PaymentsService, {
     INVOICING_GRPC_ADDR: invoicing.grpcAddress,
@@ -377,5 +378,62 @@ describe('pawaPay callbacks and the janitor', () => {
     expect(statusChecks.held()).toBe(1);
     expect(await types(payments.databaseUrl, payment.id)).toEqual(['recur.payments.v1.PaymentSucceeded']);
     expect((await types(invoicing.databaseUrl, invoice.id)).filter((type) => type === 'invoice.paid')).toHaveLength(1);
+  });
+});
+
+describe('RetryInvoicePayment (smart retries, docs/api/dunning.md#smart-retries)', () => {
+  /** An open invoice of a customer whose default payment method is `phoneNumber` (none when undefined). */
+  async function invoiceWithMethod(tenant: Tenant, phoneNumber: string | undefined) {
+    const { customer } = await subscription.client.createCustomer({ tenant, name: 'Chisomo Tembo', email: 'chisomo@example.com' });
+    if (phoneNumber) await client.createPaymentMethod({ tenant, customerId: customer!.id, phoneNumber, provider: 'MTN_MOMO_ZMB', consent: true, requestId: '' });
+    const { invoice } = await invoicing.client.createInvoice({ tenant, customerId: customer!.id, amount: 5_000n, currency: 'zmw', description: 'Water, May', status: 'open' });
+    return invoice!;
+  }
+  const retry = (tenant: Tenant, invoiceId: string, attempt: number, requestId = `payment_retry:${invoiceId}:${attempt}`) =>
+    client.retryInvoicePayment({ tenant, invoiceId, attempt, requestId });
+  const providerIds = async (invoiceId: string) =>
+    (await queryDatabase<{ provider_payment_id: string }>(payments.databaseUrl, 'SELECT provider_payment_id FROM payments WHERE invoice_id = $1 ORDER BY created_at', [invoiceId])).map((row) => row.provider_payment_id);
+
+  it('pushes attempt n to the default method, keyed collect:<invoice>:<n>; a repeat answers the same push', async () => {
+    const tenant = newTenant(false);
+    const invoice = await invoiceWithMethod(tenant, SANDBOX_MAGIC_NUMBERS.succeed);
+    const first = await retry(tenant, invoice.id, 2);
+    expect(first).toMatchObject({ outcome: 'pushed', payment: { invoiceId: invoice.id, phoneNumber: SANDBOX_MAGIC_NUMBERS.succeed, amount: { amountMinor: 5_000n } } });
+    expect((await retry(tenant, invoice.id, 2)).payment!.id).toBe(first.payment!.id);
+    const [keyed] = await queryDatabase<{ provider_payment_id: string; channel: string }>(payments.databaseUrl, 'SELECT provider_payment_id, channel FROM payments WHERE id = $1', [first.payment!.id]);
+    // The key fixes the provider's id, so the provider de-duplicates a repeat.
+    expect(keyed).toEqual({ provider_payment_id: providerPaymentIdFor(`collect:${invoice.id}:2`), channel: 'push' });
+    // The simulated phone answers: the invoice is paid with nobody at a page.
+    await eventually(async () => (await invoiceOf(tenant, invoice.id)).status === 'paid', 15_000, 'the invoice paid');
+  });
+
+  it('waits (UNAVAILABLE, nothing recorded) while an earlier attempt is still pending, then pushes its own', async () => {
+    const tenant = newTenant(false);
+    const invoice = await invoiceWithMethod(tenant, SANDBOX_MAGIC_NUMBERS.pending);
+    await retry(tenant, invoice.id, 2);
+    expect(await grpcFailure(retry(tenant, invoice.id, 3))).toMatchObject({ code: grpc.status.UNAVAILABLE, errorCode: 'payment_pending' });
+    expect(await providerIds(invoice.id)).toHaveLength(1);
+    // Attempt 2 ends (the payer's page session ran out): attempt 3, asked again with the same request id, pushes.
+    await queryDatabase(payments.databaseUrl, "UPDATE payments SET status = 'failed', failure_code = 'payment_not_approved', settled_at = now() WHERE invoice_id = $1", [invoice.id]);
+    expect((await retry(tenant, invoice.id, 3)).outcome).toBe('pushed');
+    expect(await providerIds(invoice.id)).toHaveLength(2);
+  });
+
+  it('charges nothing for an invoice voided or paid meanwhile (not_owed), nor for a customer without a default method', async () => {
+    const tenant = newTenant(false);
+    const voided = await invoiceWithMethod(tenant, SANDBOX_MAGIC_NUMBERS.succeed);
+    await invoicing.client.voidInvoice({ tenant, id: voided.id, requestId: '' });
+    expect(await retry(tenant, voided.id, 2)).toMatchObject({ outcome: 'not_owed', reason: 'invoice_void' });
+
+    const paid = await invoiceWithMethod(tenant, SANDBOX_MAGIC_NUMBERS.succeed);
+    await retry(tenant, paid.id, 2);
+    await eventually(async () => (await invoiceOf(tenant, paid.id)).status === 'paid', 15_000, 'the invoice paid');
+    expect(await retry(tenant, paid.id, 3)).toMatchObject({ outcome: 'not_owed', reason: 'invoice_paid' });
+    expect(await providerIds(paid.id)).toHaveLength(1);
+    expect(await providerIds(voided.id)).toEqual([]);
+
+    const without = await invoiceWithMethod(tenant, undefined);
+    expect(await retry(tenant, without.id, 2)).toMatchObject({ outcome: 'no_payment_method' });
+    expect(await grpcFailure(retry(tenant, without.id, 1))).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, param: 'attempt' });
   });
 });

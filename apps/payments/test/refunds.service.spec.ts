@@ -24,7 +24,7 @@ const pawapay = new FakePawapay(`pawapay-token-${randomBytes(8).toString('hex')}
 beforeAll(async () => {
   await pawapay.start();
   mailCatcher = await startMailCatcher();
-  subscription = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService, { CATALOG_GRPC_ADDR: '127.0.0.1:9', INVOICING_GRPC_ADDR: '127.0.0.1:9', USAGE_METERING_GRPC_ADDR: '127.0.0.1:9' });
+  subscription = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService, { CATALOG_GRPC_ADDR: '127.0.0.1:9', INVOICING_GRPC_ADDR: '127.0.0.1:9', USAGE_METERING_GRPC_ADDR: '127.0.0.1:9', PAYMENTS_GRPC_ADDR: '127.0.0.1:9' });
   invoicing = await startServiceUnderTest('invoicing', invoicingV1.InvoicingService, { SUBSCRIPTION_GRPC_ADDR: subscription.grpcAddress, SMTP_URL: mailCatcher.url, INVOICE_MAIL_ON_FINALIZE: 'false' });
   payments = await startServiceUnderTest('payments', paymentsV1.PaymentsService, {
     INVOICING_GRPC_ADDR: invoicing.grpcAddress,

@@ -10,6 +10,8 @@ export interface SubscriptionConfig {
   invoicingAddress: string;
   /** `host:port` of usage-metering (the billing clock and the upcoming invoice read the usage to bill there). */
   usageMeteringAddress: string;
+  /** `host:port` of payments (the billing clock pushes the smart retries of failed automatic charges there). */
+  paymentsAddress: string;
   /**
    * Billing clock batches this process runs at once (BILLING_CLOCK_CONCURRENCY, default 4). 0: this
    * process serves the API only and runs no clock worker (another replica does; or a test drives the clock itself).
@@ -26,5 +28,5 @@ export function subscriptionConfigFromEnv(env: NodeJS.ProcessEnv = process.env):
   // invoicing takes at most 500 periods a call (CreateSubscriptionInvoices).
   if (billingClockBatchSize < 1 || billingClockBatchSize > 500) throw new ConfigError('BILLING_CLOCK_BATCH_SIZE must be between 1 and 500');
   return { catalogAddress: requireEnv('CATALOG_GRPC_ADDR', env), invoicingAddress: requireEnv('INVOICING_GRPC_ADDR', env),
-    usageMeteringAddress: requireEnv('USAGE_METERING_GRPC_ADDR', env), billingClockConcurrency, billingClockBatchSize };
+    usageMeteringAddress: requireEnv('USAGE_METERING_GRPC_ADDR', env), paymentsAddress: requireEnv('PAYMENTS_GRPC_ADDR', env), billingClockConcurrency, billingClockBatchSize };
 }

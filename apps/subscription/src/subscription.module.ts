@@ -4,6 +4,7 @@ import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
 import { BillingClock } from './billing-clock/billing-clock.worker';
 import { BillingJobs } from './billing-clock/billing-jobs.repository';
 import { InvoicingClient } from './billing-clock/invoicing.client';
+import { PaymentsClient } from './billing-clock/payments.client';
 import { UsageMeteringClient } from './billing-clock/usage-metering.client';
 import { CustomersGrpcController } from './customers/customers.grpc.controller';
 import { CustomersRepository } from './customers/customers.repository';
@@ -51,14 +52,16 @@ export class SubscriptionModule {
         SalesLinkInvoicing,
         InvoicingClient,
         UsageMeteringClient,
+        PaymentsClient,
         InvoicePaidConsumer,
         InvoicePaymentFailedConsumer,
         {
           provide: BillingClock,
-          inject: [PrismaService, SubscriptionsRepository, InvoicingClient, CLOCK, SUBSCRIPTION_CONFIG, UsageMeteringClient],
-          useFactory: (prisma: PrismaService, subscriptions: SubscriptionsRepository, invoicing: InvoicingClient, clock: Clock, config: SubscriptionConfig, usage: UsageMeteringClient) =>
+          inject: [PrismaService, SubscriptionsRepository, InvoicingClient, CLOCK, SUBSCRIPTION_CONFIG, UsageMeteringClient, PaymentsClient],
+          useFactory: (prisma: PrismaService, subscriptions: SubscriptionsRepository, invoicing: InvoicingClient, clock: Clock, config: SubscriptionConfig, usage: UsageMeteringClient, collection: PaymentsClient) =>
             new BillingClock(prisma, subscriptions, invoicing, clock, {
               usage,
+              collection,
               concurrency: config.billingClockConcurrency,
               batchSize: config.billingClockBatchSize,
               databaseUrl: runtime.config.databaseUrl,

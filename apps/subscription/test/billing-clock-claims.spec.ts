@@ -28,6 +28,7 @@ beforeAll(async () => {
     CATALOG_GRPC_ADDR: catalog.grpcAddress,
     INVOICING_GRPC_ADDR: '127.0.0.1:1',
     USAGE_METERING_GRPC_ADDR: '127.0.0.1:1',
+    PAYMENTS_GRPC_ADDR: '127.0.0.1:1',
     BILLING_CLOCK_CONCURRENCY: '0',
   });
   prisma = new PrismaService(service.databaseUrl);

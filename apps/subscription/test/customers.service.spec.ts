@@ -20,7 +20,7 @@ let metricsPort: number;
 
 beforeAll(async () => {
   // Customers need no peer; the addresses are required configuration, so unreachable ones are given.
-  const service = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService, { CATALOG_GRPC_ADDR: '127.0.0.1:9', INVOICING_GRPC_ADDR: '127.0.0.1:9', USAGE_METERING_GRPC_ADDR: '127.0.0.1:9' });
+  const service = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService, { CATALOG_GRPC_ADDR: '127.0.0.1:9', INVOICING_GRPC_ADDR: '127.0.0.1:9', USAGE_METERING_GRPC_ADDR: '127.0.0.1:9', PAYMENTS_GRPC_ADDR: '127.0.0.1:9' });
   ({ app, client, databaseUrl, metricsPort } = service);
 }, 90_000);
 

@@ -14,7 +14,7 @@ let service: ServiceUnderTest<typeof subscriptionV1.SubscriptionService>;
 
 beforeAll(async () => {
   // Peers are not called here: nothing in this test reaches the catalog or invoicing.
-  service = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService, { CATALOG_GRPC_ADDR: '127.0.0.1:9', INVOICING_GRPC_ADDR: '127.0.0.1:9', USAGE_METERING_GRPC_ADDR: '127.0.0.1:9' });
+  service = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService, { CATALOG_GRPC_ADDR: '127.0.0.1:9', INVOICING_GRPC_ADDR: '127.0.0.1:9', USAGE_METERING_GRPC_ADDR: '127.0.0.1:9', PAYMENTS_GRPC_ADDR: '127.0.0.1:9' });
 }, 90_000);
 
 afterAll(async () => {

@@ -42,6 +42,7 @@ beforeAll(async () => {
     CATALOG_GRPC_ADDR: catalog.grpcAddress,
     INVOICING_GRPC_ADDR: '127.0.0.1:1',
     USAGE_METERING_GRPC_ADDR: usageMetering.grpcAddress,
+    PAYMENTS_GRPC_ADDR: '127.0.0.1:1',
     BILLING_CLOCK_CONCURRENCY: '0',
   });
   prisma = new PrismaService(service.databaseUrl);

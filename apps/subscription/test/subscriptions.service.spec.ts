@@ -67,6 +67,7 @@ beforeAll(async () => {
     // Its own clock is off, so it never calls invoicing: the test's clocks use recordingInvoicer.
     INVOICING_GRPC_ADDR: '127.0.0.1:1',
     USAGE_METERING_GRPC_ADDR: '127.0.0.1:1',
+    PAYMENTS_GRPC_ADDR: '127.0.0.1:1',
     BILLING_CLOCK_CONCURRENCY: '0',
   });
   client = service.client;

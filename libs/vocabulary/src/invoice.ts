@@ -45,3 +45,6 @@ export const REFUND_REASONS_SHOWN = [...REFUND_REASONS, UNAPPLIED_PAYMENT_REFUND
 /** A dunning schedule (`PUT /v1/dunning-schedule`, `DUNNING_SCHEDULE_DAYS`): 1 to 10 reminders, each 1 to 90 days after the failure, strictly increasing. */
 export const DUNNING_REMINDERS_MAX = 10;
 export const DUNNING_DAY_MAX = 90;
+/** Automatic retries of a failed charge (`payment_retries` of the dunning schedule): 0 to 5 of them, each 1 to 30 days after the first failure, strictly increasing. */
+export const PAYMENT_RETRIES_MAX = 5;
+export const PAYMENT_RETRY_DAY_MAX = 30;

@@ -50,19 +50,43 @@ export function isPaymentProvider(value: string): value is PaymentProvider {
 }
 
 /** What the sandbox simulator does when the payer approves, by the phone number (docs/sandbox.md#magic-numbers). */
-export type SandboxOutcome = 'succeed' | 'fail' | 'pending';
+export type SandboxOutcome = 'succeed' | 'fail' | 'pending' | 'no_answer' | 'not_found';
 
 /**
  * The sandbox's magic phone numbers, like card test numbers: the last six digits of the
  * national number decide what Approve does (Decline always fails). Every other number succeeds.
  */
-export const SANDBOX_MAGIC_SUFFIXES: Record<string, SandboxOutcome> = { '000001': 'succeed', '000002': 'fail', '000003': 'pending' };
+export const SANDBOX_MAGIC_SUFFIXES: Record<string, SandboxOutcome> = { '000001': 'succeed', '000002': 'fail', '000003': 'pending', '000004': 'no_answer', '000005': 'not_found' };
 /** One documented number per outcome (Zambia, MTN_MOMO_ZMB). */
-export const SANDBOX_MAGIC_NUMBERS: Record<SandboxOutcome, string> = { succeed: '+260971000001', fail: '+260971000002', pending: '+260971000003' };
+export const SANDBOX_MAGIC_NUMBERS: Record<SandboxOutcome, string> = {
+  succeed: '+260971000001', fail: '+260971000002', pending: '+260971000003', no_answer: '+260971000004', not_found: '+260971000005',
+};
+
+/** How a failing magic number fails: the code and message pawaPay's own failure would carry (lower-cased, as Recur's codes are). */
+export const SANDBOX_FAILURES: Record<Extract<SandboxOutcome, 'fail' | 'no_answer' | 'not_found'>, { code: string; message: string }> = {
+  fail: { code: 'insufficient_funds', message: "The payer's wallet does not hold enough funds." },
+  no_answer: { code: 'payment_not_approved', message: 'The payer did not answer the payment prompt in time.' },
+  not_found: { code: 'payer_not_found', message: 'The phone number has no mobile-money wallet at the provider.' },
+};
 
 /** What Approve does on the sandbox payer page for an E.164 number. */
 export function sandboxOutcome(e164: string): SandboxOutcome {
   return SANDBOX_MAGIC_SUFFIXES[e164.slice(-6)] ?? 'succeed';
+}
+
+/**
+ * Failure codes of an automatic charge that another attempt may turn into a payment: the payer
+ * was short of funds or over a limit that resets, did not answer the prompt, or the provider was
+ * briefly down (pawaPay's `INSUFFICIENT_BALANCE`, `PAYER_LIMIT_REACHED`, `PAYMENT_NOT_APPROVED`,
+ * `PROVIDER_TEMPORARILY_UNAVAILABLE`, lower-cased; the sandbox's `insufficient_funds`). Every
+ * other code — a number that does not exist (`payer_not_found`), a provider refusal, a rule the
+ * amount breaks, a reason Recur cannot read — is not retried: the payment link goes out at once
+ * (docs/api/dunning.md#smart-retries).
+ */
+export const RETRYABLE_PAYMENT_FAILURE_CODES = ['insufficient_funds', 'insufficient_balance', 'payer_limit_reached', 'payment_not_approved', 'provider_temporarily_unavailable'] as const;
+
+export function isRetryablePaymentFailure(code: string): boolean {
+  return (RETRYABLE_PAYMENT_FAILURE_CODES as readonly string[]).includes(code);
 }
 
 /** How many decimal places a provider takes in an amount, as pawaPay's active configuration says (`decimalsInAmount`). */

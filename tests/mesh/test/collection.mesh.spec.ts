@@ -303,7 +303,7 @@ describe('collection_method charge_automatically', () => {
     ]);
   });
 
-  it('a number whose wallet is short fails the invoice (invoice.payment_failed, dunning starts); no default method leaves it open; a bad value is a 400', async () => {
+  it('a number whose wallet is short fails the invoice (invoice.payment_failed, its smart retries planned); no default method leaves it open; a bad value is a 400', async () => {
     const failing = await charged(await customerWithMethod(SANDBOX_MAGIC_NUMBERS.fail), 1_000);
     await settled(failing.body.id, 'failed');
     expect((await call('GET', `/v1/payments?invoice=${failing.body.id}`)).body.data).toMatchObject([{ status: 'failed', failure_code: 'insufficient_funds' }]);

@@ -185,7 +185,10 @@ describe('the app\'s dunning schedule and one-off invoices', () => {
     const { keys: own } = await mesh.createAccount('Kitwe Solar');
     const as = api(mesh, own.test);
     const endpoint = await as('POST', '/v1/webhooks', { url: `${receiver.url}/one-off`, events: ['invoice.dunning_retry', 'subscription.past_due'] });
-    expect((await as('GET', '/v1/dunning-schedule')).body).toEqual({ object: 'dunning_schedule', livemode: false, days_after_failure: [3, 7, 14], default: true, updated: null });
+    expect((await as('GET', '/v1/dunning-schedule')).body).toEqual({
+      object: 'dunning_schedule', livemode: false, days_after_failure: [3, 7, 14], default: true, updated: null,
+      payment_retries: { days_after_failure: [1, 3, 5], hour: 9, time_zone: 'UTC', default: true },
+    });
     for (const bad of [[7, 3], [2, 2], [91], [], [1.5], ['3'], Array.from({ length: 11 }, (_, index) => index + 1)]) {
       const refused = await as('PUT', '/v1/dunning-schedule', { days_after_failure: bad });
       expect([refused.status, refused.body.error.param]).toEqual([400, 'days_after_failure']);

@@ -38,6 +38,8 @@ const OUTCOME_NOTE: Record<string, string> = {
   succeed: 'Approve will succeed for this number.',
   fail: 'Approve will fail for this number (insufficient funds).',
   pending: 'Approve will leave this payment pending for this number.',
+  no_answer: 'Approve will fail for this number (the payer did not answer the prompt).',
+  not_found: 'Approve will fail for this number (no such mobile-money wallet).',
 };
 
 const STATUS_TEXT: Record<string, string> = {

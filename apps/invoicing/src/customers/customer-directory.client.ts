@@ -35,6 +35,25 @@ export class CustomerDirectory implements OnModuleDestroy {
   }
 
   /**
+   * The customer's own time now: its test clock's frozen time when it lives on one (sandbox
+   * only), else `now`. The automatic retries of a failed charge are planned in it, so a test
+   * clock reaches them as the billing clock reaches renewals (docs/api/dunning.md#smart-retries).
+   * A clock deleted meanwhile (NOT_FOUND) leaves the customer on real time.
+   */
+  async ownTime(tenant: TenantRef, customerId: string, now: Date): Promise<Date> {
+    if (tenant.livemode || !customerId.startsWith('cus_')) return now;
+    try {
+      const { customer } = await this.subscription.getCustomer({ tenant: toTenantMessage(tenant), id: customerId });
+      if (!customer?.testClockId) return now;
+      const { testClock } = await this.subscription.getTestClock({ tenant: toTenantMessage(tenant), id: customer.testClockId });
+      return testClock ? new Date(Number(testClock.frozenTime) * 1_000) : now;
+    } catch (error) {
+      if ((error as grpc.ServiceError).code === grpc.status.NOT_FOUND) return now;
+      throw fromGrpcError(error);
+    }
+  }
+
+  /**
    * Many customers, each of its own tenant, in one call (BatchGetCustomers): one lookup per
    * reference, in order. A subscription service that does not know the call yet (UNIMPLEMENTED,
    * an older release) is asked one customer at a time.

@@ -1,4 +1,5 @@
 import { invoicingEventsV1 } from '@recur/contracts';
+import { unixSeconds } from '@recur/kernel';
 import { newInternalEvent, newPublicEvent, type OutboxEvent, type PublicEventData } from '@recur/messaging';
 import { toCreditNoteJson } from '../credit-notes/credit-note.mapper';
 import type { InvoiceEvent } from './invoice';
@@ -14,7 +15,8 @@ import { toInvoiceJson, toInvoiceMessage } from './invoice.mapper';
  * on finalize of a draft, or for a renewal — never for a draft. `data.source` says which
  * path raised it (`manual`, `subscription_cycle`, …), the same as the invoice's billing_reason.
  * `invoice.paid` and `invoice.payment_failed` name the payment (`data.payment`), the latter
- * with the provider's reason (`data.failure_code`).
+ * with the provider's reason (`data.failure_code`), the attempts so far (`data.attempt_count`)
+ * and the next automatic retry (`data.next_payment_attempt`, null when none: Stripe's names).
  */
 export function translateInvoiceEvent(event: InvoiceEvent): OutboxEvent[] {
   const { invoice } = event;
@@ -44,11 +46,19 @@ export function translateInvoiceEvent(event: InvoiceEvent): OutboxEvent[] {
       ];
     }
     case 'payment_failed': {
-      const data: PublicEventData & { payment: string; failure_code: string } = { object: toInvoiceJson(invoice), payment: event.paymentId, failure_code: event.failureCode };
+      const nextAttempt = event.paymentRetryAt[0];
+      const data: PublicEventData & { payment: string; failure_code: string; attempt_count: number; next_payment_attempt: number | null } = {
+        object: toInvoiceJson(invoice), payment: event.paymentId, failure_code: event.failureCode,
+        attempt_count: event.attemptCount, next_payment_attempt: nextAttempt ? unixSeconds(nextAttempt) : null,
+      };
       return [
         newInternalEvent(
           tenant, id, invoicingEventsV1.InvoicePaymentFailedSchema,
-          { invoice: message, paymentId: event.paymentId, failureCode: event.failureCode, dunningScheduleDays: event.dunningScheduleDays },
+          {
+            invoice: message, paymentId: event.paymentId, failureCode: event.failureCode, dunningScheduleDays: event.dunningScheduleDays,
+            attemptCount: event.attemptCount, paymentRetryAt: event.paymentRetryAt.map((at) => BigInt(unixSeconds(at))),
+            failedAt: event.failedAt ? BigInt(unixSeconds(event.failedAt)) : 0n,
+          },
           invoice.updatedAt,
         ),
         newPublicEvent(tenant, 'invoice.payment_failed', id, data, invoice.updatedAt),
@@ -65,8 +75,10 @@ export function translateInvoiceEvent(event: InvoiceEvent): OutboxEvent[] {
     }
     case 'dunning_reminder': {
       // Public only: the subscription service runs the schedule and needs no echo of it.
-      const data: PublicEventData & { reminder: number; reminder_count: number; final: boolean } = {
+      // Reminders come after the last automatic attempt: none is planned any more.
+      const data: PublicEventData & { reminder: number; reminder_count: number; final: boolean; attempt_count: number; next_payment_attempt: null } = {
         object: toInvoiceJson(invoice), reminder: event.reminderNumber, reminder_count: event.reminderCount, final: event.reminderNumber === event.reminderCount,
+        attempt_count: invoice.paymentAttemptCount, next_payment_attempt: null,
       };
       return [newPublicEvent(tenant, 'invoice.dunning_retry', id, data, event.at)];
     }

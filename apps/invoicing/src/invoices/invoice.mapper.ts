@@ -59,6 +59,8 @@ export function fromInvoiceRow(row: InvoiceRowWithLines): Invoice {
     finalizedAt: row.finalizedAt,
     paidAt: row.paidAt,
     voidedAt: row.voidedAt,
+    paymentAttemptCount: row.paymentAttemptCount,
+    paymentRetryAt: row.paymentRetryAt ?? [],
   };
 }
 
@@ -96,6 +98,8 @@ export function toInvoiceColumns(invoice: Invoice): Omit<Prisma.InvoiceUnchecked
     finalizedAt: invoice.finalizedAt,
     paidAt: invoice.paidAt,
     voidedAt: invoice.voidedAt,
+    paymentAttemptCount: invoice.paymentAttemptCount,
+    paymentRetryAt: invoice.paymentRetryAt,
   };
 }
 

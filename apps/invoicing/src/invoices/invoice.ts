@@ -1,4 +1,4 @@
-import { COLLECTION_METHODS, type CollectionMethod, DEFAULT_COLLECTION_METHOD, INVOICE_CREATE_STATUSES, isCollectionMethod, INVOICE_DEFAULT_DUE_DAYS, INVOICE_DESCRIPTION_MAX, INVOICE_LINES_MAX, type InvoiceStatus, isCalendarDate, QUANTITY_MAX } from '@recur/vocabulary';
+import { COLLECTION_METHODS, type CollectionMethod, DEFAULT_COLLECTION_METHOD, INVOICE_CREATE_STATUSES, isCollectionMethod, isRetryablePaymentFailure, INVOICE_DEFAULT_DUE_DAYS, INVOICE_DESCRIPTION_MAX, INVOICE_LINES_MAX, type InvoiceStatus, isCalendarDate, QUANTITY_MAX } from '@recur/vocabulary';
 import { checkMetadata, DomainError, failedPrecondition, invalidArgument, type Metadata, newId, type TenantRef } from '@recur/kernel';
 import type { CreditNote } from '../credit-notes/credit-note';
 import { add, AMOUNT_MAX, checkCurrencyCode, compare, type Money, money, subtract, sum, zero } from '@recur/money';
@@ -53,6 +53,13 @@ export interface Invoice {
   finalizedAt: Date | null;
   paidAt: Date | null;
   voidedAt: Date | null;
+  /**
+   * Payment attempts, as Stripe counts them (`attempt_count`): the first failed payment of any
+   * kind is 1, then each failed automatic retry adds one; 0 until a payment failed.
+   */
+  paymentAttemptCount: number;
+  /** The automatic retries planned at the first failure of a `charge_automatically` charge (attempts 2, 3, …), in the invoice's own time. */
+  paymentRetryAt: Date[];
 }
 
 /**
@@ -64,7 +71,7 @@ export type InvoiceEvent =
   | { kind: 'finalized'; invoice: Invoice }
   | { kind: 'voided'; invoice: Invoice }
   | { kind: 'paid'; invoice: Invoice; paymentId: string }
-  | { kind: 'payment_failed'; invoice: Invoice; paymentId: string; failureCode: string; dunningScheduleDays: number[] }
+  | { kind: 'payment_failed'; invoice: Invoice; paymentId: string; failureCode: string; dunningScheduleDays: number[]; attemptCount: number; paymentRetryAt: Date[]; failedAt: Date | null }
   | { kind: 'credit_note_issued'; invoice: Invoice; creditNote: CreditNote }
   | { kind: 'refunded'; invoice: Invoice; creditNote: CreditNote }
   | { kind: 'dunning_reminder'; invoice: Invoice; reminderNumber: number; reminderCount: number; at: Date };
@@ -256,6 +263,8 @@ export function createOneOffInvoice(tenant: TenantRef, customer: BilledCustomer,
     finalizedAt: null,
     paidAt: null,
     voidedAt: null,
+    paymentAttemptCount: 0,
+    paymentRetryAt: [],
   };
   return { invoice, events: [{ kind: 'created', invoice }] };
 }
@@ -348,6 +357,8 @@ export function createSubscriptionInvoice(tenant: TenantRef, customer: BilledCus
     finalizedAt: null,
     paidAt: null,
     voidedAt: null,
+    paymentAttemptCount: 0,
+    paymentRetryAt: [],
   };
   return { invoice, events: [{ kind: 'created', invoice }] };
 }
@@ -421,14 +432,38 @@ export function payInvoice(invoice: Invoice, settlement: Settlement, now: Date):
   return { invoice: paid, events: [{ kind: 'paid', invoice: paid, paymentId: settlement.paymentId }] };
 }
 
+/** A failed payment as payments reports it: `automatic` when it was a push with nobody at a page. */
+export interface PaymentFailure {
+  paymentId: string;
+  failureCode: string;
+  automatic: boolean;
+}
+
+
+
 /**
- * A payment attempt of an open invoice failed at the provider: the invoice is failed
- * (`invoice.payment_failed`), and dunning starts on the account's schedule as it is now.
+ * A payment attempt failed at the provider: the invoice is failed (`invoice.payment_failed`).
+ * For a `charge_automatically` invoice whose automatic charge failed for a reason that may pass
+ * (isRetryablePaymentFailure), the first failure plans the retries (`retryTimes`, in the
+ * invoice's own time) and each failure names the retries still to come; once none is left — or
+ * the reason will not pass — dunning starts on `dunningScheduleDays` (the account's schedule as
+ * it is now). A failed invoice fails again only by an automatic retry's failure.
  */
-export function failInvoicePayment(invoice: Invoice, paymentId: string, failureCode: string, dunningScheduleDays: number[], now: Date): InvoiceChange {
-  assertMove(invoice, 'fail');
-  const failed: Invoice = { ...invoice, status: 'failed', updatedAt: now };
-  return { invoice: failed, events: [{ kind: 'payment_failed', invoice: failed, paymentId, failureCode, dunningScheduleDays }] };
+export function failInvoicePayment(invoice: Invoice, failure: PaymentFailure, dunningScheduleDays: number[], retryTimes: (firstFailure: Date) => Date[], ownNow: Date | null, now: Date): InvoiceChange {
+  const automatic = failure.automatic && invoice.collectionMethod === 'charge_automatically';
+  // Only an invoice whose first automatic failure planned retries is pushed again.
+  const retryFailed = automatic && invoice.status === 'failed' && invoice.paymentRetryAt.length > 0;
+  if (!retryFailed) assertMove(invoice, 'fail');
+  const retryable = automatic && isRetryablePaymentFailure(failure.failureCode);
+  const attemptCount = retryFailed ? invoice.paymentAttemptCount + 1 : 1;
+  const paymentRetryAt = retryFailed ? invoice.paymentRetryAt : retryable ? retryTimes(ownNow ?? now) : [];
+  const failed: Invoice = { ...invoice, status: 'failed', paymentAttemptCount: attemptCount, paymentRetryAt, updatedAt: now };
+  // Attempt n's successor is planned retry n - 1 (the plan holds attempts 2, 3, …).
+  const remaining = retryable ? paymentRetryAt.slice(attemptCount - 1) : [];
+  return {
+    invoice: failed,
+    events: [{ kind: 'payment_failed', invoice: failed, paymentId: failure.paymentId, failureCode: failure.failureCode, dunningScheduleDays, attemptCount, paymentRetryAt: remaining, failedAt: ownNow }],
+  };
 }
 
 /**

@@ -1,8 +1,8 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import { Controller } from '@nestjs/common';
+import { Controller, Inject } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { invoicingV1, moneyFromMessage, requireTenant } from '@recur/contracts';
-import { checkPage, type DomainError, hasPrefix, invalidArgument, isDomainError, newId, pageInfo, type TenantRef } from '@recur/kernel';
+import { checkPage, CLOCK, type Clock, type DomainError, hasPrefix, invalidArgument, isDomainError, newId, pageInfo, type TenantRef } from '@recur/kernel';
 import { fromInt64 } from '@recur/money';
 import { CustomerDirectory } from '../customers/customer-directory.client';
 import { checkReminder } from '../dunning/dunning-schedule';
@@ -59,6 +59,7 @@ export class InvoicesGrpcController {
     private readonly commands: Commands,
     private readonly sellers: SellerProfilesRepository,
     private readonly prisma: PrismaService,
+    @Inject(CLOCK) private readonly now: Clock,
   ) {}
 
   @GrpcMethod('InvoicingService', 'CreateInvoice')
@@ -187,8 +188,11 @@ export class InvoicesGrpcController {
   async failInvoicePayment(request: invoicingV1.FailInvoicePaymentRequest): Promise<invoicingV1.FailInvoicePaymentResponse> {
     const tenant = requireTenant(request.tenant);
     const paymentId = checkPaymentId(request.paymentId);
+    // An automatic charge's retries are planned in the customer's own time (a test clock's): asked before the transaction.
+    const ownNow = request.automatic ? await this.customers.ownTime(tenant, (await this.invoices.get(tenant, request.id)).customer.id, this.now()) : null;
+    const failure = { paymentId, failureCode: request.failureCode || 'payment_failed', automatic: request.automatic };
     return this.commands.run(tenant, { requestId: paymentId }, invoicingV1.FailInvoicePaymentResponseSchema, async (tx) => ({
-      invoice: toInvoiceMessage(await this.invoices.failPayment(tx, tenant, request.id, paymentId, request.failureCode || 'payment_failed')),
+      invoice: toInvoiceMessage(await this.invoices.failPayment(tx, tenant, request.id, failure, ownNow)),
     }));
   }
 

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, type Clock, type DomainError, isDomainError, type Page, type TenantRef } from '@recur/kernel';
 import { DunningSchedulesRepository } from '../dunning/dunning-schedules.repository';
+import { DEFAULT_PAYMENT_RETRY_SCHEDULE, paymentRetryTimes } from '../dunning/payment-retry-schedule';
 import type { OpenTransaction } from '@recur/persistence';
 import type { Prisma } from '../generated/prisma/client';
 import { PlainTransactions } from '../infrastructure/commands';
@@ -22,6 +23,7 @@ import {
   type InvoiceChange,
   type OneOffInvoiceFields,
   failInvoicePayment,
+  type PaymentFailure,
   isFinalInvoice,
   payInvoice,
   remindOfInvoice,
@@ -190,14 +192,18 @@ export class InvoicesService {
   }
 
   /**
-   * Records a failed payment attempt on the invoice (`fail`): dunning starts from here, on the
-   * account's schedule (its dunning_schedules row, else DUNNING_SCHEDULE_DAYS), carried by the
-   * InvoicePaymentFailed event to the billing clock that runs it.
+   * Records a failed payment attempt on the invoice (`fail`): the automatic retries of a
+   * `charge_automatically` charge (planned from `ownNow`, the invoice's own time — looked up for
+   * an automatic charge's failure, null otherwise — on the account's
+   * retry schedule) and dunning after them (its dunning_schedules row, else DUNNING_SCHEDULE_DAYS),
+   * carried by the InvoicePaymentFailed event to the billing clock that runs both.
    */
-  async failPayment(tx: Tx, tenant: TenantRef, id: string, paymentId: string, failureCode: string): Promise<Invoice> {
+  async failPayment(tx: Tx, tenant: TenantRef, id: string, failure: PaymentFailure, ownNow: Date | null): Promise<Invoice> {
     const invoice = await this.invoices.getForUpdate(tx, tenant, id);
-    const schedule = (await this.dunningSchedules.find(tx, tenant))?.days ?? this.config.dunningScheduleDays;
-    const change = failInvoicePayment(invoice, paymentId, failureCode, schedule, this.now());
+    const stored = await this.dunningSchedules.find(tx, tenant);
+    const retries = stored?.paymentRetries ?? DEFAULT_PAYMENT_RETRY_SCHEDULE;
+    const plan = (firstFailure: Date) => paymentRetryTimes(firstFailure, retries);
+    const change = failInvoicePayment(invoice, failure, stored?.days ?? this.config.dunningScheduleDays, plan, ownNow, this.now());
     await this.invoices.update(tx, change);
     return change.invoice;
   }

@@ -27,11 +27,12 @@ export class InvoicingClient implements SettlementRecorder, OnModuleDestroy {
   }
 
   /** The invoice as payments needs it; an invoice unknown in the tenant is a bad `invoice_id`. */
-  async payableInvoice(tenant: TenantRef, id: string): Promise<PayableInvoice & RefundableInvoice> {
+  async payableInvoice(tenant: TenantRef, id: string): Promise<PayableInvoice & RefundableInvoice & { customerId: string }> {
     try {
       const { invoice } = await this.client.getInvoice({ tenant: toTenantMessage(tenant), id }, { timeoutMs: INVOICING_TIMEOUT_MS });
       return {
         id: invoice!.id, number: invoice!.number, status: invoice!.status, amountDue: moneyFromMessage(invoice!.amountDue, 'amount_due'), billingReason: invoice!.billingReason,
+        customerId: invoice!.customerId,
         amountRefunded: invoice!.amountRefunded ? moneyFromMessage(invoice!.amountRefunded, 'amount_refunded') : undefined,
       };
     } catch (failure) {
@@ -51,7 +52,8 @@ export class InvoicingClient implements SettlementRecorder, OnModuleDestroy {
         );
       } else {
         await this.client.failInvoicePayment(
-          { tenant, id: payment.invoiceId, paymentId: payment.id, failureCode: payment.failureCode ?? 'payment_failed', requestId: payment.id },
+          // A push had nobody at a page: an automatic charge's attempt, which its retry schedule counts.
+          { tenant, id: payment.invoiceId, paymentId: payment.id, failureCode: payment.failureCode ?? 'payment_failed', automatic: payment.channel === 'push', requestId: payment.id },
           { timeoutMs: INVOICING_TIMEOUT_MS },
         );
       }

@@ -2,7 +2,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { DomainError, failedPrecondition, invalidArgument, newId, type TenantRef } from '@recur/kernel';
 import { equals, type Money, toDecimalString } from '@recur/money';
-import { isPaymentProvider, PAYMENT_PROVIDER_CODES, PAYMENT_PROVIDERS, type PaymentProvider, type PaymentStatus } from '@recur/vocabulary';
+import { isPaymentProvider, PAYMENT_PROVIDER_CODES, PAYMENT_PROVIDERS, type PaymentProvider, type PaymentStatus, SANDBOX_FAILURES, type SandboxOutcome } from '@recur/vocabulary';
 
 /** The adapter a payment runs on. Chosen by the tenant's mode (adapterFor), never by a caller. */
 export type AdapterName = 'sandbox' | 'pawapay';
@@ -206,3 +206,10 @@ export const EXPIRED = { status: 'failed', code: 'payment_expired', message: 'Th
 export const rejectedAtStart = (payment: Payment, code: string, message: string, now: Date): PaymentChange => settle(payment, { status: 'failed', code, message }, now);
 
 export const paymentNotFound = (id: string) => new DomainError('not_found', 'resource_missing', `No such payment: '${id}'`, 'id');
+
+/** What Approve does for a magic number (docs/sandbox.md#magic-numbers); null: the payment stays pending. */
+export function sandboxApproval(outcome: SandboxOutcome): Outcome | null {
+  if (outcome === 'succeed') return { status: 'succeeded' };
+  if (outcome === 'pending') return null;
+  return { status: 'failed', ...SANDBOX_FAILURES[outcome] };
+}

@@ -2,7 +2,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { paymentsV1, requireTenant, toTenantMessage } from '@recur/contracts';
-import { checkPage, DomainError, isDomainError, pageInfo } from '@recur/kernel';
+import { checkPage, DomainError, invalidArgument, isDomainError, pageInfo } from '@recur/kernel';
 import { Commands } from '../infrastructure/commands';
 import { InvoicingClient } from '../invoices/invoicing.client';
 import { toPaymentMessage } from './payment.mapper';
@@ -52,6 +52,24 @@ export class PaymentsGrpcController {
           await this.payments.initiate(tx, tenant, invoice, { phoneNumber: request.phoneNumber, provider: request.provider }).catch(keepOutagesUnrecorded),
         ),
       })),
+    );
+  }
+
+  /**
+   * Smart retries' attempt `attempt` (the billing clock asks, docs/api/dunning.md#smart-retries);
+   * idempotent by request id (the step's), and by the push's key at the provider besides.
+   */
+  @GrpcMethod('PaymentsService', 'RetryInvoicePayment')
+  async retryInvoicePayment(request: paymentsV1.RetryInvoicePaymentRequest): Promise<paymentsV1.RetryInvoicePaymentResponse> {
+    const tenant = requireTenant(request.tenant);
+    if (!Number.isInteger(request.attempt) || request.attempt < 2) throw invalidArgument('attempt', 'attempt must be 2 or more (the push at finalization is attempt 1)');
+    const invoice = await this.invoicing.payableInvoice(tenant, request.invoiceId);
+    return unrecordedOutages(() =>
+      this.commands.run(tenant, request, paymentsV1.RetryInvoicePaymentResponseSchema, async (tx) => {
+        const retry = await this.payments.retryCollection(tx, tenant, invoice, request.attempt).catch(keepOutagesUnrecorded);
+        if (retry.outcome === 'pushed') return { outcome: retry.outcome, payment: toPaymentMessage(retry.payment) };
+        return { outcome: retry.outcome, reason: retry.outcome === 'not_owed' ? retry.reason : '' };
+      }),
     );
   }
 

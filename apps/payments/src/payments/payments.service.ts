@@ -7,6 +7,7 @@ import { InvoicingClient } from '../invoices/invoicing.client';
 import { newUnappliedReturn } from '../refunds/refund';
 import { REFUNDS_DUE_CHANNEL, RefundsRepository } from '../refunds/refunds.repository';
 import { WalletsRepository } from '../wallets/wallets.repository';
+import { PaymentMethodsRepository } from '../payment-methods/payment-methods.repository';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../payments-config';
 import { ProviderAdapters } from '../providers/provider-adapters.service';
 import { ProviderDirectory } from '../providers/provider-directory.service';
@@ -24,6 +25,7 @@ import {
   paymentNotFound,
   providerPaymentIdFor,
   rejectedAtStart,
+  sandboxApproval,
   settle,
   unapplied,
 } from './payment';
@@ -36,6 +38,9 @@ export interface InitiationFields {
   /** '' when the request named none: predicted from the phone number (ProviderDirectory.resolve). */
   provider: string;
 }
+
+/** What an automatic retry did: pushed (the payment), or nothing, and why. */
+export type CollectionRetry = { outcome: 'pushed'; payment: Payment } | { outcome: 'not_owed'; reason: string } | { outcome: 'no_payment_method' };
 
 export type CallbackOutcome = 'settled' | 'already_settled' | 'pending' | 'unknown_payment';
 
@@ -69,6 +74,7 @@ export class PaymentsService {
     private readonly refunds: RefundsRepository,
     private readonly wallets: WalletsRepository,
     private readonly directory: ProviderDirectory,
+    private readonly methods: PaymentMethodsRepository,
     @Inject(CLOCK) private readonly now: Clock,
     @Inject(PAYMENTS_CONFIG) private readonly config: PaymentsConfig,
   ) {}
@@ -88,6 +94,28 @@ export class PaymentsService {
    */
   initiatePush(tx: Tx, tenant: TenantRef, invoice: PayableInvoice, fields: InitiationFields, key: string): Promise<Payment> {
     return this.begin(tx, tenant, invoice, fields, providerPaymentIdFor(key));
+  }
+
+  /**
+   * Automatic attempt `attempt` of a failed `charge_automatically` invoice (smart retries,
+   * docs/api/dunning.md#smart-retries): a push to the customer's default payment method as it is
+   * now, keyed `collect:<invoice>:<attempt>`. It goes through the one-collection lock (begin): an
+   * invoice paid, voided or refunded meanwhile, or one a payment already collected, is not charged.
+   */
+  async retryCollection(tx: Tx, tenant: TenantRef, invoice: PayableInvoice & { customerId: string }, attempt: number): Promise<CollectionRetry> {
+    const method = await this.methods.findDefault(tenant, invoice.customerId, tx);
+    if (!method) return { outcome: 'no_payment_method' };
+    const key = `collect:${invoice.id}:${attempt}`;
+    try {
+      const payment = await this.initiatePush(tx, tenant, invoice, { phoneNumber: method.phoneNumber, provider: method.provider }, key);
+      // An earlier attempt (or a payer at a page) is still pending: this attempt waits for its end,
+      // unrecorded (UNAVAILABLE), so the billing clock asks again rather than count it as made.
+      if (payment.providerPaymentId !== providerPaymentIdFor(key)) throw new DomainError('unavailable', 'payment_pending', `Payment '${payment.id}' of invoice '${invoice.id}' is still pending: attempt ${attempt} waits for it.`);
+      return { outcome: 'pushed', payment };
+    } catch (error) {
+      if (isDomainError(error) && error.kind === 'failed_precondition') return { outcome: 'not_owed', reason: error.code };
+      throw error;
+    }
   }
 
   private async begin(tx: Tx, tenant: TenantRef, invoice: PayableInvoice, fields: InitiationFields, pushId: string | undefined): Promise<Payment> {
@@ -210,7 +238,7 @@ export class PaymentsService {
     if (decision === 'approve' && payment.status === 'pending') await this.refuseUnlessOwed(payment);
     const outcome: Outcome | null = decision === 'decline'
       ? { status: 'failed', code: 'payment_declined', message: 'The payer declined the payment.' }
-      : ({ succeed: { status: 'succeeded' }, fail: { status: 'failed', code: 'insufficient_funds', message: "The payer's wallet does not hold enough funds." }, pending: null } as const)[sandboxOutcome(payment.phoneNumber)];
+      : sandboxApproval(sandboxOutcome(payment.phoneNumber));
     if (!outcome) return payment;
     return (await this.settleById(payment.id, outcome)).payment;
   }

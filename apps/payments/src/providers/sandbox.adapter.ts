@@ -1,14 +1,7 @@
 import { DomainError } from '@recur/kernel';
-import { sandboxOutcome, type SandboxOutcome } from '@recur/vocabulary';
-import type { Outcome, Payment } from '../payments/payment';
+import { sandboxOutcome } from '@recur/vocabulary';
+import { type Payment, sandboxApproval } from '../payments/payment';
 import type { PaymentProviderAdapter, ProviderCallback, ProviderRefundCallback, ProviderRefundStatus, ProviderStatus, StartResult } from './payment-provider';
-
-/** What the simulated phone answers to a push, by the number's magic outcome (pending: no answer yet). */
-const SANDBOX_PUSH_OUTCOMES: Record<SandboxOutcome, Outcome | null> = {
-  succeed: { status: 'succeeded' },
-  fail: { status: 'failed', code: 'insufficient_funds', message: "The payer's wallet does not hold enough funds." },
-  pending: null,
-};
 
 /**
  * The sandbox simulator: Recur's own payer page stands in for the provider. Its payments are
@@ -40,7 +33,8 @@ export class SandboxAdapter implements PaymentProviderAdapter {
    */
   status(payment: Payment): Promise<ProviderStatus> {
     if (payment.channel !== 'push') return Promise.resolve({ state: 'pending' });
-    const outcome = SANDBOX_PUSH_OUTCOMES[sandboxOutcome(payment.phoneNumber)];
+    // The simulated phone answers a push as Approve on the page would (pending: no answer yet).
+    const outcome = sandboxApproval(sandboxOutcome(payment.phoneNumber));
     return Promise.resolve(outcome ? { state: 'settled', outcome } : { state: 'pending' });
   }
 

@@ -5,8 +5,9 @@ import { claimDueRows, type DueRowsClaim, PgTransactions } from '@recur/persiste
 import { PrismaService } from '../infrastructure/prisma.service';
 import { fallPastDue, LIFECYCLE_MOVES, nextLifecycleStep, type Subscription, type SubscriptionChange, usagePeriodToBill } from '../subscriptions/subscription';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
-import { BILLING_JOBS_CHANNEL, type BillingJobKind, type DunningPayload, type InvoicePayload, stepKey } from './billing-jobs.repository';
+import { BILLING_JOBS_CHANNEL, type BillingJobKind, BillingJobs, type DunningPayload, type InvoicePayload, isPaymentRetry, type PaymentRetryPayload, stepKey } from './billing-jobs.repository';
 import type { BillingInvoicing, PeriodInvoiceOutcome } from './invoicing.client';
+import type { BillingCollection } from './payments.client';
 import { type StepUsage, usageOfSteps } from './steps-usage';
 import type { BillingUsage } from './usage-metering.client';
 
@@ -101,6 +102,9 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly log: (message: string, fields?: Record<string, unknown>) => void;
   private readonly killAfterInvoices = killAfterInvoiceFromEnv(process.env);
   private readonly usage: BillingUsage | undefined;
+  private readonly collection: BillingCollection | undefined;
+  /** Queues the reminders of a retry that found nothing to charge. */
+  private readonly jobs: BillingJobs;
   private readonly claimDueSteps: DueRowsClaim<ClaimedStep>;
   private readonly claimDueInvoices: DueRowsClaim<ClaimedStep>;
   private readonly claimDueOtherSteps: DueRowsClaim<ClaimedStep>;
@@ -119,11 +123,15 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
       log?: (message: string, fields?: Record<string, unknown>) => void;
       /** Where the usage of closed periods is measured; without it, metered components bill nothing. */
       usage?: BillingUsage;
+      /** Where smart retries are pushed (payments); without it, a retry step waits, retried like an outage. */
+      collection?: BillingCollection;
     } = {},
   ) {
     this.options = { ...DEFAULT_BILLING_CLOCK_OPTIONS, ...options };
     const { databaseUrl } = options;
     this.usage = options.usage;
+    this.collection = options.collection;
+    this.jobs = new BillingJobs(now);
     this.log = options.log ?? (() => undefined);
     const log = this.log;
     this.transactions = new PgTransactions(prisma.pool, (error) => log('billing clock: wake-up after commit failed; workers will poll', { error: error.message }));
@@ -196,7 +204,7 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
         this.invoiceBatchesRunning--;
       }
     }
-    for (const reminder of reminders) await this.sendReminder(reminder);
+    for (const reminder of reminders) await (isPaymentRetry(reminder.payload) ? this.retryPayment(reminder) : this.sendReminder(reminder));
     if (lifecycle.length > 0) await this.runLifecycleSteps(lifecycle);
   }
 
@@ -314,6 +322,41 @@ export class BillingClock implements OnApplicationBootstrap, OnModuleDestroy {
       const subscription = await this.subscriptions.getForUpdate(tx, tenant, step.subscription_id);
       const change = fallPastDue(subscription, reminder.invoice_id, subscription.testClockId ? step.run_at : this.now());
       if (change.events.length > 0) await this.subscriptions.update(tx, change);
+    }, { maxWait: 10_000, timeout: 20_000 });
+  }
+
+  /**
+   * A smart retry (docs/api/dunning.md#smart-retries): asks payments to push the attempt
+   * (idempotent by the step's key, and by `collect:<invoice>:<attempt>` at the provider), then
+   * marks the step done under its lock. The push's outcome comes back as a payment or a failure
+   * of the invoice (InvoicePaid, InvoicePaymentFailed). An invoice paid or voided meanwhile is
+   * refused by payments' one-collection lock (`not_owed`): nothing pushed. A customer left with no
+   * default method has nothing to charge: the retries end and the reminders start from here.
+   */
+  private async retryPayment(step: ClaimedStep): Promise<void> {
+    const tenant = { accountId: step.account_id, livemode: step.livemode };
+    const retry = step.payload as PaymentRetryPayload;
+    let answer: Awaited<ReturnType<BillingCollection['retry']>>;
+    try {
+      if (!this.collection) throw new Error('no payments service to push the retry to');
+      answer = await this.collection.retry(tenant, retry.invoice_id, retry.payment_attempt, step.step_key);
+    } catch (error) {
+      await this.retryLater(step, error);
+      return;
+    }
+    await this.prisma.$transaction(async (tx) => {
+      const [job] = await tx.$queryRaw<{ status: string; test_clock_id: string | null }[]>`SELECT status, test_clock_id FROM billing_jobs WHERE id = ${step.id} FOR UPDATE`;
+      if (job?.status !== 'pending') return;
+      const result = answer.reason ? `${answer.outcome}:${answer.reason}` : answer.outcome;
+      await tx.$executeRaw`
+        UPDATE billing_jobs SET status = 'done', result = ${result}, lease_until = NULL, attempts = attempts + 1, last_error = NULL, updated_at = ${this.now()}
+        WHERE id = ${step.id}`;
+      if (answer.outcome === 'pushed') return;
+      // Nothing was pushed: the later retries would find the same (a void invoice stays void).
+      await this.jobs.cancelPaymentRetries(tx, retry.invoice_id);
+      if (answer.outcome === 'not_owed') return;
+      const owner = { tenant, subscriptionId: step.subscription_id, testClockId: job.test_clock_id };
+      await this.jobs.queueDunning(tx, owner, retry.invoice_id, retry.dunning_days, job.test_clock_id ? step.run_at : this.now());
     }, { maxWait: 10_000, timeout: 20_000 });
   }
 

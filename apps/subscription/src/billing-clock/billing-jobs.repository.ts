@@ -23,6 +23,22 @@ export interface DunningPayload {
   reminder_count: number;
 }
 
+/**
+ * A smart retry is a `dunning` step too (retries and reminders are one schedule):
+ * `payment_retry:<invoice>:<attempt>`, asking payments to push attempt `payment_attempt`.
+ * `dunning_days` are the reminders' schedule, for when there is nothing to push (no method).
+ */
+export const paymentRetryStepKey = (invoiceId: string, attempt: number): string => `payment_retry:${invoiceId}:${attempt}`;
+
+export interface PaymentRetryPayload {
+  invoice_id: string;
+  payment_attempt: number;
+  dunning_days: number[];
+}
+
+export const isPaymentRetry = (payload: unknown): payload is PaymentRetryPayload =>
+  typeof payload === 'object' && payload !== null && 'payment_attempt' in payload;
+
 const DAY_MS = 86_400_000;
 
 /**
@@ -162,7 +178,26 @@ export class BillingJobs {
     }));
   }
 
-  /** Stops the reminders of an invoice still pending (it was paid). */
+  /**
+   * Queues the smart retries of a failed automatic charge: attempt `firstAttempt` at
+   * `retryAt[0]`, and so on, at times already in the owner's own time (invoicing planned them).
+   * Queued once per attempt (its step key), however often the failure is delivered.
+   */
+  async queuePaymentRetries(tx: Tx, owner: StepOwner, invoiceId: string, retryAt: readonly Date[], firstAttempt: number, dunningDays: readonly number[]): Promise<void> {
+    await this.insert(tx, retryAt.map((runAt, index): NewStep => {
+      const payload: PaymentRetryPayload = { invoice_id: invoiceId, payment_attempt: firstAttempt + index, dunning_days: [...dunningDays] };
+      return { owner, kind: 'dunning', key: paymentRetryStepKey(invoiceId, firstAttempt + index), runAt, payload };
+    }));
+  }
+
+  /** Stops the smart retries of an invoice still pending (a failure that will not pass, or nothing left to charge). */
+  async cancelPaymentRetries(tx: Tx, invoiceId: string): Promise<number> {
+    return tx.$executeRaw`
+      UPDATE billing_jobs SET status = 'cancelled', lease_until = NULL, updated_at = ${this.now()}
+      WHERE kind = 'dunning' AND status = 'pending' AND payload->>'invoice_id' = ${invoiceId} AND payload ? 'payment_attempt'`;
+  }
+
+  /** Stops the reminders and smart retries of an invoice still pending (it was paid). */
   async cancelDunning(tx: Tx, invoiceId: string): Promise<number> {
     return tx.$executeRaw`
       UPDATE billing_jobs SET status = 'cancelled', lease_until = NULL, updated_at = ${this.now()}

@@ -14,7 +14,9 @@ export const CONSUMER = 'subscription.invoice-payment-failed';
 const HANDLES = createRegistry(invoicingEventsV1.InvoicePaymentFailedSchema);
 
 /**
- * Reads invoicing's InvoicePaymentFailed: a failed invoice's reminders become steps of the
+ * Reads invoicing's InvoicePaymentFailed. A failed automatic charge with retries still planned
+ * (`payment_retry_at`, smart retries: docs/api/dunning.md#smart-retries) queues them as steps
+ * of the billing clock, and the reminders wait for the last one. Otherwise a failed invoice's reminders become steps of the
  * billing clock (kind `dunning`), one per day of the schedule the event carries (the
  * account's, decided by invoicing), counted from the subscription's own time — or, for a
  * one-off invoice (no subscription), its customer's — so a test clock walks them. The inbox
@@ -40,15 +42,28 @@ export class InvoicePaymentFailedConsumer implements OnApplicationBootstrap {
   handle(event: InternalEvent): Promise<EventOutcome> {
     const failed = event.payload ? anyUnpack(event.payload, invoicingEventsV1.InvoicePaymentFailedSchema) : undefined;
     if (!failed || !event.tenant) return Promise.resolve('refused');
-    const { invoice, dunningScheduleDays } = failed;
+    const { invoice, dunningScheduleDays, paymentRetryAt, attemptCount, failedAt } = failed;
     const tenant = { accountId: event.tenant.accountId, livemode: event.tenant.livemode };
     return this.prisma.$transaction(async (tx) => {
       if (!(await claimInboxEvent(tx, CONSUMER, event.id))) return 'duplicate';
-      if (!invoice || dunningScheduleDays.length === 0) return 'processed';
+      if (!invoice) return 'processed';
+      if (paymentRetryAt.length === 0) {
+        // No automatic attempt left (or a failure no retry would pass): any still queued stops, the reminders start.
+        await this.jobs.cancelPaymentRetries(tx, invoice.id);
+        if (dunningScheduleDays.length === 0) return 'processed';
+      }
       const owner = invoice.subscriptionId
         ? subscriptionOwner(await this.subscriptions.getForUpdate(tx, tenant, invoice.subscriptionId))
         : customerOwner(await this.customers.get(tenant, invoice.customerId, tx));
-      await this.jobs.queueDunning(tx, owner, invoice.id, dunningScheduleDays, await this.jobs.timeOf(tx, owner));
+      if (paymentRetryAt.length > 0) {
+        const retryAt = paymentRetryAt.map((seconds) => new Date(Number(seconds) * 1_000));
+        await this.jobs.queuePaymentRetries(tx, owner, invoice.id, retryAt, attemptCount + 1, dunningScheduleDays);
+      } else {
+        // From the failure's own time when invoicing knew it (an automatic charge's), so a test clock
+        // advanced before this event is read does not push the reminders later.
+        const from = failedAt > 0n ? new Date(Number(failedAt) * 1_000) : await this.jobs.timeOf(tx, owner);
+        await this.jobs.queueDunning(tx, owner, invoice.id, dunningScheduleDays, from);
+      }
       return 'processed';
     });
   }
