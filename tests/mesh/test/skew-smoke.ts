@@ -12,20 +12,34 @@ import { api, eventually, type Mesh } from './mesh';
  */
 export type SmokeSize = 'short' | 'full';
 
-/** A check that failed: the route and the answer, for the combination's message. */
-export class SmokeFailure extends Error {}
+/** A check that failed: the route (`GET /v1/events`) and the answer, for the combination's message. */
+export class SmokeFailure extends Error {
+  constructor(
+    message: string,
+    readonly route?: string,
+  ) {
+    super(message);
+  }
+}
 
 const EVENT_WAIT_MS = 60_000;
 
-type Call = ReturnType<typeof api>;
+export type Call = ReturnType<typeof api>;
 
 /** Calls `method path` and fails with the route and the answer unless it answers `status`. */
 async function expectStatus(call: Call, status: number, method: string, path: string, body?: unknown): Promise<any> {
   const response = await call(method, path, body);
   if (response.status !== status) {
-    throw new SmokeFailure(`${method} ${path.split('?')[0]} answered ${response.status} (expected ${status}): ${JSON.stringify(response.body).slice(0, 500)}`);
+    throw new SmokeFailure(`${method} ${path.split('?')[0]} answered ${response.status} (expected ${status}): ${JSON.stringify(response.body).slice(0, 500)}`, routeOf(method, path));
   }
   return response.body;
+}
+
+/** `GET /v1/events/evt_123?x=1` → `GET /v1/events`: the route up to its first id, as commit messages name it. */
+function routeOf(method: string, path: string): string {
+  const segments = path.split('?')[0].split('/');
+  const firstId = segments.findIndex((segment) => /^[a-z]+_[A-Za-z0-9]+$/.test(segment));
+  return `${method} ${(firstId === -1 ? segments : segments.slice(0, firstId)).join('/')}`;
 }
 
 /** Polls until `check` answers something, else fails naming what was awaited and the last value read. */
@@ -57,11 +71,45 @@ async function approveOnPayerPage(mesh: Mesh, redirectUrl: string): Promise<void
   if (answer.status !== 303) throw new SmokeFailure(`POST /sandbox/pay/:token (approve) answered ${answer.status} (expected 303): ${(await answer.text()).slice(0, 300)}`);
 }
 
+/** What a smoke created, for reading back once every app is new (skew.mesh.spec.ts). */
+export interface SmokeResources {
+  label: string;
+  customer: string;
+  paidInvoice: string;
+}
+
+/**
+ * The events API's view of one resource: `GET /v1/events?resource=` answers its events and only
+ * them, and `GET /v1/events/:id` each of them. Fails unless `type` is among them.
+ */
+export async function expectEventsOf(call: Call, resource: string, type: string): Promise<void> {
+  const listed = await expectStatus(call, 200, 'GET', `/v1/events?resource=${resource}&limit=100`);
+  const events = (listed.data ?? []) as { id: string; type: string; data: { object?: { id?: string } } }[];
+  const others = events.filter((event) => event.data?.object?.id !== resource);
+  if (others.length > 0) {
+    throw new SmokeFailure(`GET /v1/events?resource=${resource} answered ${others.length} of ${events.length} events about other resources (e.g. ${others[0].type} ${others[0].data?.object?.id}): the resource filter was not applied`, 'GET /v1/events');
+  }
+  const wanted = events.find((event) => event.type === type);
+  if (!wanted) throw new SmokeFailure(`GET /v1/events?resource=${resource} has no ${type} (it answered ${JSON.stringify(events.map((event) => event.type))})`, 'GET /v1/events');
+  const read = await expectStatus(call, 200, 'GET', `/v1/events/${wanted.id}`);
+  if (read.id !== wanted.id) throw new SmokeFailure(`GET /v1/events/:id answered ${read.id} for ${wanted.id}`);
+}
+
 /**
  * Runs the smoke with a key of `mesh`; `label` names what it creates. Deliveries are awaited at
- * `receiver`, on an endpoint the smoke creates for itself.
+ * `receiver`, on an endpoint the smoke creates for itself. `serves(route)`: whether the running
+ * gateway has the route (an old one lacks the routes added since its release).
  */
-export async function runSmoke(mesh: Mesh, key: string, receiver: WebhookReceiver, label: string, size: SmokeSize): Promise<void> {
+export async function runSmoke(
+  mesh: Mesh,
+  key: string,
+  receiver: WebhookReceiver,
+  label: string,
+  size: SmokeSize,
+  serves: (route: string) => boolean,
+  /** Told what the smoke created as soon as it exists, so a smoke that fails later still leaves it to read back. */
+  record: (resources: SmokeResources) => void,
+): Promise<void> {
   const call = api(mesh, key);
   const full = size === 'full';
   const suffix = randomBytes(4).toString('hex');
@@ -114,6 +162,7 @@ export async function runSmoke(mesh: Mesh, key: string, receiver: WebhookReceive
     const read = await call('GET', `/v1/invoices/${invoice.id}`);
     return { done: read.body?.status === 'paid' ? true : undefined, seen: read };
   });
+  record({ label, customer: customer.id, paidInvoice: invoice.id });
   if (full) {
     const read = await expectStatus(call, 200, 'GET', `/v1/payments/${payment.id}`);
     if (read.status !== 'succeeded') throw new SmokeFailure(`GET /v1/payments/:id: status ${read.status}, expected succeeded`);
@@ -126,6 +175,8 @@ export async function runSmoke(mesh: Mesh, key: string, receiver: WebhookReceive
     const done = ids.includes(`customer.created ${customer.id}`) && ids.includes(`invoice.paid ${invoice.id}`);
     return { done: done ? true : undefined, seen: ids };
   });
+  // The events API: the same envelopes, read back by resource.
+  if (serves('/v1/events')) await expectEventsOf(call, customer.id, 'customer.created');
   if (!full) return;
   await waitFor('the deliveries recorded as succeeded (GET /v1/webhooks/:id/deliveries)', async () => {
     const listed = await call('GET', `/v1/webhooks/${endpoint.id}/deliveries`);

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { type AppName, startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
-import { type Keys, type Mesh, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
-import { runSmoke, SmokeFailure, type SmokeSize } from './skew-smoke';
-import { ALL_NEW, APPS, type BuiltRelease, builtReleases, changesSince, type Combination, COMBINATIONS } from './skew';
+import { api, type Keys, type Mesh, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
+import { expectEventsOf, runSmoke, SmokeFailure, type SmokeResources, type SmokeSize } from './skew-smoke';
+import { ALL_NEW, APPS, type BuiltRelease, builtReleases, changesNaming, changesSince, type Combination, COMBINATIONS, servedByReleasedGateway } from './skew';
 
 /**
  * Version skew (docs/operations/upgrades.md#version-skew-tested): the last release of each app
@@ -24,6 +24,8 @@ let releases: Record<AppName, BuiltRelease>;
 let mesh: Mesh;
 let keys: Keys;
 let receiver: WebhookReceiver;
+/** What each combination's smoke created, read back once the rollout is done. */
+const created: SmokeResources[] = [];
 /** The version each app runs now. */
 const running = Object.fromEntries(APPS.map((app) => [app, 'new'])) as Record<AppName, 'old' | 'new'>;
 
@@ -67,11 +69,13 @@ function explain(combination: Combination, error: unknown): Error {
     .filter(([, lines]) => lines.length > 0)
     .map(([app, lines]) => `${app} (old) logged:\n${lines.map((line) => `  ${line.slice(0, 400)}`).join('\n')}`);
   const what = error instanceof SmokeFailure ? error.message : (error as Error).stack ?? String(error);
+  const route = error instanceof SmokeFailure ? error.route : undefined;
   return new Error(
     [
       `version skew: "${combination.name}" failed`,
       `  old: ${old}; every other app runs this checkout`,
       `  ${what}`,
+      ...(route ? [`changes since the release that name ${route} (git log --grep):`, changesNaming(commit, route)] : []),
       `changes since the release between these apps (git log ${commit.slice(0, 12)}..HEAD):`,
       changesSince(commit, [...combination.old, 'gateway']),
       ...errors,
@@ -84,9 +88,31 @@ describe(`version skew: the last releases beside this checkout (${SIZE} smoke)`,
   it.each(combinations.map((combination) => [combination.name, combination] as const))('%s', async (_name, combination) => {
     try {
       await arrange(combination);
-      await runSmoke(mesh, keys.test, receiver, combination.name, SIZE);
+      const serves = (route: string) => running.gateway === 'new' || servedByReleasedGateway(route);
+      await runSmoke(mesh, keys.test, receiver, combination.name, SIZE, serves, (resources) => created.push(resources));
     } catch (error) {
       throw explain(combination, error);
+    }
+  }, COMBINATION_TIMEOUT_MS);
+
+  // The rollout done: what the mixed meshes wrote reads back as if one version had written it all.
+  it('every app new again: what each combination wrote reads back', async () => {
+    await arrange(ALL_NEW);
+    const call = api(mesh, keys.test);
+    for (const resources of created) {
+      try {
+        expect((await call('GET', `/v1/customers/${resources.customer}`)).status).toBe(200);
+        expect((await call('GET', `/v1/invoices/${resources.paidInvoice}`)).body.status).toMatch(/^(paid|refunded)$/);
+        await expectEventsOf(call, resources.customer, 'customer.created');
+      } catch (error) {
+        const route = error instanceof SmokeFailure ? error.route : undefined;
+        throw new Error(
+          [
+            `after the rollout, what "${resources.label}" wrote: ${(error as Error).message}`,
+            ...(route ? [`changes since the release that name ${route} (git log --grep):`, changesNaming(releases.gateway.commit, route)] : []),
+          ].join('\n'),
+        );
+      }
     }
   }, COMBINATION_TIMEOUT_MS);
 });

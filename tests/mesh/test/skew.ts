@@ -1,4 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { type AppName, REPO_ROOT } from '@recur/testing';
@@ -51,4 +52,16 @@ export function changesSince(commit: string, apps: readonly AppName[]): string {
   const log = execFileSync('git', ['log', '--oneline', '--no-merges', `${commit}..HEAD`, '--', ...paths], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
   const lines = log.split('\n').filter(Boolean);
   return lines.length === 0 ? '(none)' : `${lines.slice(0, 15).map((line) => `  ${line.slice(0, 160)}`).join('\n')}${lines.length > 15 ? `\n  … and ${lines.length - 15} more` : ''}`;
+}
+
+/** Whether the gateway's last release served `route` (a path of its OpenAPI document, releases/gateway.openapi.json). */
+export function servedByReleasedGateway(route: string): boolean {
+  const document = JSON.parse(readFileSync(join(REPO_ROOT, 'releases', 'gateway.openapi.json'), 'utf8')) as { paths: Record<string, unknown> };
+  return route in document.paths;
+}
+
+/** The changes since `commit` whose message names `route` (`GET /v1/events`): the first suspects of a failure there. */
+export function changesNaming(commit: string, route: string): string {
+  const log = execFileSync('git', ['log', '--oneline', '--no-merges', '--fixed-strings', `--grep=${route}`, `${commit}..HEAD`], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
+  return log ? log.split('\n').map((line) => `  ${line.slice(0, 200)}`).join('\n') : '  (none)';
 }
