@@ -96,9 +96,15 @@ export async function expectEventsOf(call: Call, resource: string, type: string)
 }
 
 /**
+ * What the events API answers in a mixed mesh: `works`; `absent` behind a gateway released before
+ * it; `unavailable` (503 service_unavailable, docs/api/events.md) with the gateway ahead of a
+ * webhook-dispatch that cannot apply its filters.
+ */
+export type EventsApi = 'works' | 'absent' | 'unavailable';
+
+/**
  * Runs the smoke with a key of `mesh`; `label` names what it creates. Deliveries are awaited at
- * `receiver`, on an endpoint the smoke creates for itself. `serves(route)`: whether the running
- * gateway has the route (an old one lacks the routes added since its release).
+ * `receiver`, on an endpoint the smoke creates for itself.
  */
 export async function runSmoke(
   mesh: Mesh,
@@ -106,7 +112,7 @@ export async function runSmoke(
   receiver: WebhookReceiver,
   label: string,
   size: SmokeSize,
-  serves: (route: string) => boolean,
+  eventsApi: EventsApi,
   /** Told what the smoke created as soon as it exists, so a smoke that fails later still leaves it to read back. */
   record: (resources: SmokeResources) => void,
 ): Promise<void> {
@@ -176,7 +182,13 @@ export async function runSmoke(
     return { done: done ? true : undefined, seen: ids };
   });
   // The events API: the same envelopes, read back by resource.
-  if (serves('/v1/events')) await expectEventsOf(call, customer.id, 'customer.created');
+  if (eventsApi === 'works') await expectEventsOf(call, customer.id, 'customer.created');
+  if (eventsApi === 'unavailable') {
+    for (const path of [`/v1/events?resource=${customer.id}`, '/v1/events/evt_anything']) {
+      const answer = await expectStatus(call, 503, 'GET', path);
+      if (answer.error?.code !== 'service_unavailable') throw new SmokeFailure(`GET ${path.split('?')[0]}: code ${answer.error?.code}, expected service_unavailable`, 'GET /v1/events');
+    }
+  }
   if (!full) return;
   await waitFor('the deliveries recorded as succeeded (GET /v1/webhooks/:id/deliveries)', async () => {
     const listed = await call('GET', `/v1/webhooks/${endpoint.id}/deliveries`);
