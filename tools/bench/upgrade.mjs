@@ -36,6 +36,8 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (line) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
 
 const releases = await builtReleases();
+/** This checkout's commit, `+` when its tree has changes: what the apps are upgraded to. */
+const HEAD = `${spawnSync('git', ['rev-parse', '--short=7', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim()}${spawnSync('git', ['status', '--porcelain'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim() ? '+' : ''}`;
 log(`last releases: ${ORDER.map((app) => `${app} ${releases[app].version} (${releases[app].commit.slice(0, 12)})`).join(', ')}`);
 
 const dir = benchDir('upgrade');
@@ -118,7 +120,7 @@ try {
     await sleep(SETTLE_SECONDS * 1000);
     const step = { app, migrateMs, rollMs: Date.now() - started - SETTLE_SECONDS * 1000, stopMs, exitCode, requests: load.tally.requests - before.requests, retried: load.tally.retried - before.retried, failed: load.tally.failures.length - before.failed };
     steps.push(step);
-    log(`${app.padEnd(17)} ${releases[app].version} → ${JSON.parse(readFileSync(join(ROOT, 'apps', app, 'package.json'), 'utf8')).version}: migrate ${migrateMs} ms, new replica up and old stopped in ${(step.rollMs / 1000).toFixed(1)} s (SIGTERM → exit ${exitCode} in ${stopMs} ms); ${step.requests} requests meanwhile, ${step.retried} retries, ${step.failed} failed beyond them`);
+    log(`${app.padEnd(17)} ${releases[app].version} (${releases[app].commit.slice(0, 7)}) → ${JSON.parse(readFileSync(join(ROOT, 'apps', app, 'package.json'), 'utf8')).version} (${HEAD}): migrate ${migrateMs} ms, new replica up and old stopped in ${(step.rollMs / 1000).toFixed(1)} s (SIGTERM → exit ${exitCode} in ${stopMs} ms); ${step.requests} requests meanwhile, ${step.retried} retries, ${step.failed} failed beyond them`);
   }
   const tally = await load.stop();
   load = undefined;
