@@ -80,10 +80,13 @@ export async function buildRelease(commit) {
     if (existsSync(join(root, BUILT_MARKER))) return root;
     const started = Date.now();
     const scratch = `${root}.building`;
-    // A scratch worktree of the release commit (detached: no branch to clean up); a half-built one starts over.
+    // A scratch worktree of the release commit (detached: no branch to clean up); a half-built one
+    // starts over (`--force` reuses a registered path whose folder is gone).
     spawnSync('git', ['worktree', 'remove', '--force', scratch], { cwd: ROOT });
     rmSync(scratch, { recursive: true, force: true });
-    git(['worktree', 'prune']);
+    if (spawnSync('git', ['cat-file', '-e', `${commit}^{commit}`], { cwd: ROOT }).status !== 0) {
+      throw new Error(`release commit ${commit} is not in this clone (a shallow clone?): \`git fetch --unshallow\` brings the history the releases were cut from`);
+    }
     log(`checking out ${commit.slice(0, 12)} in ${scratch}`);
     git(['worktree', 'add', '--detach', '--force', scratch, commit]);
     const manifestFile = join(scratch, 'package.json');
