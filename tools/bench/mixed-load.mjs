@@ -35,7 +35,7 @@ export function startMixedLoad({ url, key, concurrency = 4, pauseMs = 0 }) {
   const { Pool } = require('undici');
   const pool = new Pool(url, { connections: concurrency, pipelining: 1 });
   const run = randomBytes(3).toString('hex');
-  const tally = { requests: 0, attempts: 0, retried: 0, failures: [], customers: new Map(), invoices: new Map(), byOperation: {} };
+  const tally = { requests: 0, attempts: 0, retried: 0, retryCauses: {}, failures: [], customers: new Map(), invoices: new Map(), byOperation: {} };
   let stopping = false;
 
   /** One request with the client's retries; answers the final { status, body } or throws after the last retry. */
@@ -49,6 +49,8 @@ export function startMixedLoad({ url, key, concurrency = 4, pauseMs = 0 }) {
     let last;
     for (let attempt = 0; attempt <= RETRIES; attempt++) {
       if (attempt > 0) {
+        const cause = last.status === 0 ? last.body.trim().split(' ')[0] || 'network error' : String(last.status);
+        tally.retryCauses[cause] = (tally.retryCauses[cause] ?? 0) + 1;
         tally.retried++;
         counts.retried++;
         const retryAfter = Number(last?.retryAfter);

@@ -135,7 +135,7 @@ try {
 
   console.log('\n== rolling upgrade under load');
   console.log(`apps upgraded one replica at a time, in order: ${ORDER.join(', ')} (${SETTLE_SECONDS} s of load between two)`);
-  console.log(`requests ${tally.requests} (attempts ${tally.attempts}, retried ${tally.retried}); failed beyond ${RETRIES} retries: ${tally.failures.length}`);
+  console.log(`requests ${tally.requests} (attempts ${tally.attempts}, retried ${tally.retried}${tally.retried ? `: ${Object.entries(tally.retryCauses).map(([cause, count]) => `${count} after ${cause}`).join(', ')}` : ''}); failed beyond ${RETRIES} retries: ${tally.failures.length}`);
   for (const [operation, counts] of Object.entries(tally.byOperation)) console.log(`  ${operation.padEnd(16)} ${String(counts.requests).padStart(6)} requests, ${counts.retried} retries, ${counts.failed} failed`);
   for (const failure of tally.failures.slice(0, 10)) console.log(`  failed: ${failure.at} ${failure.operation} ${failure.route} → ${failure.status} ${failure.body}`);
   for (const check of comparison.checks) {
