@@ -4,7 +4,8 @@
 //   2. typecheck, lint, buf lint; each app's contracts against its last release (tools/contracts:
 //      buf breaking, oasdiff on /openapi.json, the public JSON shapes); the migration linter (tools/db)
 //   3. one embedded PostgreSQL and one single-node Kafka broker for the whole run
-//   4. every Jest project: unit, service (each app as its own process) and mesh tests
+//   4. every Jest project: unit, service (each app as its own process) and mesh tests (the
+//      version-skew test among them, on each app's last release, built once and cached)
 //   5. the Helm chart and deploy files (helm lint/template, manifests up to date)
 // Set RECUR_TEST_SKIP_HELM=1 to skip step 5 on a machine without Go.
 //
@@ -124,6 +125,8 @@ try {
     }
     // Each mesh file runs seven processes; one file at a time keeps 2 cores from thrashing.
     if (meshAffected) {
+      // The version-skew test runs each app's last release (tools/skew/releases.mjs): built once, cached in ~/.cache/recur/releases.
+      await step('build the last releases (cached)', () => run('node', ['tools/skew/releases.mjs']));
       await step('jest: mesh tests', () => run('npx', ['jest', '--ci', '--runInBand', '--selectProjects', 'mesh', ...jestArgs], infrastructure));
     }
   }

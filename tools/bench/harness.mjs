@@ -397,7 +397,7 @@ function npmStartNodeFlags() {
 }
 
 /** The Node.js flags the images start each app with (deploy/Dockerfile's CMD, the chart's command): processes mode runs what Kubernetes runs. */
-function imageNodeFlags() {
+export function imageNodeFlags() {
   const cmd = readFileSync(join(ROOT, 'deploy', 'Dockerfile'), 'utf8').split('\n').find((line) => line.startsWith('CMD '));
   return /exec node ((?:--\S+ )*)/.exec(cmd)[1].split(' ').filter(Boolean);
 }
@@ -496,9 +496,10 @@ export const databaseName = (app) => `recur_${app.replace(/-/g, '_')}`;
 /**
  * Accepts TCP connections and hands each to the next backend in turn, as a Kubernetes Service
  * (kube-proxy) does: HTTP keep-alive connections and gRPC channels are balanced per connection.
- * Also with one backend, so one and two replicas pay the same hop.
+ * Also with one backend, so one and two replicas pay the same hop. `backends` (ports) is read at
+ * each connection: changing the array in place moves new connections (a rolling upgrade's endpoints).
  */
-function startBalancer(backends) {
+export function startBalancer(backends) {
   let next = 0;
   const server = createServer((client) => {
     const upstream = createConnection(backends[next++ % backends.length], '127.0.0.1');

@@ -15,7 +15,7 @@ import {
   type OutboxEvent,
   publicEventsTopic,
 } from '@recur/messaging';
-import { eventually, type ServiceUnderTest, startServiceUnderTest, startWebhookReceiver, testKafkaBrokers, type WebhookReceiver } from '@recur/testing';
+import { eventually, queryDatabase, type ServiceUnderTest, startServiceUnderTest, startWebhookReceiver, testKafkaBrokers, type WebhookReceiver } from '@recur/testing';
 
 /**
  * webhook-dispatch as its own process on a real PostgreSQL database, reading a real Kafka
@@ -119,5 +119,18 @@ describe('webhook-dispatch event log', () => {
     await eventually(async () => ((await consumedCount('customer.deleted', 'duplicate')) === 1 ? true : undefined), 60_000, 'the repeat seen as a duplicate');
     const { events } = await service.client.listEvents({ tenant, page: { limit: 100 }, type: 'customer.deleted' });
     expect(events.map((recorded) => recorded.id)).toEqual([event.id]);
+  }, 90_000);
+
+  it('finds by resource the events a release before object_id recorded (none set), and says it applied the filters', async () => {
+    const [customerId, otherId] = [`cus_${randomBytes(6).toString('hex')}`, `cus_${randomBytes(6).toString('hex')}`];
+    const events = [customerId, otherId].map((id) => newPublicEvent(tenant, 'customer.updated', id, { object: { id } }, new Date()));
+    await bus.publish(events.map((event) => message(publicEventsTopic('subscription', env), event)));
+    const listed = () => service.client.listEvents({ tenant, page: { limit: 100 }, objectId: customerId });
+    await eventually(async () => ((await listed()).events.length === 1 ? true : undefined), 60_000, 'the event recorded');
+    // As webhook-dispatch 0.1.0 records them, and its replicas still do during a rollout.
+    await queryDatabase(service.databaseUrl, 'UPDATE events SET object_id = NULL WHERE id = ANY($1)', [events.map((event) => event.id)]);
+    const answer = await listed();
+    expect(answer.events.map((recorded) => recorded.id)).toEqual([events[0].id]);
+    expect(answer.filtersApplied).toBe(true);
   }, 90_000);
 });

@@ -42,6 +42,11 @@ describe('error trailers', () => {
     const error = fromGrpcError({ code: grpc.status.UNAVAILABLE, details: 'No connection established', metadata: new grpc.Metadata() });
     expect(error).toMatchObject({ kind: 'unavailable', code: 'service_unavailable' });
   });
+
+  it('turn a method the peer does not have yet (an older release) into unavailable, not an internal error', () => {
+    const error = fromGrpcError({ code: grpc.status.UNIMPLEMENTED, details: 'The server does not implement the method', metadata: new grpc.Metadata() });
+    expect(error).toMatchObject({ kind: 'unavailable', code: 'service_unavailable' });
+  });
 });
 
 describe('presentCustomer', () => {

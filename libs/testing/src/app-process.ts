@@ -52,6 +52,8 @@ export interface StartAppOptions {
   timeoutMs?: number;
   /** Node.js options before the script, e.g. `--cpu-prof` (refused in NODE_OPTIONS). */
   nodeArgs?: string[];
+  /** The checkout whose build runs (`<root>/apps/<app>/dist/main.js`): another release's, say. Default this one. */
+  root?: string;
 }
 
 function checkGrpcHealth(port: number): Promise<boolean> {
@@ -74,7 +76,7 @@ async function checkHttp(url: string): Promise<boolean> {
   }
 }
 
-/** Runs `node apps/<app>/dist/main.js` as its own process and waits until it is ready. */
+/** Runs `node apps/<app>/dist/main.js` (of `options.root`, default this checkout) as its own process and waits until it is ready. */
 export async function startApp(app: AppName, options: StartAppOptions): Promise<AppProcess> {
   let child: ChildProcess;
   let output = '';
@@ -82,7 +84,7 @@ export async function startApp(app: AppName, options: StartAppOptions): Promise<
 
   const env = { ...options.env };
   const launch = async () => {
-    child = spawn(process.execPath, [...(options.nodeArgs ?? []), join(REPO_ROOT, 'apps', app, 'dist', 'main.js')], {
+    child = spawn(process.execPath, [...(options.nodeArgs ?? []), join(options.root ?? REPO_ROOT, 'apps', app, 'dist', 'main.js')], {
       env: { ...process.env, LOG_LEVEL: 'warn', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

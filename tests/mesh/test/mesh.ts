@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { OUTBOX_RELAY_LOCK_KEY } from '@recur/messaging';
 import { createServiceClient, type ServiceClient, webhookDispatchV1 } from '@recur/contracts';
 import { type MailCatcher, startMailCatcher } from '@recur/local-infra';
-import { type AppName, type AppProcess, connectDatabase, createTestDatabase, freePort, READY_TIMEOUT_MS, startApp, testKafkaBrokers } from '@recur/testing';
+import { type AppName, type AppProcess, connectDatabase, createTestDatabase, freePort, READY_TIMEOUT_MS, startApp, type StartAppOptions, testKafkaBrokers } from '@recur/testing';
 
 /**
  * The time a test file's beforeAll gives startMesh: the mesh's own bound (READY_TIMEOUT_MS, for all
@@ -49,6 +49,11 @@ export interface Mesh {
   createAccount(name?: string): Promise<{ accountId: string; keys: Keys }>;
   /** One more process of a service (a replica: same database, peers and topics; its own port and trace file). */
   startReplica(service: ServiceName, env?: Record<string, string>): Promise<AppProcess>;
+  /**
+   * Stops an app (SIGTERM) and starts it again on the same port, database and peers from the build
+   * in `root` (another release's checkout: tests/mesh/test/skew.ts), or this checkout's when omitted.
+   */
+  replace(app: AppName, root?: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -57,7 +62,7 @@ export interface Mesh {
  * events through a real Kafka broker. Each mesh uses its own topic namespace so meshes
  * of parallel test files never read each other's events.
  */
-export async function startMesh(options: { env?: Partial<Record<AppName, Record<string, string>>> } = {}): Promise<Mesh> {
+export async function startMesh(options: { env?: Partial<Record<AppName, Record<string, string>>>; roots?: Partial<Record<AppName, string>> } = {}): Promise<Mesh> {
   // One bound for the whole mesh: the services boot side by side, then the gateway gets what is left.
   const deadline = Date.now() + READY_TIMEOUT_MS;
   const timeLeft = () => Math.max(1, deadline - Date.now());
@@ -73,6 +78,8 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
   // Each service's whole environment but its port and trace file: replicas start from it.
   const serviceEnv = {} as Record<ServiceName, Record<string, string>>;
   const replicas: AppProcess[] = [];
+  // How each app was started, so replace() can start it again from another build.
+  const launches = {} as Record<AppName, StartAppOptions>;
   // Ports first: services that call others (subscription → catalog, invoicing) get their addresses at boot.
   const grpcPorts = await Promise.all(SERVICES.map(() => freePort()));
   SERVICES.forEach((service, index) => (addresses[service] = `127.0.0.1:${grpcPorts[index]}`));
@@ -88,11 +95,8 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
       const grpcPort = grpcPorts[index];
       databaseUrls[service] = databaseUrl;
       serviceEnv[service] = { ...common, ...peerEnv, ...pageEnv[service], DATABASE_URL: databaseUrl, ...appEnv[service], ...options.env?.[service] };
-      const app = await startApp(service, {
-        env: { ...serviceEnv[service], GRPC_PORT: String(grpcPort), RECUR_TRACE_FILE: join(traceDir, `${service}.jsonl`) },
-        ready: { grpcPort },
-        timeoutMs: timeLeft(),
-      });
+      launches[service] = { env: { ...serviceEnv[service], GRPC_PORT: String(grpcPort), RECUR_TRACE_FILE: join(traceDir, `${service}.jsonl`) }, ready: { grpcPort } };
+      const app = await startApp(service, { ...launches[service], timeoutMs: timeLeft(), root: options.roots?.[service] });
       return [service, app] as const;
     }),
   );
@@ -107,7 +111,7 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
   if (failed) await abandon(failed.reason);
   const operatorToken = randomBytes(16).toString('hex');
   databaseUrls.gateway = await createTestDatabase('gateway');
-  const gateway = await startApp('gateway', {
+  launches.gateway = {
     env: {
       ...common,
       DATABASE_URL: databaseUrls.gateway,
@@ -121,8 +125,8 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
       ...options.env?.gateway,
     },
     ready: { httpUrl: `http://127.0.0.1:${httpPort}/readyz` },
-    timeoutMs: timeLeft(),
-  }).catch(abandon);
+  };
+  const gateway = await startApp('gateway', { ...launches.gateway, timeoutMs: timeLeft(), root: options.roots?.gateway }).catch(abandon);
   const apps = { ...Object.fromEntries(started), gateway } as Record<AppName, AppProcess>;
   const baseUrl = `http://127.0.0.1:${httpPort}`;
   const adminUrl = `http://127.0.0.1:${adminPort}`;
@@ -181,6 +185,10 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
       const replica = await startApp(service, { env: { ...serviceEnv[service], GRPC_PORT: String(grpcPort), RECUR_TRACE_FILE: trace, ...env }, ready: { grpcPort } });
       replicas.push(replica);
       return replica;
+    },
+    async replace(app, root) {
+      await apps[app].kill('SIGTERM');
+      apps[app] = await startApp(app, { ...launches[app], root });
     },
     async stop() {
       await Promise.all([...Object.values(apps), ...replicas].map((app) => app.kill('SIGTERM')));

@@ -22,7 +22,9 @@ export class EventsGrpcController {
       accountId: tenant.accountId,
       livemode: tenant.livemode,
       ...(request.type ? { type: request.type } : request.accountEventsOnly ? { type: { not: WEBHOOK_TEST_EVENT_TYPE } } : {}),
-      ...(request.objectId ? { objectId: request.objectId } : {}),
+      // Events recorded by a release before object_id (or by its replicas during the rollout) have
+      // none: their resource is read from the envelope until a later release backfills the column.
+      ...(request.objectId ? { OR: [{ objectId: request.objectId }, { objectId: null, data: { path: ['object', 'id'], equals: request.objectId } }] } : {}),
       ...(request.createdGte !== undefined || request.createdLte !== undefined
         ? { created: { ...(request.createdGte !== undefined ? { gte: request.createdGte } : {}), ...(request.createdLte !== undefined ? { lte: request.createdLte } : {}) } }
         : {}),
@@ -31,7 +33,7 @@ export class EventsGrpcController {
       this.prisma.event.findMany({ where, orderBy: [{ created: 'desc' }, { receivedAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
       this.prisma.event.count({ where }),
     ]);
-    return { events: rows.map(toEventMessage), page: pageInfo(page, rows.length, total) };
+    return { events: rows.map(toEventMessage), page: pageInfo(page, rows.length, total), filtersApplied: true };
   }
 
   @GrpcMethod('WebhookDispatchService', 'GetEvent')

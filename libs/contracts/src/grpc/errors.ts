@@ -59,5 +59,10 @@ export function fromGrpcError(error: unknown): DomainError {
   if (error.code === grpc.status.UNAVAILABLE || error.code === grpc.status.DEADLINE_EXCEEDED) {
     return new DomainError('unavailable', 'service_unavailable', 'A service is temporarily unavailable; retry later.');
   }
+  // A method the peer's release does not have yet: a caller upgraded before its service, during a
+  // rolling upgrade (docs/operations/upgrades.md#version-skew-tested). Retrying once it rolled works.
+  if (error.code === grpc.status.UNIMPLEMENTED) {
+    return new DomainError('unavailable', 'service_unavailable', 'A service does not offer this yet (it is being upgraded); retry later.');
+  }
   return new DomainError('internal', 'internal_error', 'An internal error occurred.');
 }
