@@ -16,6 +16,9 @@ import { InvoiceMailsRepository } from './mail/invoice-mails.repository';
 import { InvoiceMailsWorker } from './mail/invoice-mails.worker';
 import { DunningSchedulesGrpcController } from './dunning/dunning-schedules.grpc.controller';
 import { DunningSchedulesRepository } from './dunning/dunning-schedules.repository';
+import { TaxRatesGrpcController } from './tax-rates/tax-rates.grpc.controller';
+import { TaxRatesRepository } from './tax-rates/tax-rates.repository';
+import { TaxRatesService } from './tax-rates/tax-rates.service';
 
 /** Owns invoices and lines, numbering, draft/open/finalize/void, PDFs, e-mail resend, credit notes and dunning. */
 @Module({})
@@ -23,7 +26,7 @@ export class InvoicingModule {
   static forRuntime(runtime: ServiceRuntime): DynamicModule {
     return {
       module: InvoicingModule,
-      controllers: [InvoicesGrpcController, CreditNotesGrpcController, DunningSchedulesGrpcController],
+      controllers: [InvoicesGrpcController, CreditNotesGrpcController, DunningSchedulesGrpcController, TaxRatesGrpcController],
       providers: [
         { provide: SERVICE_RUNTIME, useValue: runtime },
         { provide: PrismaService, useFactory: () => new PrismaService(runtime.config.databaseUrl) },
@@ -40,6 +43,8 @@ export class InvoicingModule {
         InvoiceMailsRepository,
         { provide: InvoiceMailer, useExisting: InvoiceMailsRepository },
         InvoiceMailsWorker,
+        TaxRatesRepository,
+        TaxRatesService,
       ],
     };
   }
