@@ -1,7 +1,6 @@
 import { CUSTOMER_EMAIL_MAX, CUSTOMER_NAME_MAX, EMAIL_PATTERN, TAX_EXEMPT_STATUSES } from '@recur/vocabulary';
 import { Type } from 'class-transformer';
 import { IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateBy, ValidateNested } from 'class-validator';
-import { apply } from '../plans/plans.dto';
 import { METADATA_KEY_MAX, METADATA_MAX_KEYS, METADATA_VALUE_MAX } from '@recur/kernel';
 import { ListQueryDto } from '../http/list';
 import { Optional } from '../http/optional';
@@ -19,6 +18,8 @@ export const IsMetadata = () =>
     },
   });
 
+// plans.dto imports IsMetadata from here: its `apply` cannot be imported back (a cycle), so it is repeated.
+const apply = (...decorators: PropertyDecorator[]): PropertyDecorator => (target, key) => [...decorators].reverse().forEach((decorator) => decorator(target, key));
 const AddressPart = (field: string) => apply(Optional(), IsString({ message: `address.${field} must be a string` }), MaxLength(200, { message: `address.${field} must be at most 200 characters` }));
 
 /** A postal address; every part optional. country: ISO 3166-1 alpha-2, upper case (docs/api/customers.md#address-and-tax-status). */
