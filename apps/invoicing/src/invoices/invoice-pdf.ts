@@ -21,7 +21,7 @@ const taxLabel = (tax: TaxAmount): string => `${tax.taxRate.displayName} ${forma
 /** The wording an untaxed invoice of an exempt or reverse-charge customer carries (docs/api/invoices.md#tax-and-rounding). */
 const TAX_STATUS_FACTS: Partial<Record<Invoice['customerTaxExempt'], [string, string][]>> = {
   exempt: [['Tax', 'Customer exempt: no tax charged']],
-  reverse: [['Tax', 'Reverse charge: VAT to be accounted for by the customer']],
+  reverse: [['Tax', 'Reverse charge: the customer accounts for VAT']],
 };
 
 export interface PdfContext {
