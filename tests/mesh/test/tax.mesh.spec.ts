@@ -82,21 +82,28 @@ describe('tax rates and taxed invoices', () => {
 
     const subZm = await created('/v1/subscriptions', { customer: zambian.id, plan: planZmw.id, billing_interval: 'monthly' });
     const subSn = await created('/v1/subscriptions', { customer: senegalese.id, plan: planXof.id, billing_interval: 'monthly' });
+    // The preview of the next period shows the figures its invoice will have.
+    const upcomingZm = (await call('GET', `/v1/subscriptions/${subZm.id}/upcoming-invoice`)).body;
+    expect(taxOf({ ...upcomingZm, amount_due: upcomingZm.total })).toEqual({ subtotal: 10_000, tax: 1_600, total: 11_600, total_excluding_tax: 10_000, amount_due: 11_600, total_tax_amounts: [[vatZm.id, 16, false, 10_000, 1_600]] });
+    expect(upcomingZm.lines[0].tax_amounts).toEqual([{ tax_rate: vatZm.id, display_name: 'VAT', percentage: 16, inclusive: false, taxable_amount: 10_000, amount: 1_600 }]);
+    const upcomingSn = (await call('GET', `/v1/subscriptions/${subSn.id}/upcoming-invoice`)).body;
+    expect([upcomingSn.tax, upcomingSn.total, upcomingSn.total_excluding_tax]).toEqual([1_525, 10_000, 8_475]);
     const planInvoiceZm = await firstInvoiceOf(subZm.id);
     const planInvoiceSn = await firstInvoiceOf(subSn.id);
+    expect(planInvoiceZm.lines[0].tax_amounts).toEqual(upcomingZm.lines[0].tax_amounts);
     expect(taxOf(planInvoiceZm)).toEqual({ subtotal: 10_000, tax: 1_600, total: 11_600, total_excluding_tax: 10_000, amount_due: 11_600, total_tax_amounts: [[vatZm.id, 16, false, 10_000, 1_600]] });
     // Inclusive: the price stays the total; 10 000 × 18/118 = 1 525.42 → 1 525.
     expect(taxOf(planInvoiceSn)).toEqual({ subtotal: 10_000, tax: 1_525, total: 10_000, total_excluding_tax: 8_475, amount_due: 10_000, total_tax_amounts: [[tvaSn.id, 18, true, 8_475, 1_525]] });
 
-    const oneOffZm = await created('/v1/invoices', { customer: zambian.id, currency: 'zmw', status: 'open', lines: [{ description: 'Installation', amount: 12_345 }, { description: 'Cable', amount: 2_500, quantity: 5 }] });
+    const oneOffZm = await created('/v1/invoices', { customer: zambian.id, currency: 'zmw', status: 'open', lines: [{ description: 'Installation', amount: 12_347 }, { description: 'Cable', amount: 2_500, quantity: 5 }] });
     const oneOffSn = await created('/v1/invoices', { customer: senegalese.id, currency: 'xof', status: 'open', lines: [{ description: 'Formation', amount: 5_900 }] });
-    // Per line, half up: 12 345 × 16 % = 1 975.2 → 1 975; 2 500 × 16 % = 400.
-    expect(oneOffZm.lines.map((line: { tax_amounts: { amount: number }[] }) => line.tax_amounts[0].amount)).toEqual([1_975, 400]);
-    expect(taxOf(oneOffZm)).toEqual({ subtotal: 14_845, tax: 2_375, total: 17_220, total_excluding_tax: 14_845, amount_due: 17_220, total_tax_amounts: [[vatZm.id, 16, false, 14_845, 2_375]] });
+    // Per line, half up: 12 347 × 16 % = 1 975.52 → 1 976; 2 500 × 16 % = 400.
+    expect(oneOffZm.lines.map((line: { tax_amounts: { amount: number }[] }) => line.tax_amounts[0].amount)).toEqual([1_976, 400]);
+    expect(taxOf(oneOffZm)).toEqual({ subtotal: 14_847, tax: 2_376, total: 17_223, total_excluding_tax: 14_847, amount_due: 17_223, total_tax_amounts: [[vatZm.id, 16, false, 14_847, 2_376]] });
     expect(taxOf(oneOffSn)).toEqual({ subtotal: 5_900, tax: 900, total: 5_900, total_excluding_tax: 5_000, amount_due: 5_900, total_tax_amounts: [[tvaSn.id, 18, true, 5_000, 900]] });
 
     const zmText = await pdfText(oneOffZm.id);
-    for (const expected of ['VAT 16%: ZMW 19.75', 'VAT 16%: ZMW 4.00', 'Total excluding tax', 'VAT 16% on ZMW 148.45', 'ZMW 23.75', 'ZMW 172.20']) expect([expected, zmText.includes(expected)]).toEqual([expected, true]);
+    for (const expected of ['VAT 16%: ZMW 19.76', 'VAT 16%: ZMW 4.00', 'Total excluding tax', 'VAT 16% on ZMW 148.47', 'ZMW 23.76', 'ZMW 172.23']) expect([expected, zmText.includes(expected)]).toEqual([expected, true]);
     const snText = await pdfText(planInvoiceSn.id);
     for (const expected of ['TVA 18% included on', '8,475', '1,525', '10,000']) expect([expected, snText.includes(expected)]).toEqual([expected, true]);
   });
