@@ -118,6 +118,13 @@ describe('tax rates and taxed invoices', () => {
     const exempt = await created('/v1/customers', { name: 'NGO', email: 'ngo@example.com', address: { country: 'KE' }, tax_exempt: 'exempt' });
     expect(taxOf(await created('/v1/invoices', { customer: exempt.id, currency: 'kes', amount: 10_000, description: 'Books' }))).toMatchObject({ tax: 0, total: 10_000, total_tax_amounts: [] });
 
+    // No country rate fits a customer without an address: the account default does; a new default replaces it.
+    const firstDefault = await created('/v1/tax-rates', { display_name: 'GST', percentage: 10, inclusive: false, account_default: true });
+    const secondDefault = await created('/v1/tax-rates', { display_name: 'GST', percentage: 12.5, inclusive: false, account_default: true });
+    expect((await call('GET', `/v1/tax-rates/${firstDefault.id}`)).body.account_default).toBe(false);
+    const nowhere = await created('/v1/customers', { name: 'Nomad', email: 'nomad@example.com' });
+    expect(taxOf(await created('/v1/invoices', { customer: nowhere.id, currency: 'usd', amount: 1_004, description: 'Guide' })).total_tax_amounts).toEqual([[secondDefault.id, 12.5, false, 1_004, 126]]);
+
     const business = await created('/v1/customers', { name: 'Acme GmbH', email: 'ap@acme.example', address: { country: 'KE' } });
     const reversed = await call('PATCH', `/v1/customers/${business.id}`, { tax_exempt: 'reverse' });
     expect(reversed.body.tax_exempt).toBe('reverse');
