@@ -123,6 +123,10 @@ POST /v1/customers/:id/payment-methods/:method/default
 DELETE /v1/customers/:id/payment-methods/:method
 GET /v1/events
 GET /v1/events/:id
+POST /v1/tax-rates
+GET /v1/tax-rates
+GET /v1/tax-rates/:id
+PATCH /v1/tax-rates/:id
 `.trim().split('\n');
 
 const keyOf = (route: { method: string; path: string }) => `${route.method} ${route.path}`;

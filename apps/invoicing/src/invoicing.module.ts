@@ -18,6 +18,9 @@ import { DunningSchedulesGrpcController } from './dunning/dunning-schedules.grpc
 import { DunningSchedulesRepository } from './dunning/dunning-schedules.repository';
 import { SellerProfilesGrpcController } from './seller/seller-profiles.grpc.controller';
 import { SellerProfilesRepository } from './seller/seller-profiles.repository';
+import { TaxRatesGrpcController } from './tax-rates/tax-rates.grpc.controller';
+import { TaxRatesRepository } from './tax-rates/tax-rates.repository';
+import { TaxRatesService } from './tax-rates/tax-rates.service';
 
 /** Owns invoices and lines, numbering, draft/open/finalize/void, PDFs, e-mail resend, credit notes and dunning. */
 @Module({})
@@ -25,7 +28,7 @@ export class InvoicingModule {
   static forRuntime(runtime: ServiceRuntime): DynamicModule {
     return {
       module: InvoicingModule,
-      controllers: [InvoicesGrpcController, CreditNotesGrpcController, DunningSchedulesGrpcController, SellerProfilesGrpcController],
+      controllers: [InvoicesGrpcController, CreditNotesGrpcController, DunningSchedulesGrpcController, SellerProfilesGrpcController, TaxRatesGrpcController],
       providers: [
         { provide: SERVICE_RUNTIME, useValue: runtime },
         { provide: PrismaService, useFactory: () => new PrismaService(runtime.config.databaseUrl) },
@@ -43,6 +46,8 @@ export class InvoicingModule {
         InvoiceMailsRepository,
         { provide: InvoiceMailer, useExisting: InvoiceMailsRepository },
         InvoiceMailsWorker,
+        TaxRatesRepository,
+        TaxRatesService,
       ],
     };
   }

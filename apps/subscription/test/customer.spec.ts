@@ -55,4 +55,18 @@ describe('customer rules', () => {
     expect(failure(() => deleteCustomer(deleted, t1))).toMatchObject({ kind: 'failed_precondition', code: 'customer_deleted' });
     expect(failure(() => updateCustomer(deleted, { name: 'B' }, t1))).toMatchObject({ code: 'customer_deleted' });
   });
+
+  it('keeps an address with an ISO 3166-1 alpha-2 country and a tax status; reports both as changed', () => {
+    const address = { line1: ' Cairo Road 1 ', line2: '', city: 'Lusaka', region: null, postalCode: null, country: 'ZM' };
+    const { customer } = createCustomer(tenant, { name: 'Mwila', email: 'm@example.com', address }, t0);
+    expect([customer.address, customer.taxExempt]).toEqual([{ line1: 'Cairo Road 1', line2: null, city: 'Lusaka', region: null, postalCode: null, country: 'ZM' }, 'none']);
+    for (const country of ['zm', 'XK', 'ZMB', 'EU']) {
+      expect(failure(() => createCustomer(tenant, { name: 'A', email: 'a@b.co', address: { ...address, country } }, t0))).toMatchObject({ code: 'parameter_invalid', param: 'address.country' });
+    }
+    expect(failure(() => createCustomer(tenant, { name: 'A', email: 'a@b.co', taxExempt: 'maybe' }, t0))).toMatchObject({ param: 'tax_exempt' });
+    const reverse = updateCustomer(customer, { taxExempt: 'reverse', address: null }, t1);
+    expect([reverse.customer.taxExempt, reverse.customer.address]).toEqual(['reverse', null]);
+    expect(reverse.events[0]).toMatchObject({ kind: 'updated', changedFields: ['address', 'tax_exempt'] });
+    expect(updateCustomer(customer, { address: { ...address } }, t1).events[0]).toMatchObject({ changedFields: [] });
+  });
 });

@@ -2,8 +2,8 @@
 jest.mock('@nestjs/common', () => ({ Injectable: () => () => undefined, Inject: () => () => undefined }));
 jest.mock('@recur/service-host', () => ({ SERVICE_RUNTIME: Symbol('SERVICE_RUNTIME') }));
 
-import { catalogV1, subscriptionV1, usageMeteringV1 } from '@recur/contracts';
-import { eventually, grpcFailure, queryDatabase, type ServiceUnderTest, startServiceUnderTest, testKafkaBrokers } from '@recur/testing';
+import { catalogV1, invoicingV1, subscriptionV1, usageMeteringV1 } from '@recur/contracts';
+import { eventually, freePort, grpcFailure, queryDatabase, type ServiceUnderTest, startServiceUnderTest, testKafkaBrokers } from '@recur/testing';
 import * as grpc from '@grpc/grpc-js';
 import { randomBytes } from 'node:crypto';
 import { BillingClock } from '../src/billing-clock/billing-clock.worker';
@@ -28,6 +28,7 @@ const tenant = { accountId: `acct_${randomBytes(6).toString('hex')}`, livemode: 
 const DAY = 86_400;
 
 let catalog: ServiceUnderTest<typeof catalogV1.CatalogService>;
+let invoicing: ServiceUnderTest<typeof invoicingV1.InvoicingService>;
 let usageMetering: ServiceUnderTest<typeof usageMeteringV1.UsageMeteringService>;
 let service: ServiceUnderTest<typeof subscriptionV1.SubscriptionService>;
 let prisma: PrismaService;
@@ -36,11 +37,18 @@ let usageClient: UsageMeteringClient;
 beforeAll(async () => {
   const brokers = await testKafkaBrokers();
   const kafka = { KAFKA_BROKERS: brokers, KAFKA_TOPIC_PREFIX: namespace };
-  [catalog, usageMetering] = await Promise.all([startServiceUnderTest('catalog', catalogV1.CatalogService), startServiceUnderTest('usage-metering', usageMeteringV1.UsageMeteringService, kafka)]);
+  // The upcoming-invoice preview asks invoicing for its tax, and invoicing asks subscription for the customer.
+  const subscriptionPort = await freePort();
+  [catalog, usageMetering, invoicing] = await Promise.all([
+    startServiceUnderTest('catalog', catalogV1.CatalogService),
+    startServiceUnderTest('usage-metering', usageMeteringV1.UsageMeteringService, kafka),
+    startServiceUnderTest('invoicing', invoicingV1.InvoicingService, { SUBSCRIPTION_GRPC_ADDR: `127.0.0.1:${subscriptionPort}`, SMTP_URL: 'smtp://127.0.0.1:9', INVOICE_MAIL_ON_FINALIZE: 'false' }),
+  ]);
   service = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService, {
     ...kafka,
+    GRPC_PORT: String(subscriptionPort),
     CATALOG_GRPC_ADDR: catalog.grpcAddress,
-    INVOICING_GRPC_ADDR: '127.0.0.1:1',
+    INVOICING_GRPC_ADDR: invoicing.grpcAddress,
     USAGE_METERING_GRPC_ADDR: usageMetering.grpcAddress,
     PAYMENTS_GRPC_ADDR: '127.0.0.1:1',
     BILLING_CLOCK_CONCURRENCY: '0',
@@ -54,7 +62,7 @@ let usageMeteringStopped = false;
 afterAll(async () => {
   usageClient?.onModuleDestroy();
   await prisma?.$disconnect();
-  await Promise.all([service?.stop(), usageMeteringStopped ? undefined : usageMetering?.stop(), catalog?.stop()]);
+  await Promise.all([service?.stop(), usageMeteringStopped ? undefined : usageMetering?.stop(), catalog?.stop(), invoicing?.stop()]);
 }, 60_000);
 
 /** Every invoice request the clock sent, in order; each period raised once, as invoicing does. */

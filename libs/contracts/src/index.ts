@@ -44,3 +44,5 @@ export * as webhookDispatchV1 from './gen/recur/webhook_dispatch/v1/webhook_disp
 export * as eventV1 from './gen/recur/webhook_dispatch/v1/event_pb';
 export * as endpointV1 from './gen/recur/webhook_dispatch/v1/endpoint_pb';
 export * from './public/refund';
+export * from './public/tax-rate';
+export * as taxRateV1 from './gen/recur/invoicing/v1/tax_rate_pb';

@@ -18,14 +18,15 @@ export interface ServiceUnderTest<S> {
 
 /**
  * One service as its own process on a fresh database, with a client of its gRPC surface.
- * Events go through the service's in-process bus (no Kafka) unless `env` says otherwise.
+ * Events go through the service's in-process bus (no Kafka) unless `env` says otherwise. A
+ * `GRPC_PORT` in `env` (a freePort() reserved earlier) lets two services name each other.
  */
 export async function startServiceUnderTest<S extends GenService<GenServiceMethods>>(
   app: Exclude<AppName, 'gateway'>,
   service: S,
   env: Record<string, string> = {},
 ): Promise<ServiceUnderTest<S>> {
-  const [databaseUrl, grpcPort, metricsPort] = await Promise.all([createTestDatabase(app.replace(/-/g, '_')), freePort(), freePort()]);
+  const [databaseUrl, grpcPort, metricsPort] = await Promise.all([createTestDatabase(app.replace(/-/g, '_')), env.GRPC_PORT ? Number(env.GRPC_PORT) : freePort(), freePort()]);
   const process = await startApp(app, {
     env: { DATABASE_URL: databaseUrl, GRPC_HOST: '127.0.0.1', GRPC_PORT: String(grpcPort), METRICS_PORT: String(metricsPort), KAFKA_BROKERS: '', ...env },
     ready: { grpcPort },

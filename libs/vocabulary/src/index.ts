@@ -5,3 +5,4 @@ export * from './bounds';
 export * from './invoice';
 export * from './usage';
 export * from './payment';
+export * from './countries';

@@ -257,8 +257,8 @@ describe('customers through the gateway', () => {
     // The specification's 77 routes, the five test-clock routes of issue 10, the customer portal sessions of issue 14,
     // usage batches, totals and limits of issue 13, the payment list and retrieve, credit note retrieve and PDF and the
     // app's dunning schedule (GET and PUT) of issue 12, the six prepaid wallet routes of issue 13, the four
-    // payment-method routes of issue 27 and the two events routes of issue 29.
-    expect(operations).toHaveLength(106);
+    // payment-method routes of issue 27, the two events routes of issue 29, the four tax-rate routes and the two account routes of issue 28.
+    expect(operations).toHaveLength(110);
     expect(operations).toEqual(expect.arrayContaining(['POST /v1/customers/{id}/payment-methods', 'DELETE /v1/customers/{id}/payment-methods/{method}', 'GET /v1/events', 'GET /v1/events/{id}']));
     expect(operations).toContain('POST /v1/customers/{id}/portal-sessions');
     expect(operations).toContain('POST /v1/customers');

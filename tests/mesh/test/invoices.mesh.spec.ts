@@ -44,7 +44,7 @@ describe('/v1/invoices', () => {
       currency: 'usd', subtotal: 12_345, discount: 0, total: 12_345, amount_due: 12_345, amount_paid: 0, due_date: inDays(14), payment_url: null,
       billing_reason: 'manual', subscription: null, period: null, finalized_at: null,
     });
-    expect(created.body.lines).toEqual([{ id: expect.stringMatching(/^il_/), object: 'line_item', kind: 'manual', description: 'Consulting, March', quantity: 1, amount: 12_345, period: null }]);
+    expect(created.body.lines).toEqual([{ id: expect.stringMatching(/^il_/), object: 'line_item', kind: 'manual', description: 'Consulting, March', quantity: 1, amount: 12_345, period: null, tax_amounts: [] }]);
 
     const finalized = await call('POST', `/v1/invoices/${created.body.id}/finalize`);
     expect(finalized.status).toBe(200);

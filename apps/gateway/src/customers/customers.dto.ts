@@ -1,5 +1,6 @@
-import { CUSTOMER_EMAIL_MAX, CUSTOMER_NAME_MAX, EMAIL_PATTERN } from '@recur/vocabulary';
-import { IsNotEmpty, IsObject, IsString, Matches, MaxLength, ValidateBy } from 'class-validator';
+import { CUSTOMER_EMAIL_MAX, CUSTOMER_NAME_MAX, EMAIL_PATTERN, TAX_EXEMPT_STATUSES } from '@recur/vocabulary';
+import { Type } from 'class-transformer';
+import { IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateBy, ValidateNested } from 'class-validator';
 import { METADATA_KEY_MAX, METADATA_MAX_KEYS, METADATA_VALUE_MAX } from '@recur/kernel';
 import { ListQueryDto } from '../http/list';
 import { Optional } from '../http/optional';
@@ -16,6 +17,24 @@ export const IsMetadata = () =>
       defaultMessage: () => `metadata must be an object of at most ${METADATA_MAX_KEYS} string values (keys up to ${METADATA_KEY_MAX} characters, values up to ${METADATA_VALUE_MAX})`,
     },
   });
+
+// plans.dto imports IsMetadata from here: its `apply` cannot be imported back (a cycle), so it is repeated.
+const apply = (...decorators: PropertyDecorator[]): PropertyDecorator => (target, key) => [...decorators].reverse().forEach((decorator) => decorator(target, key));
+const AddressPart = (field: string) => apply(Optional(), IsString({ message: `address.${field} must be a string` }), MaxLength(200, { message: `address.${field} must be at most 200 characters` }));
+
+/** A postal address; every part optional. country: ISO 3166-1 alpha-2, upper case (docs/api/customers.md#address-and-tax-status). */
+export class AddressDto {
+  @AddressPart('line1') line1?: string;
+  @AddressPart('line2') line2?: string;
+  @AddressPart('city') city?: string;
+  @AddressPart('region') region?: string;
+  @AddressPart('postal_code') postal_code?: string;
+  @Optional() @IsString({ message: 'address.country must be a string' }) @Matches(/^([A-Z]{2})?$/, { message: 'address.country must be an ISO 3166-1 alpha-2 country code in upper case, such as ZM or SN' })
+  country?: string;
+}
+
+const AddressField = () => apply(IsObject({ message: 'address must be an object' }), ValidateNested(), Type(() => AddressDto));
+const TaxExempt = () => IsIn([...TAX_EXEMPT_STATUSES], { message: `tax_exempt must be one of ${TAX_EXEMPT_STATUSES.join(', ')}` });
 
 export class CreateCustomerDto {
   @IsString({ message: 'name must be a string' })
@@ -39,6 +58,13 @@ export class CreateCustomerDto {
   @IsString({ message: 'test_clock must be a string' })
   @MaxLength(100)
   test_clock?: string;
+
+  @Optional() @AddressField()
+  address?: AddressDto;
+
+  /** `none` (default): taxed; `exempt`: never taxed; `reverse`: reverse charge, no tax and the invoice says so. */
+  @Optional() @TaxExempt()
+  tax_exempt?: string;
 }
 
 export class UpdateCustomerDto {
@@ -59,6 +85,13 @@ export class UpdateCustomerDto {
   @IsObject()
   @IsMetadata()
   metadata?: Record<string, string>;
+
+  /** Replaces the whole address; null removes it. */
+  @IsOptional() @AddressField()
+  address?: AddressDto | null;
+
+  @Optional() @TaxExempt()
+  tax_exempt?: string;
 }
 
 export class ListCustomersQueryDto extends ListQueryDto {

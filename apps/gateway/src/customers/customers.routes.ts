@@ -2,11 +2,19 @@ import { type CustomerJson, presentCustomer, requireTenant } from '@recur/contra
 import { failedPrecondition } from '@recur/kernel';
 import { listEnvelope } from '../http/list';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
-import { CreateCustomerDto, ListCustomersQueryDto, UpdateCustomerDto } from './customers.dto';
+import { type AddressDto, CreateCustomerDto, ListCustomersQueryDto, UpdateCustomerDto } from './customers.dto';
+import { TAX_EXEMPT_STATUSES } from '@recur/vocabulary';
+
+const addressMessage = (address: AddressDto | undefined) =>
+  address === undefined ? undefined : {
+    line1: address.line1 ?? '', line2: address.line2 ?? '', city: address.city ?? '', region: address.region ?? '', postalCode: address.postal_code ?? '', country: address.country ?? '',
+  };
+
+const nullableText = { type: ['string', 'null'] };
 
 export const CUSTOMER_SCHEMA = responseSchema<CustomerJson>('Customer', {
   type: 'object',
-  required: ['id', 'object', 'livemode', 'name', 'email', 'metadata', 'created', 'updated', 'deleted', 'deleted_at', 'test_clock'],
+  required: ['id', 'object', 'livemode', 'name', 'email', 'metadata', 'created', 'updated', 'deleted', 'deleted_at', 'test_clock', 'address', 'tax_exempt'],
   properties: {
     id: { type: 'string', example: 'cus_4f9XkQ2mZ8aBcD1eF3gH5jKl' },
     object: { type: 'string', enum: ['customer'] },
@@ -19,6 +27,12 @@ export const CUSTOMER_SCHEMA = responseSchema<CustomerJson>('Customer', {
     deleted: { type: 'boolean', description: 'True once the customer was (soft) deleted.' },
     deleted_at: { type: ['integer', 'null'], description: 'Unix seconds of the deletion, or null.' },
     test_clock: { type: ['string', 'null'], description: 'The sandbox test clock the customer lives on, or null.' },
+    address: {
+      type: ['object', 'null'], description: 'The postal address, or null; country is ISO 3166-1 alpha-2 and picks the tax rate (docs/api/tax-rates.md).',
+      required: ['line1', 'line2', 'city', 'region', 'postal_code', 'country'],
+      properties: { line1: nullableText, line2: nullableText, city: nullableText, region: nullableText, postal_code: nullableText, country: { type: ['string', 'null'], example: 'ZM' } },
+    },
+    tax_exempt: { type: 'string', enum: [...TAX_EXEMPT_STATUSES], description: '`none`: taxed; `exempt`: never taxed; `reverse`: reverse charge, no tax, the invoice says so.' },
   },
 });
 
@@ -50,7 +64,10 @@ export const CUSTOMER_ROUTES = defineRoutes('Customers', [
   route({
     method: 'POST', path: '/v1/customers', summary: 'Create a customer', body: CreateCustomerDto, response: CUSTOMER_SCHEMA, status: 201,
     handler: async ({ services, tenant, commandId, body }) => {
-      const { customer } = await services.subscription.createCustomer({ tenant, name: body.name, email: body.email, metadata: body.metadata ?? {}, testClockId: body.test_clock, requestId: commandId });
+      const { customer } = await services.subscription.createCustomer({
+        tenant, name: body.name, email: body.email, metadata: body.metadata ?? {}, testClockId: body.test_clock, requestId: commandId,
+        address: addressMessage(body.address), taxExempt: body.tax_exempt ?? '',
+      });
       return presentCustomer(customer!);
     },
   }),
@@ -70,6 +87,7 @@ export const CUSTOMER_ROUTES = defineRoutes('Customers', [
     handler: async ({ services, tenant, commandId, params, body }) => {
       const { customer } = await services.subscription.updateCustomer({
         tenant, id: params.id, name: body.name, email: body.email, metadata: body.metadata ?? {}, requestId: commandId,
+        address: addressMessage(body.address ?? undefined), clearAddress: body.address === null, taxExempt: body.tax_exempt,
       });
       return presentCustomer(customer!);
     },

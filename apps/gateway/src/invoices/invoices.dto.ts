@@ -31,6 +31,14 @@ export class InvoiceLineDto {
   /** Units the line bills, shown on the invoice; default 1. */
   @IsOptional() @IsInt({ message: 'quantity must be an integer' }) @Min(1, { message: 'quantity must be at least 1' }) @Max(QUANTITY_MAX, { message: `quantity must be at most ${QUANTITY_MAX}` })
   quantity?: number;
+
+  /** The line's own tax rate (`txr_…`, at most one); without it the customer's country rate or the account default applies. */
+  @IsOptional()
+  @IsArray({ message: 'tax_rates must be an array' })
+  @ArrayMaxSize(1, { message: 'tax_rates holds at most one tax rate' })
+  @IsString({ each: true, message: 'tax_rates must hold tax rate ids' })
+  @MaxLength(64, { each: true, message: 'tax_rates must hold tax rate ids' })
+  tax_rates?: string[];
 }
 
 export class CreateInvoiceDto {

@@ -1,9 +1,10 @@
 import { type InvoiceJson, presentInvoice } from '@recur/contracts';
-import { COLLECTION_METHODS, INVOICE_BILLING_REASONS, INVOICE_STATUSES } from '@recur/vocabulary';
+import { COLLECTION_METHODS, INVOICE_BILLING_REASONS, INVOICE_STATUSES, TAX_EXEMPT_STATUSES } from '@recur/vocabulary';
 import { toInt64 } from '@recur/money';
 import { listEnvelope } from '../http/list';
 import { defineRoutes, fileRoute, listRoute, responseSchema, route } from '../routing/define-routes';
 import { CreateInvoiceDto, ListInvoicesQueryDto } from './invoices.dto';
+import { TAX_AMOUNT_SCHEMA } from '../tax-rates/tax-rates.routes';
 
 const amount = { type: 'integer', description: "Minor units of the invoice's currency." };
 const period = { type: ['object', 'null'], required: ['start', 'end'], properties: { start: { type: 'integer' }, end: { type: 'integer' } }, description: 'Unix seconds; null when no period is billed.' };
@@ -13,7 +14,7 @@ export const INVOICE_SCHEMA = responseSchema<InvoiceJson>('Invoice', {
   type: 'object',
   required: [
     'id', 'object', 'livemode', 'number', 'status', 'customer', 'customer_name', 'customer_email', 'subscription', 'billing_reason', 'collection_method', 'currency', 'description', 'lines',
-    'subtotal', 'discount', 'total', 'amount_due', 'amount_paid', 'amount_refunded', 'due_date', 'period', 'payment_url', 'metadata', 'created', 'finalized_at', 'paid_at', 'voided_at',
+    'subtotal', 'discount', 'total_tax_amounts', 'tax', 'total', 'total_excluding_tax', 'customer_tax_exempt', 'amount_due', 'amount_paid', 'amount_refunded', 'due_date', 'period', 'payment_url', 'metadata', 'created', 'finalized_at', 'paid_at', 'voided_at',
   ],
   properties: {
     id: { type: 'string', example: 'in_4f9XkQ2mZ8aBcD1eF3gH5jKl' },
@@ -36,21 +37,26 @@ export const INVOICE_SCHEMA = responseSchema<InvoiceJson>('Invoice', {
       type: 'array',
       items: {
         type: 'object',
-        required: ['id', 'object', 'kind', 'description', 'quantity', 'amount', 'period'],
+        required: ['id', 'object', 'kind', 'description', 'quantity', 'amount', 'period', 'tax_amounts'],
         properties: {
           id: { type: 'string', example: 'il_4f9XkQ2mZ8aBcD1eF3gH5jKl' },
           object: { type: 'string', enum: ['line_item'] },
           kind: { type: 'string', enum: ['plan', 'addon', 'usage', 'proration', 'manual'] },
           description: { type: 'string' },
           quantity: { type: 'integer' },
-          amount: { ...amount, description: "The line's total in minor units." },
+          amount: { ...amount, description: "The line's total in minor units (an inclusive rate's tax is inside it)." },
           period,
+          tax_amounts: { type: 'array', items: TAX_AMOUNT_SCHEMA, description: 'The tax on the line, one entry per rate; empty when untaxed.' },
         },
       },
     },
-    subtotal: amount,
+    subtotal: { ...amount, description: 'The sum of the lines, before discount and exclusive tax.' },
     discount: amount,
-    total: amount,
+    total_tax_amounts: { type: 'array', items: TAX_AMOUNT_SCHEMA, description: "The tax per rate: the sums of the lines' tax amounts." },
+    tax: { ...amount, description: 'All tax, inclusive and exclusive.' },
+    total: { ...amount, description: 'subtotal − discount + exclusive tax.' },
+    total_excluding_tax: { ...amount, description: 'total − tax.' },
+    customer_tax_exempt: { type: 'string', enum: [...TAX_EXEMPT_STATUSES], description: "The customer's tax status when raised; `reverse`: reverse charge, no tax, the PDF says so." },
     amount_due: amount,
     amount_paid: amount,
     amount_refunded: { ...amount, description: 'What refunds gave back of amount_paid so far (the sum of their credit notes); the invoice is `refunded` once it is all of it.' },
@@ -80,6 +86,7 @@ export const INVOICE_ROUTES = defineRoutes('Invoices', [
           description: line.description,
           amount: toInt64(line.amount, `lines[${index}].amount`),
           quantity: toInt64(line.quantity ?? 1, `lines[${index}].quantity`),
+          taxRateIds: line.tax_rates ?? [],
         })),
         dueDate: body.due_date ?? '',
         status: body.status ?? '',

@@ -18,6 +18,7 @@ import { WALLET_ROUTES } from '../wallets/wallets.routes';
 import { PAYMENT_METHOD_ROUTES } from '../payment-methods/payment-methods.routes';
 import { EVENT_ROUTES } from '../events/events.routes';
 import { WEBHOOK_ROUTES } from '../webhooks/webhooks.routes';
+import { TAX_RATE_ROUTES } from '../tax-rates/tax-rates.routes';
 import type { RouteDefinition } from './define-routes';
 
 export type { HttpMethod, RouteDefinition as RouteEntry } from './define-routes';
@@ -47,6 +48,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...EVENT_ROUTES,
   ...DUNNING_SCHEDULE_ROUTES,
   ...ACCOUNT_ROUTES,
+  ...TAX_RATE_ROUTES,
 ];
 
 interface CompiledRoute {

@@ -1,4 +1,4 @@
-import { COLLECTION_METHODS } from '@recur/vocabulary';
+import { COLLECTION_METHODS, TAX_EXEMPT_STATUSES } from '@recur/vocabulary';
 import {
   presentSubscription,
   presentSubscriptionAddon,
@@ -10,6 +10,7 @@ import {
 } from '@recur/contracts';
 import { PAGE_LIMIT_DEFAULT } from '@recur/kernel';
 import { listEnvelope, ListQueryDto } from '../http/list';
+import { TAX_AMOUNT_SCHEMA } from '../tax-rates/tax-rates.routes';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
 import {
   ApplyPromotionCodeDto,
@@ -93,7 +94,7 @@ const PENDING_CHANGE_SCHEMA = {
 export const UPCOMING_INVOICE_SCHEMA = responseSchema<UpcomingInvoiceJson>('UpcomingInvoice', {
   type: 'object',
   description: "Exactly what the subscription's next period invoice will bill, priced by the function the renewal uses.",
-  required: ['object', 'subscription', 'customer', 'currency', 'billing_reason', 'period_start', 'period_end', 'lines', 'subtotal', 'discount', 'total'],
+  required: ['object', 'subscription', 'customer', 'currency', 'billing_reason', 'period_start', 'period_end', 'lines', 'subtotal', 'discount', 'total_tax_amounts', 'tax', 'total', 'total_excluding_tax', 'customer_tax_exempt'],
   properties: {
     object: { type: 'string', enum: ['upcoming_invoice'] },
     subscription: { type: 'string' },
@@ -106,7 +107,7 @@ export const UPCOMING_INVOICE_SCHEMA = responseSchema<UpcomingInvoiceJson>('Upco
       type: 'array',
       items: {
         type: 'object',
-        required: ['kind', 'description', 'quantity', 'amount', 'period'],
+        required: ['kind', 'description', 'quantity', 'amount', 'period', 'tax_amounts'],
         properties: {
           kind: { type: 'string', enum: ['plan', 'usage', 'addon', 'proration'] },
           description: { type: 'string' },
@@ -118,12 +119,17 @@ export const UPCOMING_INVOICE_SCHEMA = responseSchema<UpcomingInvoiceJson>('Upco
             required: ['start', 'end'],
             properties: { start: seconds('Start of the period'), end: seconds('End of the period') },
           },
+          tax_amounts: { type: 'array', items: TAX_AMOUNT_SCHEMA, description: 'The tax the invoice line will carry.' },
         },
       },
     },
     subtotal: { type: 'integer' },
     discount: { type: 'integer' },
-    total: { type: 'integer' },
+    total_tax_amounts: { type: 'array', items: TAX_AMOUNT_SCHEMA, description: 'The tax per rate, as the invoice will have it (docs/api/invoices.md#tax-and-rounding).' },
+    tax: { type: 'integer', description: 'All tax, inclusive and exclusive.' },
+    total: { type: 'integer', description: 'subtotal − discount + exclusive tax.' },
+    total_excluding_tax: { type: 'integer' },
+    customer_tax_exempt: { type: 'string', enum: [...TAX_EXEMPT_STATUSES] },
   },
 });
 

@@ -1,9 +1,20 @@
 import * as grpc from '@grpc/grpc-js';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { createServiceClient, fromGrpcError, type ServiceClient, subscriptionV1, toTenantMessage } from '@recur/contracts';
+import { createServiceClient, type customerV1, fromGrpcError, type ServiceClient, subscriptionV1, toTenantMessage } from '@recur/contracts';
+import type { TaxExemptStatus } from '@recur/vocabulary';
 import type { TenantRef } from '@recur/kernel';
 import { INVOICING_CONFIG, type InvoicingConfig } from '../invoicing-config';
-import type { CustomerLookup } from '../invoices/invoice';
+import type { BilledCustomer, CustomerLookup } from '../invoices/invoice';
+
+/** The customer as an invoice bills them: name, e-mail, and what the tax rules read (country, region, tax status). */
+function billedCustomer(customer: customerV1.Customer): BilledCustomer {
+  return {
+    id: customer.id,
+    name: customer.name,
+    email: customer.email,
+    tax: { country: customer.address?.country || null, region: customer.address?.region || null, taxExempt: (customer.taxExempt || 'none') as TaxExemptStatus },
+  };
+}
 
 /**
  * Customers live in the subscription service; invoicing asks it (SubscriptionService.GetCustomer)
@@ -27,7 +38,7 @@ export class CustomerDirectory implements OnModuleDestroy {
       const { customer } = await this.subscription.getCustomer({ tenant: toTenantMessage(tenant), id });
       if (!customer) return { missing: id };
       if (customer.deletedAt !== undefined) return { deleted: id };
-      return { found: { id: customer.id, name: customer.name, email: customer.email } };
+      return { found: billedCustomer(customer) };
     } catch (error) {
       if ((error as grpc.ServiceError).code === grpc.status.NOT_FOUND) return { missing: id };
       throw fromGrpcError(error);
@@ -73,7 +84,7 @@ export class CustomerDirectory implements OnModuleDestroy {
       const customer = results[next++]?.customer;
       if (!customer) return { missing: id };
       if (customer.deletedAt !== undefined) return { deleted: id };
-      return { found: { id: customer.id, name: customer.name, email: customer.email } };
+      return { found: billedCustomer(customer) };
     });
   }
 

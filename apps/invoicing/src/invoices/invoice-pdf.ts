@@ -1,5 +1,5 @@
 import { dirname, join } from 'node:path';
-import { formatMoney, type Money } from '@recur/money';
+import { formatMoney, formatPercentage, type Money, subtract, type TaxAmount } from '@recur/money';
 import PDFDocument from 'pdfkit';
 import SVGtoPDF from 'svg-to-pdfkit';
 import { addressLines, type SellerProfile } from '../seller/seller-profile';
@@ -16,6 +16,15 @@ const BOLD = join(FONT_DIR, 'DejaVuSans-Bold.ttf');
 
 /** The big mark across a document that must not be paid as it stands. */
 const STATUS_MARKS: Partial<Record<Invoice['status'], string>> = { draft: 'DRAFT', paid: 'PAID', void: 'VOID', refunded: 'REFUNDED' };
+
+/** A tax amount's name on the PDF: `VAT 16%`, `TVA 18% included`. */
+const taxLabel = (tax: TaxAmount): string => `${tax.taxRate.displayName} ${formatPercentage(tax.taxRate.ratePpm)}%${tax.taxRate.inclusive ? ' included' : ''}`;
+
+/** The wording an untaxed invoice of an exempt or reverse-charge customer carries (docs/api/invoices.md#tax-and-rounding). */
+const TAX_STATUS_FACTS: Partial<Record<Invoice['customerTaxExempt'], [string, string][]>> = {
+  exempt: [['Tax', 'Customer exempt: no tax charged']],
+  reverse: [['Tax', 'Reverse charge: the customer accounts for VAT']],
+};
 
 export interface PdfContext {
   /** The account's name: the seller when its profile has no legal name. */
@@ -70,6 +79,7 @@ export function renderInvoicePdf(invoice: Invoice, context: PdfContext): Promise
       ['Date due', invoice.dueDate],
       ...(invoice.periodStart && invoice.periodEnd ? [['Billing period', `${day(invoice.periodStart)} to ${day(invoice.periodEnd)}`] as [string, string]] : []),
       ['Status', invoice.status],
+      ...(TAX_STATUS_FACTS[invoice.customerTaxExempt] ?? []),
     ],
     customer: invoice.customer,
     description: invoice.description,
@@ -77,10 +87,12 @@ export function renderInvoicePdf(invoice: Invoice, context: PdfContext): Promise
       description: line.periodStart && line.periodEnd ? `${line.description} (${day(line.periodStart)} to ${day(line.periodEnd)})` : line.description,
       quantity: line.quantity,
       amount: line.amount,
-    })),
+    })).map((line, index) => ({ ...line, description: [line.description, ...invoice.lines[index].taxAmounts.map((tax) => `${taxLabel(tax)}: ${format(tax.amount)}`)].join('\n') })),
     totals: [
       ['Subtotal', format(invoice.subtotal), false],
       ['Discount', invoice.discount.amountMinor === 0 ? format(invoice.discount) : `−${format(invoice.discount)}`, false],
+      ...(invoice.totalTaxAmounts.length === 0 ? [] : [['Total excluding tax', format(subtract(invoice.total, invoice.tax)), false] as [string, string, boolean]]),
+      ...invoice.totalTaxAmounts.map((tax): [string, string, boolean] => [`${taxLabel(tax)} on ${format(tax.taxableAmount)}`, format(tax.amount), false]),
       ['Total', format(invoice.total), true],
       ['Amount paid', format(invoice.amountPaid), false],
       ['Amount due', format(invoice.amountDue), true],

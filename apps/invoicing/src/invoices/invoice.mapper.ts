@@ -2,9 +2,11 @@ import { create } from '@bufbuild/protobuf';
 import { invoiceV1, type InvoiceJson, presentInvoice, toMoneyMessage } from '@recur/contracts';
 import { type CollectionMethod, type InvoiceStatus } from '@recur/vocabulary';
 import { type Metadata, unixSeconds } from '@recur/kernel';
-import { fromInt64, money, toInt64 } from '@recur/money';
+import { fromInt64, money, subtract, toInt64 } from '@recur/money';
 import type { Invoice as InvoiceRow, InvoiceLine as InvoiceLineRow, Prisma } from '../generated/prisma/client';
 import { type Invoice, type InvoiceLine, isFinalInvoice } from './invoice';
+import { fromTaxAmountRow, type TaxAmountRow, toTaxAmountMessage, toTaxAmountRow } from '../tax-rates/tax-rate.mapper';
+import type { TaxExemptStatus } from '@recur/vocabulary';
 
 export type InvoiceRowWithLines = InvoiceRow & { lines: InvoiceLineRow[] };
 
@@ -41,9 +43,13 @@ export function fromInvoiceRow(row: InvoiceRowWithLines): Invoice {
         amount: amount(line.amount),
         periodStart: line.periodStart,
         periodEnd: line.periodEnd,
+        taxAmounts: (line.taxAmounts as unknown as TaxAmountRow[]).map((tax) => fromTaxAmountRow(tax, row.currency)),
       })),
     subtotal: amount(row.subtotal),
     discount: amount(row.discount),
+    tax: amount(row.tax),
+    totalTaxAmounts: (row.totalTaxAmounts as unknown as TaxAmountRow[]).map((tax) => fromTaxAmountRow(tax, row.currency)),
+    customerTaxExempt: row.customerTaxExempt as TaxExemptStatus,
     total: amount(row.total),
     amountDue: amount(row.amountDue),
     amountPaid: amount(row.amountPaid),
@@ -82,6 +88,9 @@ export function toInvoiceColumns(invoice: Invoice): Omit<Prisma.InvoiceUnchecked
     description: invoice.description,
     subtotal: toInt64(invoice.subtotal.amountMinor),
     discount: toInt64(invoice.discount.amountMinor),
+    tax: toInt64(invoice.tax.amountMinor),
+    totalTaxAmounts: invoice.totalTaxAmounts.map(toTaxAmountRow) as unknown as Prisma.InputJsonValue,
+    customerTaxExempt: invoice.customerTaxExempt,
     total: toInt64(invoice.total.amountMinor),
     amountDue: toInt64(invoice.amountDue.amountMinor),
     amountPaid: toInt64(invoice.amountPaid.amountMinor),
@@ -116,10 +125,11 @@ export function toInvoiceLineRows(invoice: Invoice): Prisma.InvoiceLineCreateMan
     amount: toInt64(line.amount.amountMinor),
     periodStart: line.periodStart,
     periodEnd: line.periodEnd,
+    taxAmounts: line.taxAmounts.map(toTaxAmountRow) as unknown as Prisma.InputJsonValue,
   }));
 }
 
-function toLineMessage(line: InvoiceLine): invoiceV1.InvoiceLine {
+export function toLineMessage(line: InvoiceLine): invoiceV1.InvoiceLine {
   return create(invoiceV1.InvoiceLineSchema, {
     id: line.id,
     kind: line.kind,
@@ -128,6 +138,7 @@ function toLineMessage(line: InvoiceLine): invoiceV1.InvoiceLine {
     amount: toMoneyMessage(line.amount),
     periodStart: seconds(line.periodStart),
     periodEnd: seconds(line.periodEnd),
+    taxAmounts: line.taxAmounts.map(toTaxAmountMessage),
   });
 }
 
@@ -146,6 +157,10 @@ export function toInvoiceMessage(invoice: Invoice): invoiceV1.Invoice {
     subtotal: toMoneyMessage(invoice.subtotal),
     discount: toMoneyMessage(invoice.discount),
     total: toMoneyMessage(invoice.total),
+    totalTaxAmounts: invoice.totalTaxAmounts.map(toTaxAmountMessage),
+    tax: toMoneyMessage(invoice.tax),
+    totalExcludingTax: toMoneyMessage(subtract(invoice.total, invoice.tax)),
+    customerTaxExempt: invoice.customerTaxExempt,
     amountDue: toMoneyMessage(invoice.amountDue),
     amountPaid: toMoneyMessage(invoice.amountPaid),
     amountRefunded: toMoneyMessage(invoice.amountRefunded),

@@ -1,13 +1,17 @@
 import { COLLECTION_METHODS, type CollectionMethod, DEFAULT_COLLECTION_METHOD, INVOICE_CREATE_STATUSES, isCollectionMethod, isRetryablePaymentFailure, INVOICE_DEFAULT_DUE_DAYS, INVOICE_DESCRIPTION_MAX, INVOICE_LINES_MAX, type InvoiceStatus, isCalendarDate, QUANTITY_MAX } from '@recur/vocabulary';
 import { checkMetadata, DomainError, failedPrecondition, invalidArgument, type Metadata, newId, type TenantRef } from '@recur/kernel';
 import type { CreditNote } from '../credit-notes/credit-note';
-import { add, AMOUNT_MAX, checkCurrencyCode, compare, type Money, money, subtract, sum, zero } from '@recur/money';
+import { add, AMOUNT_MAX, checkCurrencyCode, compare, type Money, money, sum, type TaxAmount, taxInvoice, type TaxRateTerms, zero } from '@recur/money';
+import type { TaxExemptStatus } from '@recur/vocabulary';
+import type { TaxCustomer } from '../tax-rates/tax-rate';
 
 /** Who is billed, as the invoice keeps it: taken at creation and again at finalization. */
 export interface BilledCustomer {
   id: string;
   name: string;
   email: string;
+  /** Where the customer is and their tax status, for the tax rules (docs/api/tax-rates.md#which-rate-applies); absent: untaxed. */
+  tax?: TaxCustomer;
 }
 
 export interface InvoiceLine {
@@ -18,6 +22,8 @@ export interface InvoiceLine {
   amount: Money;
   periodStart: Date | null;
   periodEnd: Date | null;
+  /** The line's tax, one entry per rate (empty: untaxed). */
+  taxAmounts: TaxAmount[];
 }
 
 /** An invoice as the domain sees it; persistence and transport map to and from this. */
@@ -35,6 +41,10 @@ export interface Invoice {
   lines: InvoiceLine[];
   subtotal: Money;
   discount: Money;
+  /** All tax, inclusive and exclusive; `totalTaxAmounts` has it per rate. */
+  tax: Money;
+  totalTaxAmounts: TaxAmount[];
+  /** subtotal − discount + exclusive tax. */
   total: Money;
   amountDue: Money;
   amountPaid: Money;
@@ -60,6 +70,8 @@ export interface Invoice {
   paymentAttemptCount: number;
   /** The automatic retries planned at the first failure of a `charge_automatically` charge (attempts 2, 3, …), in the invoice's own time. */
   paymentRetryAt: Date[];
+  /** The customer's tax status when raised; `reverse` prints the reverse-charge wording. */
+  customerTaxExempt: TaxExemptStatus;
 }
 
 /**
@@ -156,12 +168,36 @@ function checkDueDate(dueDate: string | undefined, now: Date): string {
   return dueDate;
 }
 
-function totals(currency: string, lines: InvoiceLine[], discount: Money) {
-  const subtotal = sum(currency, lines.map((line) => line.amount));
-  if (discount.amountMinor < 0 || compare(discount, subtotal) > 0) throw invalidArgument('discount', 'discount must be between 0 and the sum of the lines');
-  const total = subtract(subtotal, discount);
+/** The rates the rules chose for an invoice's lines, in order (null: untaxed), and the customer's tax status. */
+export interface InvoiceTaxing {
+  customerTaxExempt: TaxExemptStatus;
+  lineRates: (TaxRateTerms | null)[];
+}
+
+export const UNTAXED: InvoiceTaxing = { customerTaxExempt: 'none', lineRates: [] };
+
+/**
+ * An invoice's lines taxed and its figures (docs/api/invoices.md#tax-and-rounding): the same
+ * function raises an invoice and answers the upcoming-invoice preview.
+ */
+export function taxedTotals<L extends Omit<InvoiceLine, 'taxAmounts'>>(currency: string, lines: L[], discount: Money, taxing: InvoiceTaxing) {
+  const lineSum = sum(currency, lines.map((line) => line.amount));
+  if (discount.amountMinor < 0 || compare(discount, lineSum) > 0) throw invalidArgument('discount', 'discount must be between 0 and the sum of the lines');
+  const taxed = taxInvoice(currency, lines.map((line, index) => ({ amount: line.amount, taxRate: taxing.lineRates[index] ?? null })), discount);
+  const { subtotal, total } = taxed;
   if (total.amountMinor < 0) throw invalidArgument('lines', 'an invoice total must not be negative');
-  return { subtotal, discount, total, amountDue: total, amountPaid: zero(currency), amountRefunded: zero(currency) };
+  return {
+    lines: lines.map((line, index) => ({ ...line, taxAmounts: taxed.lines[index].taxAmounts })),
+    subtotal,
+    discount,
+    tax: taxed.tax,
+    totalTaxAmounts: taxed.totalTaxAmounts,
+    total,
+    amountDue: total,
+    amountPaid: zero(currency),
+    amountRefunded: zero(currency),
+    customerTaxExempt: taxing.customerTaxExempt,
+  };
 }
 
 // ---- creation ---------------------------------------------------------------------------
@@ -170,6 +206,8 @@ export interface OneOffLineFields {
   description: string;
   amount: number;
   quantity?: number;
+  /** The line's own rate (at most one), before the country and account-default rules. */
+  taxRateIds?: string[];
 }
 
 export interface OneOffInvoiceFields {
@@ -205,7 +243,7 @@ export function checkCreateStatus(status: string | undefined): 'draft' | 'open' 
   return status as 'draft' | 'open';
 }
 
-function oneOffLines(fields: OneOffInvoiceFields, currency: string): { lines: InvoiceLine[]; description: string | null } {
+function oneOffLines(fields: OneOffInvoiceFields, currency: string): { lines: Omit<InvoiceLine, 'taxAmounts'>[]; description: string | null } {
   const hasLines = fields.lines !== undefined && fields.lines.length > 0;
   if (fields.amount !== undefined && hasLines) throw invalidArgument('lines', 'give either amount (one line) or lines, not both');
   const description = fields.description === undefined ? null : checkText(fields.description, 'description');
@@ -225,7 +263,7 @@ function oneOffLines(fields: OneOffInvoiceFields, currency: string): { lines: In
   return { description, lines };
 }
 
-const manualLine = (description: string, amount: Money, quantity: number): InvoiceLine => ({
+const manualLine = (description: string, amount: Money, quantity: number): Omit<InvoiceLine, 'taxAmounts'> => ({
   id: newId('il'), kind: 'manual', description, quantity, amount, periodStart: null, periodEnd: null,
 });
 
@@ -236,9 +274,10 @@ function checkOneOffBillingReason(reason: string | undefined): string {
 }
 
 /** A new one-off (`manual`, a wallet's `top_up`, a one_time sale's `sales_link`) invoice, as a draft. */
-export function createOneOffInvoice(tenant: TenantRef, customer: BilledCustomer, fields: OneOffInvoiceFields, now: Date): InvoiceChange {
+export function createOneOffInvoice(tenant: TenantRef, customer: BilledCustomer, fields: OneOffInvoiceFields, now: Date, taxing: InvoiceTaxing = UNTAXED): InvoiceChange {
   const currency = checkCurrencyCode(fields.currency || 'usd');
-  const { lines, description } = oneOffLines(fields, currency);
+  const oneOff = oneOffLines(fields, currency);
+  const description = oneOff.description;
   const invoice: Invoice = {
     id: newId('in'),
     tenant,
@@ -250,8 +289,7 @@ export function createOneOffInvoice(tenant: TenantRef, customer: BilledCustomer,
     collectionMethod: checkCollectionMethod(fields.collectionMethod),
     currency,
     description,
-    lines,
-    ...totals(currency, lines, zero(currency)),
+    ...taxedTotals(currency, oneOff.lines, zero(currency), taxing),
     dueDate: checkDueDate(fields.dueDate, now),
     periodStart: null,
     periodEnd: null,
@@ -287,6 +325,8 @@ export interface SubscriptionLineFields {
   amount: Money;
   periodStart: Date | null;
   periodEnd: Date | null;
+  /** The rates the line's plan or add-on names (at most one). */
+  taxRateIds?: string[];
 }
 
 export interface SubscriptionInvoiceFields {
@@ -307,7 +347,7 @@ export interface SubscriptionInvoiceFields {
  * draft; the use case finalizes it at once. Line amounts may be negative (proration
  * credits), the total may not.
  */
-export function createSubscriptionInvoice(tenant: TenantRef, customer: BilledCustomer, fields: SubscriptionInvoiceFields, now: Date): InvoiceChange {
+export function createSubscriptionInvoice(tenant: TenantRef, customer: BilledCustomer, fields: SubscriptionInvoiceFields, now: Date, taxing: InvoiceTaxing = UNTAXED): InvoiceChange {
   const currency = checkCurrencyCode(fields.currency);
   if (!fields.subscriptionId.startsWith('sub_')) throw invalidArgument('subscription_id', 'subscription_id must be a subscription id (sub_…)');
   if (!(fields.periodEnd.getTime() > fields.periodStart.getTime())) throw invalidArgument('period_end', 'period_end must be after period_start');
@@ -317,7 +357,7 @@ export function createSubscriptionInvoice(tenant: TenantRef, customer: BilledCus
   if (!Number.isInteger(fields.dueInDays) || fields.dueInDays < 0 || fields.dueInDays > 365) throw invalidArgument('due_in_days', 'due_in_days must be an integer from 0 to 365');
   if (fields.lines.length === 0) throw invalidArgument('lines', 'a renewal invoice needs at least one line');
   if (fields.lines.length > INVOICE_LINES_MAX) throw invalidArgument('lines', `an invoice holds at most ${INVOICE_LINES_MAX} lines`);
-  const lines = fields.lines.map((line, index): InvoiceLine => {
+  const lines = fields.lines.map((line, index): Omit<InvoiceLine, 'taxAmounts'> => {
     if (line.amount.currency !== currency) throw invalidArgument(`lines[${index}].amount`, `every line must be in ${currency}`);
     if (!(LINE_KINDS as readonly string[]).includes(line.kind)) throw invalidArgument(`lines[${index}].kind`, `kind must be one of ${LINE_KINDS.join(', ')}`);
     return {
@@ -343,8 +383,7 @@ export function createSubscriptionInvoice(tenant: TenantRef, customer: BilledCus
     collectionMethod: checkCollectionMethod(fields.collectionMethod),
     currency,
     description: null,
-    lines,
-    ...totals(currency, lines, discount),
+    ...taxedTotals(currency, lines, discount, taxing),
     // A final invoice is raised when the subscription ends (period_end), not when its period began.
     dueDate: utcDay(addDays(fields.billingReason === FINAL_BILLING_REASON ? fields.periodEnd : fields.periodStart, fields.dueInDays)),
     periodStart: fields.periodStart,

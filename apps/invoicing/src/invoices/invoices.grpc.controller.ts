@@ -1,14 +1,16 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller, Inject } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
-import { invoicingV1, moneyFromMessage, requireTenant } from '@recur/contracts';
+import { create } from '@bufbuild/protobuf';
+import { invoicingV1, moneyFromMessage, requireTenant, toMoneyMessage } from '@recur/contracts';
 import { checkPage, CLOCK, type Clock, type DomainError, hasPrefix, invalidArgument, isDomainError, newId, pageInfo, type TenantRef } from '@recur/kernel';
-import { fromInt64 } from '@recur/money';
+import { fromInt64, subtract } from '@recur/money';
 import { CustomerDirectory } from '../customers/customer-directory.client';
 import { checkReminder } from '../dunning/dunning-schedule';
 import { Commands } from '../infrastructure/commands';
 import type { SubscriptionInvoiceFields } from './invoice';
-import { toInvoiceMessage } from './invoice.mapper';
+import { toInvoiceMessage, toLineMessage } from './invoice.mapper';
+import { toTaxAmountMessage } from '../tax-rates/tax-rate.mapper';
 import { renderInvoicePdf } from './invoice-pdf';
 import { InvoicesService } from './invoices.service';
 import { PrismaService } from '../infrastructure/prisma.service';
@@ -42,6 +44,7 @@ function subscriptionInvoiceFields(request: invoicingV1.CreateSubscriptionInvoic
       amount: moneyFromMessage(line.amount, `lines[${index}].amount`),
       periodStart: optionalTime(line.periodStart, `lines[${index}].period_start`),
       periodEnd: optionalTime(line.periodEnd, `lines[${index}].period_end`),
+      taxRateIds: line.taxRateIds,
     })),
     discount: request.discount === undefined ? undefined : moneyFromMessage(request.discount, 'discount'),
     billingReason: request.billingReason,
@@ -76,6 +79,7 @@ export class InvoicesGrpcController {
             description: line.description,
             amount: fromInt64(line.amount, `lines[${index}].amount`),
             quantity: fromInt64(line.quantity, `lines[${index}].quantity`),
+            taxRateIds: line.taxRateIds,
           })),
           dueDate: request.dueDate,
           status: request.status,
@@ -117,6 +121,24 @@ export class InvoicesGrpcController {
         const outcome = 'error' in item ? item : outcomes[next++];
         return 'error' in outcome ? { errorCode: outcome.error.code, errorMessage: outcome.error.message } : { invoice: toInvoiceMessage(outcome.invoice) };
       }),
+    };
+  }
+
+  /** The upcoming-invoice preview's tax: the same rules and arithmetic as raising the invoice, nothing written. */
+  @GrpcMethod('InvoicingService', 'PreviewInvoiceTax')
+  async previewInvoiceTax(request: invoicingV1.PreviewInvoiceTaxRequest): Promise<MessageInitShape<typeof invoicingV1.PreviewInvoiceTaxResponseSchema>> {
+    const tenant = requireTenant(request.tenant);
+    const customer = await this.customers.lookup(tenant, request.customerId);
+    const fields = subscriptionInvoiceFields(create(invoicingV1.CreateSubscriptionInvoiceRequestSchema, { currency: request.currency, lines: request.lines, discount: request.discount, periodStart: 1n, periodEnd: 2n }));
+    const taxed = await this.invoices.previewTax(tenant, customer, fields);
+    return {
+      lines: taxed.lines.map(toLineMessage),
+      subtotal: toMoneyMessage(taxed.subtotal),
+      totalTaxAmounts: taxed.totalTaxAmounts.map(toTaxAmountMessage),
+      tax: toMoneyMessage(taxed.tax),
+      total: toMoneyMessage(taxed.total),
+      totalExcludingTax: toMoneyMessage(subtract(taxed.total, taxed.tax)),
+      customerTaxExempt: taxed.customerTaxExempt,
     };
   }
 

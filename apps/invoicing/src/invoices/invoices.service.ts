@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
+import { zero } from '@recur/money';
 import { CLOCK, type Clock, type DomainError, isDomainError, type Page, type TenantRef } from '@recur/kernel';
 import { DunningSchedulesRepository } from '../dunning/dunning-schedules.repository';
 import { DEFAULT_PAYMENT_RETRY_SCHEDULE, paymentRetryTimes } from '../dunning/payment-retry-schedule';
@@ -29,9 +30,19 @@ import {
   remindOfInvoice,
   type Settlement,
   type SubscriptionInvoiceFields,
+  taxedTotals,
+  UNTAXED,
   voidInvoice,
 } from './invoice';
 import { type InvoiceFilter, InvoicesRepository, type SubscriptionInvoiceKey, tenantKey } from './invoices.repository';
+import { checkLineRateIds } from '../tax-rates/tax-rate';
+import { TaxRatesService } from '../tax-rates/tax-rates.service';
+
+/** Each one-off line's own rate ids; the one-line (`amount`) form names none. */
+const oneOffLineRateIds = (fields: OneOffInvoiceFields): string[][] =>
+  fields.amount !== undefined || fields.lines === undefined ? [[]] : fields.lines.map((line, index) => checkLineRateIds(line.taxRateIds ?? [], `lines[${index}].tax_rates`));
+const subscriptionLineRateIds = (fields: Pick<SubscriptionInvoiceFields, 'lines'>): string[][] =>
+  fields.lines.map((line, index) => checkLineRateIds(line.taxRateIds ?? [], `lines[${index}].tax_rate_ids`));
 
 type Tx = Prisma.TransactionClient;
 
@@ -61,13 +72,17 @@ export class InvoicesService {
     @Inject(INVOICING_CONFIG) private readonly config: InvoicingConfig,
     private readonly mailer: InvoiceMailer<OpenTransaction>,
     private readonly plain: PlainTransactions,
+    private readonly taxRates: TaxRatesService,
   ) {}
 
   /** `sellerName` is the account's name, printed on the PDF of the e-mail sent when created open. */
   async createOneOff(tx: Tx, tenant: TenantRef, customer: CustomerLookup, fields: OneOffInvoiceFields, sellerName: string): Promise<Invoice> {
     const status = checkCreateStatus(fields.status);
     const now = this.now();
-    const draft = createOneOffInvoice(tenant, billableCustomer(customer), fields, now);
+    const billed = billableCustomer(customer);
+    // A wallet top-up buys credit, not a supply: it is not taxed (docs/api/tax-rates.md#which-rate-applies).
+    const taxing = fields.billingReason === 'top_up' ? UNTAXED : await this.taxRates.taxing(tx, { tenant, customer: billed, lineRateIds: oneOffLineRateIds(fields) });
+    const draft = createOneOffInvoice(tenant, billed, fields, now, taxing);
     const change = status === 'open' ? createdAndFinalized(await this.finalization(tx, draft.invoice, customer, now)) : draft;
     await this.invoices.insert(tx, change);
     if (change.invoice.status === 'open') await this.mailFinalized(tx, change.invoice, sellerName);
@@ -81,7 +96,9 @@ export class InvoicesService {
     const earlier = await this.invoices.findByPeriod(tx, key);
     if (earlier) return earlier;
     const now = this.now();
-    const draft = createSubscriptionInvoice(tenant, billableCustomer(customer), fields, now);
+    const billed = billableCustomer(customer);
+    const taxing = await this.taxRates.taxing(tx, { tenant, customer: billed, lineRateIds: subscriptionLineRateIds(fields) });
+    const draft = createSubscriptionInvoice(tenant, billed, fields, now, taxing);
     const change = createdAndFinalized(await this.finalization(tx, draft.invoice, customer, now));
     await this.invoices.insert(tx, change);
     // The subscription service does not know the account's name: the PDF's seller line stays generic.
@@ -107,6 +124,14 @@ export class InvoicesService {
       const now = this.now();
       const drafts: { index: number; invoice: Invoice; customer: BilledCustomer }[] = [];
       const firstOfPeriod = new Map<string, number>();
+      const taxRules = await this.taxRates.rules(tx, items.flatMap((item) => {
+        try {
+          return [{ tenant: item.tenant, customer: billableCustomer(item.customer), lineRateIds: subscriptionLineRateIds(item.fields) }];
+        } catch (error) {
+          if (isDomainError(error)) return [];
+          throw error;
+        }
+      }));
       for (const [index, item] of items.entries()) {
         if (raisedBefore.has(index)) continue;
         // The same period twice in one batch: the second answers the first's invoice.
@@ -115,7 +140,8 @@ export class InvoicesService {
         firstOfPeriod.set(period, index);
         try {
           const customer = billableCustomer(item.customer);
-          const { invoice } = createSubscriptionInvoice(item.tenant, customer, item.fields, now);
+          const taxing = taxRules({ tenant: item.tenant, customer, lineRateIds: subscriptionLineRateIds(item.fields) });
+          const { invoice } = createSubscriptionInvoice(item.tenant, customer, item.fields, now, taxing);
           assertMove(invoice, 'finalize');
           drafts.push({ index, invoice, customer });
         } catch (error) {
@@ -154,6 +180,14 @@ export class InvoicesService {
 
   get(tenant: TenantRef, id: string): Promise<Invoice> {
     return this.invoices.get(tenant, id);
+  }
+
+  /** The upcoming-invoice preview's figures: the lines taxed exactly as raising the invoice would. */
+  async previewTax(tenant: TenantRef, customer: CustomerLookup, fields: Pick<SubscriptionInvoiceFields, 'currency' | 'lines' | 'discount'>) {
+    const billed = billableCustomer(customer);
+    const lines = fields.lines.map((line) => ({ ...line, id: '', description: line.description }));
+    const taxing = await this.plain.transaction((tx) => this.taxRates.taxing(tx, { tenant, customer: billed, lineRateIds: subscriptionLineRateIds(fields) }));
+    return taxedTotals(fields.currency, lines, fields.discount ?? zero(fields.currency), taxing);
   }
 
   list(tenant: TenantRef, page: Page, filter: InvoiceFilter): Promise<{ invoices: Invoice[]; total: number }> {

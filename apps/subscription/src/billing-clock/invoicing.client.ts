@@ -21,6 +21,13 @@ export interface PeriodInvoiceRequest {
 /** The invoice raised for a period, or why invoicing refused that period. */
 export type PeriodInvoiceOutcome = { invoiceId: string } | { error: Error };
 
+/** An invoice not raised yet, as the upcoming-invoice preview prices it. */
+export interface PreviewedInvoice {
+  currency: string;
+  lines: { kind: string; description: string; quantity: number; amount: number; period: { start: number; end: number } | null }[];
+  discount: number;
+}
+
 /** What the billing clock asks of the invoicing service. */
 export interface BillingInvoicing {
   /** Raises periods' invoices (each idempotent by subscription + period start): one outcome per request, in order; throws when the whole call failed (invoicing unreachable). */
@@ -49,6 +56,23 @@ export class InvoicingClient implements BillingInvoicing, OnModuleDestroy {
       if (result?.invoice) return { invoiceId: result.invoice.id };
       return { error: new DomainError('failed_precondition', result?.errorCode || 'internal', result?.errorMessage || `invoicing answered no result for ${request.requestId}`) };
     });
+  }
+
+  /** The upcoming invoice's lines taxed as invoicing will tax them when it raises the invoice (PreviewInvoiceTax). */
+  async previewTax(tenant: TenantRef, customerId: string, invoice: PreviewedInvoice): Promise<invoicingV1.PreviewInvoiceTaxResponse> {
+    return this.client.previewInvoiceTax({
+      tenant: toTenantMessage(tenant),
+      customerId,
+      currency: invoice.currency,
+      lines: invoice.lines.map((line) => ({
+        kind: line.kind,
+        description: line.description,
+        quantity: BigInt(line.quantity),
+        amount: toMoneyMessage(money(line.amount, invoice.currency)),
+        ...(line.period ? { periodStart: BigInt(line.period.start), periodEnd: BigInt(line.period.end) } : {}),
+      })),
+      discount: toMoneyMessage(money(invoice.discount, invoice.currency)),
+    }, { timeoutMs: INVOICING_TIMEOUT_MS });
   }
 
   async remind(tenant: TenantRef, reminder: DunningPayload): Promise<boolean> {

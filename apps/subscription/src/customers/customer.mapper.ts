@@ -1,8 +1,15 @@
 import { create } from '@bufbuild/protobuf';
 import { customerV1, presentCustomer, type CustomerJson } from '@recur/contracts';
 import { type Metadata, unixSeconds } from '@recur/kernel';
-import type { Customer as CustomerRow, Prisma } from '../generated/prisma/client';
-import type { Customer } from './customer';
+import { type Customer as CustomerRow, Prisma } from '../generated/prisma/client';
+import type { TaxExemptStatus } from '@recur/vocabulary';
+import type { Address, Customer } from './customer';
+
+/** An address as the gRPC message carries it (empty strings for absent parts), or null for none. */
+export const fromAddressMessage = (address: customerV1.Address | undefined): Address | undefined =>
+  address === undefined ? undefined : {
+    line1: address.line1, line2: address.line2, city: address.city, region: address.region, postalCode: address.postalCode, country: address.country,
+  };
 
 export function fromCustomerRow(row: CustomerRow): Customer {
   return {
@@ -15,6 +22,8 @@ export function fromCustomerRow(row: CustomerRow): Customer {
     updatedAt: row.updatedAt,
     deletedAt: row.deletedAt,
     testClockId: row.testClockId,
+    address: (row.address as Address | null) ?? null,
+    taxExempt: row.taxExempt as TaxExemptStatus,
   };
 }
 
@@ -30,6 +39,8 @@ export function toCustomerRow(customer: Customer): Prisma.CustomerCreateInput {
     updatedAt: customer.updatedAt,
     deletedAt: customer.deletedAt,
     testClockId: customer.testClockId,
+    address: customer.address === null ? Prisma.DbNull : { ...customer.address },
+    taxExempt: customer.taxExempt,
   };
 }
 
@@ -44,6 +55,11 @@ export function toCustomerMessage(customer: Customer): customerV1.Customer {
     updated: BigInt(unixSeconds(customer.updatedAt)),
     deletedAt: customer.deletedAt ? BigInt(unixSeconds(customer.deletedAt)) : undefined,
     testClockId: customer.testClockId ?? undefined,
+    address: customer.address === null ? undefined : {
+      line1: customer.address.line1 ?? '', line2: customer.address.line2 ?? '', city: customer.address.city ?? '',
+      region: customer.address.region ?? '', postalCode: customer.address.postalCode ?? '', country: customer.address.country ?? '',
+    },
+    taxExempt: customer.taxExempt,
   });
 }
 

@@ -7,7 +7,41 @@ import {
   newId,
   type TenantRef,
 } from '@recur/kernel';
-import { CUSTOMER_EMAIL_MAX, CUSTOMER_NAME_MAX, EMAIL_PATTERN } from '@recur/vocabulary';
+import { CUSTOMER_EMAIL_MAX, CUSTOMER_NAME_MAX, EMAIL_PATTERN, isCountryCode, TAX_EXEMPT_STATUSES, type TaxExemptStatus } from '@recur/vocabulary';
+
+/** A postal address (docs/api/customers.md#address-and-tax-status); country is ISO 3166-1 alpha-2. */
+export interface Address {
+  line1: string | null;
+  line2: string | null;
+  city: string | null;
+  region: string | null;
+  postalCode: string | null;
+  country: string | null;
+}
+
+const ADDRESS_FIELD_MAX = 200;
+const ADDRESS_FIELDS = [['line1', 'line1'], ['line2', 'line2'], ['city', 'city'], ['region', 'region'], ['postalCode', 'postal_code']] as const;
+
+/** Each part trimmed (empty → null), at most 200 characters; the country an upper-case ISO 3166-1 alpha-2 code. An all-empty address is none. */
+export function checkAddress(address: Address | null | undefined): Address | null {
+  if (address === null || address === undefined) return null;
+  const checked = { ...address };
+  for (const [field, param] of ADDRESS_FIELDS) {
+    const value = address[field]?.trim() ?? '';
+    if (value.length > ADDRESS_FIELD_MAX) throw invalidArgument(`address.${param}`, `address.${param} must be at most ${ADDRESS_FIELD_MAX} characters`);
+    checked[field] = value === '' ? null : value;
+  }
+  const country = address.country?.trim() ?? '';
+  if (country !== '' && !isCountryCode(country)) throw invalidArgument('address.country', 'address.country must be an ISO 3166-1 alpha-2 country code in upper case, such as ZM or SN');
+  checked.country = country === '' ? null : country;
+  return Object.values(checked).every((value) => value === null) ? null : checked;
+}
+
+export function checkTaxExempt(value: string | undefined): TaxExemptStatus {
+  if (value === undefined || value === '') return 'none';
+  if (!(TAX_EXEMPT_STATUSES as readonly string[]).includes(value)) throw invalidArgument('tax_exempt', `tax_exempt must be one of ${TAX_EXEMPT_STATUSES.join(', ')}`);
+  return value as TaxExemptStatus;
+}
 
 /** A customer as the domain sees it; persistence and transport map to and from this. */
 export interface Customer {
@@ -21,16 +55,21 @@ export interface Customer {
   deletedAt: Date | null;
   /** The sandbox test clock the customer lives on (set at creation only); null: real time. */
   testClockId: string | null;
+  address: Address | null;
+  taxExempt: TaxExemptStatus;
 }
 
 export interface CustomerFields {
   name?: string;
   email?: string;
   metadata?: Metadata;
+  /** null removes the address. */
+  address?: Address | null;
+  taxExempt?: string;
 }
 
 /** The fields a customer.updated may report as changed, in their public order. */
-export const CUSTOMER_CHANGEABLE_FIELDS = ['name', 'email', 'metadata'] as const;
+export const CUSTOMER_CHANGEABLE_FIELDS = ['name', 'email', 'metadata', 'address', 'tax_exempt'] as const;
 export type CustomerChangeableField = (typeof CUSTOMER_CHANGEABLE_FIELDS)[number];
 
 /** Who changed a customer: the account through the API, or the customer in the customer portal. */
@@ -89,6 +128,8 @@ export function createCustomer(
     updatedAt: now,
     deletedAt: null,
     testClockId: fields.testClockId ?? null,
+    address: checkAddress(fields.address),
+    taxExempt: checkTaxExempt(fields.taxExempt),
   };
   return { customer, events: [{ kind: 'created', customer }] };
 }
@@ -104,13 +145,19 @@ export function updateCustomer(customer: Customer, fields: CustomerFields, now: 
     name: fields.name === undefined ? customer.name : checkName(fields.name),
     email: fields.email === undefined ? customer.email : checkEmail(fields.email),
     metadata: fields.metadata === undefined ? customer.metadata : checkMetadata(mergeMetadata(customer.metadata, fields.metadata)),
+    address: fields.address === undefined ? customer.address : checkAddress(fields.address),
+    taxExempt: fields.taxExempt === undefined ? customer.taxExempt : checkTaxExempt(fields.taxExempt),
     updatedAt: now,
   };
   return { customer: updated, events: [{ kind: 'updated', customer: updated, previous: customer, changedFields: changedFields(customer, updated), source }] };
 }
 
 function changedFields(before: Customer, after: Customer): CustomerChangeableField[] {
-  return CUSTOMER_CHANGEABLE_FIELDS.filter((field) => (field === 'metadata' ? !sameMetadata(before.metadata, after.metadata) : before[field] !== after[field]));
+  return CUSTOMER_CHANGEABLE_FIELDS.filter((field) =>
+    field === 'metadata' ? !sameMetadata(before.metadata, after.metadata)
+      : field === 'address' ? JSON.stringify(before.address) !== JSON.stringify(after.address)
+        : field === 'tax_exempt' ? before.taxExempt !== after.taxExempt
+          : before[field] !== after[field]);
 }
 
 /** Equal key/value pairs, in any order (the database does not keep key order). */

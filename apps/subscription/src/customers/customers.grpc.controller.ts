@@ -4,7 +4,7 @@ import { GrpcMethod } from '@nestjs/microservices';
 import { requireTenant, subscriptionV1 } from '@recur/contracts';
 import { checkPage, invalidArgument, pageInfo } from '@recur/kernel';
 import { checkChangeSource } from './customer';
-import { toCustomerMessage } from './customer.mapper';
+import { fromAddressMessage, toCustomerMessage } from './customer.mapper';
 import { CustomersService } from './customers.service';
 import { Commands, PgCommands } from '../infrastructure/commands';
 
@@ -24,7 +24,7 @@ export class CustomersGrpcController {
   async createCustomer(request: subscriptionV1.CreateCustomerRequest): Promise<subscriptionV1.CreateCustomerResponse> {
     const tenant = requireTenant(request.tenant);
     return this.pgCommands.run(tenant, request, subscriptionV1.CreateCustomerResponseSchema, async (tx) => ({
-      customer: toCustomerMessage(await this.customers.create(tx, tenant, { name: request.name, email: request.email, metadata: request.metadata, testClockId: request.testClockId })),
+      customer: toCustomerMessage(await this.customers.create(tx, tenant, { name: request.name, email: request.email, metadata: request.metadata, testClockId: request.testClockId, address: fromAddressMessage(request.address), taxExempt: request.taxExempt })),
     }));
   }
 
@@ -49,7 +49,7 @@ export class CustomersGrpcController {
     const metadata = Object.keys(request.metadata).length > 0 ? request.metadata : undefined;
     return this.commands.run(tenant, request, subscriptionV1.UpdateCustomerResponseSchema, async (tx) => ({
       customer: toCustomerMessage(
-        await this.customers.update(tx, tenant, request.id, { name: request.name, email: request.email, metadata }, checkChangeSource(request.source)),
+        await this.customers.update(tx, tenant, request.id, { name: request.name, email: request.email, metadata, address: request.clearAddress ? null : fromAddressMessage(request.address), taxExempt: request.taxExempt }, checkChangeSource(request.source)),
       ),
     }));
   }

@@ -21,7 +21,7 @@ export class CustomersService {
     @Inject(CLOCK) private readonly now: Clock,
   ) {}
 
-  async create(tx: PgTransaction, tenant: TenantRef, fields: { name: string; email: string; metadata?: Record<string, string>; testClockId?: string }): Promise<Customer> {
+  async create(tx: PgTransaction, tenant: TenantRef, fields: CustomerFields & { name: string; email: string; testClockId?: string }): Promise<Customer> {
     // A customer on a test clock lives in the clock's time; the clock must exist in this (sandbox) app.
     const testClockId = fields.testClockId ? (await this.clocks.forNewCustomer(tx, tenant, fields.testClockId)).id : null;
     const change = createCustomer(tenant, { ...fields, testClockId }, this.now());

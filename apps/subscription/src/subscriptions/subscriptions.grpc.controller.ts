@@ -1,12 +1,12 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
-import { requireTenant, subscriptionMessagesV1, subscriptionV1 } from '@recur/contracts';
-import { checkPage, pageInfo, unixSeconds } from '@recur/kernel';
+import { type commonV1, type invoicingV1, requireTenant, subscriptionMessagesV1, subscriptionV1 } from '@recur/contracts';
+import { checkPage, pageInfo } from '@recur/kernel';
 import { Commands } from '../infrastructure/commands';
 import { toSubscriptionAddonMessage, toSubscriptionMessage } from './subscription.mapper';
-import { invoiceLineKind, invoiceLinePeriod, type PeriodInvoice, type Subscription, type SubscriptionAddOn } from './subscription';
-import { SubscriptionsService } from './subscriptions.service';
+import { type PeriodInvoice, type Subscription, type SubscriptionAddOn } from './subscription';
+import { SubscriptionsService, upcomingLines } from './subscriptions.service';
 
 const fromSeconds = (seconds: bigint): Date => new Date(Number(seconds) * 1000);
 const optionalSeconds = (seconds: bigint | undefined): Date | undefined => (seconds === undefined ? undefined : fromSeconds(seconds));
@@ -133,8 +133,8 @@ export class SubscriptionsGrpcController {
 
   @GrpcMethod('SubscriptionService', 'GetUpcomingInvoice')
   async getUpcomingInvoice(request: subscriptionV1.GetUpcomingInvoiceRequest): Promise<MessageInitShape<typeof subscriptionV1.GetUpcomingInvoiceResponseSchema>> {
-    const { subscription, invoice } = await this.subscriptions.upcomingInvoice(requireTenant(request.tenant), request.id);
-    return { upcomingInvoice: toUpcomingInvoiceMessage(subscription, invoice) };
+    const { subscription, invoice, tax } = await this.subscriptions.upcomingInvoice(requireTenant(request.tenant), request.id);
+    return { upcomingInvoice: toUpcomingInvoiceMessage(subscription, invoice, tax) };
   }
 
   @GrpcMethod('SubscriptionService', 'AddSubscriptionAddon')
@@ -164,7 +164,8 @@ const addOnAnswer = ({ subscription, addOn }: { subscription: Subscription; addO
   addOn: toSubscriptionAddonMessage(addOn, subscription.price.currency),
 });
 
-function toUpcomingInvoiceMessage(subscription: Subscription, invoice: PeriodInvoice): MessageInitShape<typeof subscriptionMessagesV1.UpcomingInvoiceSchema> {
+function toUpcomingInvoiceMessage(subscription: Subscription, invoice: PeriodInvoice, tax: invoicingV1.PreviewInvoiceTaxResponse): MessageInitShape<typeof subscriptionMessagesV1.UpcomingInvoiceSchema> {
+  const minor = (amount: commonV1.Money | undefined) => amount?.amountMinor ?? 0n;
   return {
     subscriptionId: subscription.id,
     customerId: subscription.customerId,
@@ -172,14 +173,16 @@ function toUpcomingInvoiceMessage(subscription: Subscription, invoice: PeriodInv
     billingReason: invoice.billingReason,
     periodStart: BigInt(Math.floor(invoice.periodStart.getTime() / 1000)),
     periodEnd: BigInt(Math.floor(invoice.periodEnd.getTime() / 1000)),
-    lines: invoice.price.lines.map((line) => {
-      const kind = invoiceLineKind(line);
-      // The period each line of the invoice will carry (a usage line: the period it was used in).
-      const period = invoiceLinePeriod(kind, line.period, { start: unixSeconds(invoice.periodStart), end: unixSeconds(invoice.periodEnd) });
-      return { kind, description: line.description, quantity: BigInt(line.quantity), amount: BigInt(line.amount), periodStart: BigInt(period?.start ?? 0), periodEnd: BigInt(period?.end ?? 0) };
-    }),
+    lines: upcomingLines(invoice).map((line, index) => ({
+      kind: line.kind, description: line.description, quantity: BigInt(line.quantity), amount: BigInt(line.amount),
+      periodStart: BigInt(line.period?.start ?? 0), periodEnd: BigInt(line.period?.end ?? 0), taxAmounts: tax.lines[index]?.taxAmounts ?? [],
+    })),
     subtotal: BigInt(invoice.price.subtotal),
     discount: BigInt(invoice.price.discount),
-    total: BigInt(invoice.price.total),
+    totalTaxAmounts: tax.totalTaxAmounts,
+    tax: minor(tax.tax),
+    total: minor(tax.total),
+    totalExcludingTax: minor(tax.totalExcludingTax),
+    customerTaxExempt: tax.customerTaxExempt,
   };
 }

@@ -1,9 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { failedPrecondition, invalidArgument, type Metadata, notFound, type Page, type TenantRef } from '@recur/kernel';
+import { failedPrecondition, invalidArgument, type Metadata, notFound, type Page, type TenantRef, unixSeconds } from '@recur/kernel';
 import { CustomersRepository } from '../customers/customers.repository';
 import type { Prisma } from '../generated/prisma/client';
 import { TestClocksRepository } from '../test-clocks/test-clocks.repository';
 import { UsageMeteringClient } from '../billing-clock/usage-metering.client';
+import { InvoicingClient } from '../billing-clock/invoicing.client';
+import type { invoicingV1 } from '@recur/contracts';
 import { CatalogPlans } from './catalog-plans.client';
 import {
   cancelAtPeriodEnd,
@@ -26,6 +28,8 @@ import {
   upcomingInvoice,
   usagePeriodToBill,
   type PeriodUsage,
+  invoiceLineKind,
+  invoiceLinePeriod,
 } from './subscription';
 import {
   addAddOn,
@@ -42,6 +46,15 @@ import {
 } from './subscription-changes';
 import { SubscriptionsRepository } from './subscriptions.repository';
 import { startDiscount } from './discount';
+
+/** The upcoming invoice's lines as its invoice lines will be: kind and period as invoicing records them. */
+export const upcomingLines = (invoice: PeriodInvoice) =>
+  invoice.price.lines.map((line) => {
+    const kind = invoiceLineKind(line);
+    // The period each line of the invoice will carry (a usage line: the period it was used in).
+    const period = invoiceLinePeriod(kind, line.period, { start: unixSeconds(invoice.periodStart), end: unixSeconds(invoice.periodEnd) });
+    return { kind, description: line.description, quantity: line.quantity, amount: line.amount, period: period ?? null };
+  });
 
 type Tx = Prisma.TransactionClient;
 
@@ -78,6 +91,7 @@ export class SubscriptionsService {
     private readonly clocks: TestClocksRepository,
     private readonly catalog: CatalogPlans,
     private readonly usage: UsageMeteringClient,
+    private readonly invoicing: InvoicingClient,
   ) {}
 
   async create(tx: Tx, tenant: TenantRef, input: CreateSubscriptionInput, requestId: string): Promise<Subscription> {
@@ -211,9 +225,19 @@ export class SubscriptionsService {
     return this.change(tx, tenant, id, removeDiscount);
   }
 
-  async upcomingInvoice(tenant: TenantRef, id: string): Promise<{ subscription: Subscription; invoice: PeriodInvoice }> {
+  /**
+   * The next period's invoice as it will be raised: priced here by the billing clock's function,
+   * taxed by invoicing with the same rules and arithmetic it raises invoices with.
+   */
+  async upcomingInvoice(tenant: TenantRef, id: string): Promise<{ subscription: Subscription; invoice: PeriodInvoice; tax: invoicingV1.PreviewInvoiceTaxResponse }> {
     const subscription = await this.subscriptions.get(tenant, id);
-    return { subscription, invoice: upcomingInvoice(subscription, await this.usageToBill(subscription, false)) };
+    const invoice = upcomingInvoice(subscription, await this.usageToBill(subscription, false));
+    const tax = await this.invoicing.previewTax(tenant, subscription.customerId, {
+      currency: invoice.price.currency,
+      lines: upcomingLines(invoice),
+      discount: invoice.price.discount,
+    });
+    return { subscription, invoice, tax };
   }
 
   /**

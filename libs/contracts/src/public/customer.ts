@@ -1,4 +1,4 @@
-import type { Customer } from '../gen/recur/subscription/v1/customer_pb';
+import type { Address, Customer } from '../gen/recur/subscription/v1/customer_pb';
 
 /**
  * The public JSON of a customer: what `/v1/customers` answers and what customer.*
@@ -18,6 +18,19 @@ export interface CustomerJson {
   deleted_at: number | null;
   /** The sandbox test clock the customer lives on, or null. */
   test_clock: string | null;
+  /** The postal address, or null (docs/api/customers.md#address-and-tax-status). */
+  address: AddressJson | null;
+  /** none, exempt or reverse. */
+  tax_exempt: string;
+}
+
+export interface AddressJson {
+  line1: string | null;
+  line2: string | null;
+  city: string | null;
+  region: string | null;
+  postal_code: string | null;
+  country: string | null;
 }
 
 export function presentCustomer(customer: Customer): CustomerJson {
@@ -33,5 +46,18 @@ export function presentCustomer(customer: Customer): CustomerJson {
     deleted: customer.deletedAt !== undefined,
     deleted_at: customer.deletedAt === undefined ? null : Number(customer.deletedAt),
     test_clock: customer.testClockId ?? null,
+    address: customer.address === undefined ? null : presentAddress(customer.address),
+    tax_exempt: customer.taxExempt || 'none',
+  };
+}
+
+export function presentAddress(address: Address): AddressJson {
+  return {
+    line1: address.line1 || null,
+    line2: address.line2 || null,
+    city: address.city || null,
+    region: address.region || null,
+    postal_code: address.postalCode || null,
+    country: address.country || null,
   };
 }

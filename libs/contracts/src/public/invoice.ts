@@ -1,6 +1,7 @@
 import { fromInt64 } from '@recur/money';
 import type { Invoice, InvoiceLine } from '../gen/recur/invoicing/v1/invoice_pb';
 import { moneyFromMessage } from '../money';
+import { presentTaxAmount, type TaxAmountJson } from './tax-rate';
 
 /** A period in unix seconds, or null when the invoice or line bills no period. */
 export interface PeriodJson {
@@ -16,6 +17,8 @@ export interface InvoiceLineJson {
   quantity: number;
   amount: number;
   period: PeriodJson | null;
+  /** The tax on the line, one entry per rate; empty when untaxed (docs/api/invoices.md#tax-and-rounding). */
+  tax_amounts: TaxAmountJson[];
 }
 
 /**
@@ -39,7 +42,14 @@ export interface InvoiceJson {
   lines: InvoiceLineJson[];
   subtotal: number;
   discount: number;
+  /** The tax per rate: the sums of the lines' tax amounts. */
+  total_tax_amounts: TaxAmountJson[];
+  /** All tax, inclusive and exclusive. */
+  tax: number;
   total: number;
+  total_excluding_tax: number;
+  /** The customer's tax status when raised: none, exempt, or reverse (reverse charge, no tax). */
+  customer_tax_exempt: string;
   amount_due: number;
   amount_paid: number;
   /** Refunded of amount_paid so far (credit notes of refunds); the invoice is `refunded` once it is all of it. */
@@ -66,6 +76,7 @@ export function presentInvoiceLine(line: InvoiceLine): InvoiceLineJson {
     quantity: fromInt64(line.quantity, 'quantity'),
     amount: moneyFromMessage(line.amount).amountMinor,
     period: period(line.periodStart, line.periodEnd),
+    tax_amounts: line.taxAmounts.map(presentTaxAmount),
   };
 }
 
@@ -87,7 +98,12 @@ export function presentInvoice(invoice: Invoice): InvoiceJson {
     lines: invoice.lines.map(presentInvoiceLine),
     subtotal: moneyFromMessage(invoice.subtotal, 'subtotal').amountMinor,
     discount: moneyFromMessage(invoice.discount, 'discount').amountMinor,
+    total_tax_amounts: invoice.totalTaxAmounts.map(presentTaxAmount),
+    // An invoice from a producer older than tax carries none: its tax is 0.
+    tax: invoice.tax === undefined ? 0 : moneyFromMessage(invoice.tax, 'tax').amountMinor,
     total: moneyFromMessage(invoice.total, 'total').amountMinor,
+    total_excluding_tax: moneyFromMessage(invoice.totalExcludingTax ?? invoice.total, 'total_excluding_tax').amountMinor,
+    customer_tax_exempt: invoice.customerTaxExempt || 'none',
     amount_due: moneyFromMessage(invoice.amountDue, 'amount_due').amountMinor,
     amount_paid: moneyFromMessage(invoice.amountPaid, 'amount_paid').amountMinor,
     // Unset from an invoicing release before partial refunds: all of it or nothing was refunded.

@@ -1,6 +1,7 @@
 import { fromInt64 } from '@recur/money';
 import type { PriceSnapshot, Subscription, SubscriptionAddon, SubscriptionDiscount, TestClock, UpcomingInvoice } from '../gen/recur/subscription/v1/subscription_pb';
 import { type PlanTierJson, presentPlanTier } from './plan';
+import { presentTaxAmount, type TaxAmountJson } from './tax-rate';
 
 /** The statuses of a subscription (docs/api/subscriptions.md#the-state-machine). */
 export const SUBSCRIPTION_STATUS_VALUES = ['trialing', 'active', 'paused', 'past_due', 'cancelled', 'completed'] as const;
@@ -108,6 +109,8 @@ export interface UpcomingInvoiceLineJson {
   amount: number;
   /** The period the line covers, as the invoice line will carry it (usage: the period it was used in); null for a proration. */
   period: { start: number; end: number } | null;
+  /** The line's tax, as the invoice line will carry it. */
+  tax_amounts: TaxAmountJson[];
 }
 
 /** What a subscription's next period invoice will bill (GET /v1/subscriptions/:id/upcoming-invoice). */
@@ -122,7 +125,12 @@ export interface UpcomingInvoiceJson {
   lines: UpcomingInvoiceLineJson[];
   subtotal: number;
   discount: number;
+  /** The tax per rate, tax, total and total_excluding_tax, as the invoice will have them (docs/api/invoices.md#tax-and-rounding). */
+  total_tax_amounts: TaxAmountJson[];
+  tax: number;
   total: number;
+  total_excluding_tax: number;
+  customer_tax_exempt: string;
 }
 
 const seconds = (value: bigint | undefined): number | null => (value === undefined ? null : Number(value));
@@ -191,10 +199,16 @@ export function presentUpcomingInvoice(invoice: UpcomingInvoice): UpcomingInvoic
       quantity: Number(line.quantity),
       amount: Number(line.amount),
       period: line.periodStart === 0n && line.periodEnd === 0n ? null : { start: Number(line.periodStart), end: Number(line.periodEnd) },
+      tax_amounts: line.taxAmounts.map(presentTaxAmount),
     })),
     subtotal: Number(invoice.subtotal),
     discount: Number(invoice.discount),
+    total_tax_amounts: invoice.totalTaxAmounts.map(presentTaxAmount),
+    tax: Number(invoice.tax),
     total: Number(invoice.total),
+    // A subscription service older than tax sends none: the total has no tax in it.
+    total_excluding_tax: invoice.customerTaxExempt === '' ? Number(invoice.total) : Number(invoice.totalExcludingTax),
+    customer_tax_exempt: invoice.customerTaxExempt || 'none',
   };
 }
 
