@@ -13,7 +13,8 @@
 //   npm run bench:faults -- --short          # one kill -9 of each kind of app, one broker restart,
 //                                            # one PostgreSQL kill (the form `npm test` runs)
 //   npm run bench:faults -- --only kill-gateway,postgres-kill   # the faults named
-//   options: --workers N (load workers, 3; --short 2), --json FILE (the rows, for a test to read)
+//   options: --workers N (load workers, 3; --short 2), --json FILE (the rows, for a test to read);
+//   RECUR_SKIP_BUILD=1 skips the install-and-build step
 //
 // After each fault the load stops, the stack settles, and the run checks from the outside (the
 // API, the receiver) and from the databases: 2xx answers whose resource is gone, changes whose
@@ -39,6 +40,19 @@ const { values: args } = parseArgs({
   },
 });
 const SHORT = args.short;
+// Stopped from outside (Ctrl-C, a test's timeout): exit, so the 'exit' hooks stop every process started here.
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(1));
+/** What stops this run's processes on exit, however it exits: registered first, so no other hook that throws can skip it. */
+const onExit = [];
+process.on('exit', () => {
+  for (const stop of onExit) {
+    try {
+      stop();
+    } catch {
+      // The others still run.
+    }
+  }
+});
 const WORKERS = Number(args.workers ?? (SHORT ? 2 : 3));
 /** Load before a fault, and after its recovery, in seconds. */
 const LEAD_S = SHORT ? 3 : 5;
@@ -50,7 +64,8 @@ const REQUEST_TIMEOUT_MS = 30_000;
 /** How long the checks wait for the stack to settle (events delivered, payments applied, renewals done). */
 const SETTLE_MS = 120_000;
 
-execFileSync('node', ['tools/bootstrap.mjs'], { cwd: ROOT, stdio: 'inherit' });
+// RECUR_SKIP_BUILD=1: already built (the mesh test that runs the short form, after npm test's build).
+if (process.env.RECUR_SKIP_BUILD !== '1') execFileSync('node', ['tools/bootstrap.mjs'], { cwd: ROOT, stdio: 'inherit' });
 const require = createRequire(import.meta.url);
 const { queryDatabase, startWebhookReceiver, sleep } = require('@recur/testing');
 const EVENT_TYPES = Object.keys(require('@recur/vocabulary').SUBSCRIBABLE_EVENT_TYPES);
@@ -63,7 +78,7 @@ async function startToxiproxy() {
   const { freePort } = require('@recur/testing');
   const port = await freePort();
   const child = spawn(binary, ['-host', '127.0.0.1', '-port', String(port)], { stdio: 'ignore' });
-  process.on('exit', () => child.kill('SIGKILL'));
+  onExit.push(() => child.kill('SIGKILL'));
   const api = `http://127.0.0.1:${port}`;
   const request = async (method, path, body) => {
     const response = await fetch(`${api}${path}`, { method, headers: { 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
@@ -106,6 +121,7 @@ async function startToxiproxy() {
 
 const toxiproxy = await startToxiproxy();
 const receiver = await startWebhookReceiver();
+onExit.push(() => void receiver.stop());
 /** The network faults' hops: the gateway's calls to subscription, subscription's to PostgreSQL. */
 const PROXIED_SERVICE = 'subscription';
 console.error('starting PostgreSQL, a Kafka broker and the seven apps, each its own process…');
@@ -117,8 +133,42 @@ const stack = await startProcesses({
   proxied: { gatewayTo: [PROXIED_SERVICE], databaseOf: [PROXIED_SERVICE], through: (name, upstream) => toxiproxy.through(name, upstream) },
 });
 const { infrastructure } = stack;
-process.on('exit', () => stack.apps.forEach((app) => app.kill('SIGKILL')));
+onExit.push(() => stack.apps.forEach((app) => void app.kill('SIGKILL')));
 const appNamed = (name) => stack.apps.find((app) => app.app === name);
+
+// The kubelet's part: an app that exits when no fault killed it has crashed; it is restarted (its
+// readiness waited for, up to five tries), and the crash counted in the fault's row with the last
+// lines it wrote.
+/** Apps a fault is killing and restarting itself. */
+const killedByFault = new Set();
+/** Crashes since the last row: app, when, the end of its output. */
+let crashes = [];
+let shuttingDown = false;
+for (const app of stack.apps) {
+  void (async () => {
+    for (;;) {
+      const pid = app.pid;
+      await app.exited();
+      if (shuttingDown) return;
+      if (killedByFault.has(app.app)) {
+        while (app.pid === pid && !shuttingDown) await sleep(200);
+        continue;
+      }
+      const tail = app.output().trimEnd().split('\n').slice(-15).join('\n');
+      crashes.push({ app: app.app, at: Date.now(), tail });
+      console.error(`${app.app} (pid ${pid}) exited on its own; restarting it. Its last lines:\n${tail}`);
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await app.restart();
+          break;
+        } catch (error) {
+          if (attempt === 5 || shuttingDown) throw error;
+          await sleep(2_000 * attempt);
+        }
+      }
+    }
+  })();
+}
 const api = v1Client(stack, 4 * WORKERS + 8);
 
 // ---------------------------------------------------------------------------------------------
@@ -130,17 +180,18 @@ const attempts = [];
 let gaveUp = 0;
 const isRetryable = (status, body) => status >= 500 || status === 429 || (status === 409 && body?.error?.code === 'idempotency_key_in_progress');
 
-async function retrying(send) {
+/** Sends until an answer that is not retryable; `what` names the request in the failures' summary. */
+async function retrying(what, send) {
   const giveUpAt = Date.now() + RETRY_BUDGET_MS;
   for (let attempt = 0; ; attempt++) {
     const at = Date.now();
     let outcome;
     try {
       outcome = await send();
-      attempts.push({ at, status: outcome.status });
+      attempts.push({ at, ms: Date.now() - at, status: outcome.status, what: `${what} ${outcome.status} ${outcome.body?.error?.code ?? ''}`.trim() });
       if (!isRetryable(outcome.status, outcome.body)) return outcome;
-    } catch {
-      attempts.push({ at, status: 'none' });
+    } catch (error) {
+      attempts.push({ at, ms: Date.now() - at, status: 'none', what: `${what} no answer (${error.cause?.code ?? error.code ?? error.name})` });
     }
     if (Date.now() > giveUpAt) {
       gaveUp++;
@@ -153,7 +204,7 @@ async function retrying(send) {
 /** One API request; a POST carries an Idempotency-Key, the same on every retry. */
 function call(method, path, body) {
   const headers = method === 'POST' ? { 'idempotency-key': randomUUID() } : {};
-  return retrying(async () => {
+  return retrying(`${method} ${path.replace(/\/(cus|sub|in|pay|clock|ur|plan|we)_\w+/g, '/$1_…').replace(/\?.*/, '')}`, async () => {
     const { status, body: bytes } = await api.call(method, path, body, headers, REQUEST_TIMEOUT_MS);
     let parsed;
     try {
@@ -169,7 +220,7 @@ function call(method, path, body) {
 function approve(redirectUrl) {
   // The page lives on the gateway; the payments service names it by its configured public URL.
   const page = new URL(new URL(redirectUrl).pathname, stack.url).toString();
-  return retrying(async () => {
+  return retrying('sandbox payer page Approve', async () => {
     const shown = await fetch(page, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
     if (shown.status !== 200) return { status: shown.status };
     const cookie = shown.headers.get('set-cookie').split(';')[0];
@@ -394,8 +445,14 @@ async function duplicates() {
 // ---------------------------------------------------------------------------------------------
 // The faults
 
-const restart = (...names) => Promise.all(names.map((name) => appNamed(name).restart()));
-const kill = (...names) => Promise.all(names.map((name) => appNamed(name).kill('SIGKILL')));
+const restart = async (...names) => {
+  await Promise.all(names.map((name) => appNamed(name).restart()));
+  for (const name of names) killedByFault.delete(name);
+};
+const kill = (...names) => Promise.all(names.map((name) => {
+  killedByFault.add(name);
+  return appNamed(name).kill('SIGKILL');
+}));
 /** A network fault through Toxiproxy: the toxics on for `seconds`, then off. */
 const network = (proxy, toxics, seconds) => async () => {
   const remove = await toxiproxy.toxic(proxy, toxics);
@@ -441,6 +498,8 @@ for (const [name, description, inject] of FAULTS.filter(([fault]) => chosen.incl
   const acked = await load.stop();
   const during = attempts.filter((attempt) => attempt.at >= faultAt);
   const failed = during.filter((attempt) => attempt.status === 'none' || attempt.status >= 500);
+  const failures = {};
+  for (const attempt of failed) failures[attempt.what] = (failures[attempt.what] ?? 0) + 1;
   const lastFailure = failed.length > 0 ? Math.max(...failed.map((attempt) => attempt.at)) : undefined;
   const lost = await lostAcknowledged(acked);
   const eventsLost = await lostEvents(acked, knownLostEvents);
@@ -458,9 +517,13 @@ for (const [name, description, inject] of FAULTS.filter(([fault]) => chosen.incl
     fiveHundreds: during.filter((attempt) => attempt.status >= 500).length,
     unanswered: during.filter((attempt) => attempt.status === 'none').length,
     gaveUp,
+    slowestSeconds: Math.max(0, ...during.map((attempt) => attempt.ms)) / 1000,
     recoverySeconds: lastFailure === undefined ? 0 : Math.max(0, (lastFailure - faultAt) / 1000),
     faultSeconds: (recoveredAt - faultAt) / 1000,
+    failures,
+    crashed: crashes.map((crash) => crash.app),
   };
+  crashes = [];
   duplicatesBefore = doubled.total;
   rows.push(row);
   console.error(JSON.stringify(row));
@@ -468,21 +531,22 @@ for (const [name, description, inject] of FAULTS.filter(([fault]) => chosen.incl
   gaveUp = 0;
 }
 
-const mustBeZero = (row) => row.lost + row.eventsLost + row.duplicated;
+const mustBeZero = (row) => row.lost + row.eventsLost + row.duplicated + row.crashed.length;
 console.log(`\nRecur fault suite (${SHORT ? 'short form' : 'full'}): ${stack.description}; ${WORKERS} load workers; ${((Date.now() - started) / 1000).toFixed(0)} s`);
-console.log('| fault | requests | 2xx then lost | events lost | duplicated side effects | 5xx answered | unanswered (retried) | fault lasted (s) | errors until (s after fault) |');
-console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+console.log('| fault | requests | 2xx then lost | events lost | duplicated side effects | apps crashed | 5xx answered | unanswered (retried) | slowest answer (s) | fault lasted (s) | errors until (s after fault) |');
+console.log('|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|');
 for (const row of rows) {
-  console.log(`| ${row.description} | ${row.requests} | ${row.lost} | ${row.eventsLost} | ${row.duplicated} | ${row.fiveHundreds} | ${row.unanswered} | ${row.faultSeconds.toFixed(1)} | ${row.recoverySeconds.toFixed(1)} |`);
+  console.log(`| ${row.description} | ${row.requests} | ${row.lost} | ${row.eventsLost} | ${row.duplicated} | ${row.crashed.join(', ') || 0} | ${row.fiveHundreds} | ${row.unanswered} | ${row.slowestSeconds.toFixed(1)} | ${row.faultSeconds.toFixed(1)} | ${row.recoverySeconds.toFixed(1)} |`);
 }
 if (args.json) writeFileSync(args.json, JSON.stringify(rows, null, 2));
 printWarnings(stack.apps);
+shuttingDown = true;
 api.close();
 await receiver.stop();
 await stack.stop();
 const failedRows = rows.filter((row) => mustBeZero(row) > 0);
 if (failedRows.length > 0) {
-  console.error(`\nFAILED: ${failedRows.map((row) => `${row.fault} (lost ${row.lost}, events lost ${row.eventsLost}, duplicated ${row.duplicated} ${JSON.stringify(row.duplicatedDetail)})`).join('; ')}`);
+  console.error(`\nFAILED: ${failedRows.map((row) => `${row.fault} (lost ${row.lost}, events lost ${row.eventsLost}, duplicated ${row.duplicated} ${JSON.stringify(row.duplicatedDetail)}, crashed: ${row.crashed.join(', ') || 'none'})`).join('; ')}`);
   process.exitCode = 1;
 }
 process.exit();
