@@ -532,7 +532,7 @@ for (const [name, description, inject] of FAULTS.filter(([fault]) => chosen.incl
 }
 
 const mustBeZero = (row) => row.lost + row.eventsLost + row.duplicated + row.crashed.length;
-console.log(`\nRecur fault suite (${SHORT ? 'short form' : 'full'}): ${stack.description}; ${WORKERS} load workers; ${((Date.now() - started) / 1000).toFixed(0)} s`);
+console.log(`\nRecur fault suite (${SHORT ? 'short form' : 'full'}): every app its own process, one durable PostgreSQL, a Kafka broker of its own; ${WORKERS} load workers; ${((Date.now() - started) / 1000).toFixed(0)} s`);
 console.log('| fault | requests | 2xx then lost | events lost | duplicated side effects | apps crashed | 5xx answered | unanswered (retried) | slowest answer (s) | fault lasted (s) | errors until (s after fault) |');
 console.log('|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|');
 for (const row of rows) {
