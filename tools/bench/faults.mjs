@@ -216,15 +216,20 @@ function call(method, path, body) {
   });
 }
 
-/** The payer approves on the sandbox payer page (GET it for the CSRF token, POST the form): acknowledged when the page answers 303. */
+/**
+ * The payer approves on the sandbox payer page (GET it for the CSRF token, POST the form):
+ * acknowledged when the page answers 303. A page without the form is a payment already decided
+ * (an approval whose answer was lost did go through): `decided`, not retried.
+ */
 function approve(redirectUrl) {
   // The page lives on the gateway; the payments service names it by its configured public URL.
   const page = new URL(new URL(redirectUrl).pathname, stack.url).toString();
   return retrying('sandbox payer page Approve', async () => {
     const shown = await fetch(page, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
     if (shown.status !== 200) return { status: shown.status };
-    const cookie = shown.headers.get('set-cookie').split(';')[0];
-    const csrf = /name="csrf" value="([^"]+)"/.exec(await shown.text())[1];
+    const csrf = /name="csrf" value="([^"]+)"/.exec(await shown.text())?.[1];
+    const cookie = shown.headers.get('set-cookie')?.split(';')[0];
+    if (!csrf || !cookie) return { status: 'decided' };
     const approved = await fetch(page, {
       method: 'POST', redirect: 'manual', signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
       headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ decision: 'approve', csrf }),
@@ -249,7 +254,7 @@ const endpoint = await call('POST', '/v1/webhooks', { url: `${receiver.url}${HOO
 if (!created(endpoint)) throw new Error(`webhook endpoint: ${endpoint.status} ${JSON.stringify(endpoint.body)}`);
 
 /** A fresh record of what the API acknowledged (one per fault). */
-const newAcknowledged = () => ({ customers: [], subscriptions: [], usage: [], invoices: [], payments: [], paid: [], renewals: [], requests: 0 });
+const newAcknowledged = () => ({ customers: [], subscriptions: [], usage: [], invoices: [], payments: [], paid: [], renewals: [], requests: 0, formlessPending: 0 });
 
 /** Creates a customer; answers its id, or undefined when the API did not acknowledge it. */
 async function customer(acked, extra = {}) {
@@ -296,6 +301,8 @@ const FLOWS = {
     const approved = await approve(payment.body.redirectUrl);
     acked.requests++;
     if (approved.status === 303) acked.paid.push({ invoice: invoice.body.id, payment: payment.body.id });
+    // A page without its form must be a payment that is no longer pending (its approval went through unanswered).
+    if (approved.status === 'decided' && (await call('GET', `/v1/payments/${payment.body.id}`)).body?.status === 'pending') acked.formlessPending++;
   },
   /** A test clock, a customer on it, a monthly subscription, the clock advanced 31 days and an hour: exactly one renewal. */
   async renewed(acked) {
@@ -522,6 +529,7 @@ for (const [name, description, inject] of FAULTS.filter(([fault]) => chosen.incl
     faultSeconds: (recoveredAt - faultAt) / 1000,
     failures,
     crashed: crashes.map((crash) => crash.app),
+    formlessPending: acked.formlessPending,
   };
   crashes = [];
   duplicatesBefore = doubled.total;
