@@ -535,6 +535,8 @@ for (const [name, description, inject] of FAULTS.filter(([fault]) => chosen.incl
   duplicatesBefore = doubled.total;
   rows.push(row);
   console.error(JSON.stringify(row));
+  // Row by row, so a run stopped midway still tells what its faults did.
+  if (args.json) writeFileSync(args.json, JSON.stringify(rows, null, 2));
   attempts.length = 0;
   gaveUp = 0;
 }
@@ -546,7 +548,6 @@ console.log('|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|');
 for (const row of rows) {
   console.log(`| ${row.description} | ${row.requests} | ${row.lost} | ${row.eventsLost} | ${row.duplicated} | ${row.crashed.join(', ') || 0} | ${row.fiveHundreds} | ${row.unanswered} | ${row.slowestSeconds.toFixed(1)} | ${row.faultSeconds.toFixed(1)} | ${row.recoverySeconds.toFixed(1)} |`);
 }
-if (args.json) writeFileSync(args.json, JSON.stringify(rows, null, 2));
 printWarnings(stack.apps);
 shuttingDown = true;
 api.close();

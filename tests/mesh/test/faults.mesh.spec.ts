@@ -50,6 +50,7 @@ it(
       } catch {
         throw new Error(`the fault suite wrote no rows (exit ${code}); its output:\n${output.slice(-6000)}`);
       }
+      // A run stopped midway (its time was up) wrote the rows of the faults it finished: they show what went wrong.
       // Each fault ran under load, and its must-be-0 columns are 0.
       expect(rows.map((row) => ({ fault: row.fault, loadRan: row.requests > 0, lost: row.lost, eventsLost: row.eventsLost, duplicated: row.duplicated, detail: row.duplicatedDetail }))).toEqual(
         ['kill-gateway', 'kill-invoicing', 'kafka-restart', 'postgres-kill'].map((fault) => ({
