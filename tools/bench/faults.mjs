@@ -119,7 +119,10 @@ async function startToxiproxy() {
 // ---------------------------------------------------------------------------------------------
 // The stack
 
-const toxiproxy = await startToxiproxy();
+/** Toxiproxy (built with Go on a first run) only for the network faults (`gateway-…`, `database-…`): the short form runs without. */
+const NETWORK_FAULT = /^(gateway|database)-/;
+const withNetworkFaults = args.only ? args.only.split(',').some((name) => NETWORK_FAULT.test(name)) : !SHORT;
+const toxiproxy = withNetworkFaults ? await startToxiproxy() : undefined;
 const receiver = await startWebhookReceiver();
 onExit.push(() => void receiver.stop());
 /** The network faults' hops: the gateway's calls to subscription, subscription's to PostgreSQL. */
@@ -130,7 +133,7 @@ const stack = await startProcesses({
   scaled: 'gateway',
   ownBroker: true,
   appEnv: { 'webhook-dispatch': { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } },
-  proxied: { gatewayTo: [PROXIED_SERVICE], databaseOf: [PROXIED_SERVICE], through: (name, upstream) => toxiproxy.through(name, upstream) },
+  proxied: toxiproxy && { gatewayTo: [PROXIED_SERVICE], databaseOf: [PROXIED_SERVICE], through: (name, upstream) => toxiproxy.through(name, upstream) },
 });
 const { infrastructure } = stack;
 onExit.push(() => stack.apps.forEach((app) => void app.kill('SIGKILL')));
