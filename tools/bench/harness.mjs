@@ -462,23 +462,45 @@ async function ensureDatabase(adminUrl, name) {
 
 /**
  * An embedded PostgreSQL in `dir`, and Kafka: the broker KAFKA_BROKERS names, otherwise one
- * started here. `kafka` is that started broker (undefined when an existing one is used).
+ * started here (always one started here with `ownBroker`: a bench that stops it must not stop a
+ * broker others use). `kafka` is that started broker (undefined when an existing one is used).
+ * The faults bench (faults.mjs) kills and restarts both on their ports and data folders:
+ * `killPostgres()` is a kill -9 of the server's whole process group, `restartPostgres()` starts
+ * it again on the same cluster; `stopKafka()` / `startKafka()` the same for the broker.
  */
-export async function startInfrastructure(dir, { persistent = false } = {}) {
+export async function startInfrastructure(dir, { persistent = false, ownBroker = false } = {}) {
   const { startEmbeddedPostgres, startKafkaBroker } = require('@recur/local-infra');
+  const postgresDir = join(dir, 'postgres');
+  const kafkaDir = join(dir, 'kafka');
   const [postgres, kafka] = await Promise.all([
-    startEmbeddedPostgres({ dataDir: join(dir, 'postgres'), persistent }),
-    process.env.KAFKA_BROKERS ? undefined : startKafkaBroker({ dataDir: join(dir, 'kafka') }),
+    startEmbeddedPostgres({ dataDir: postgresDir, persistent }),
+    process.env.KAFKA_BROKERS && !ownBroker ? undefined : startKafkaBroker({ dataDir: kafkaDir }),
   ]);
-  return {
+  const brokers = kafka?.brokers ?? process.env.KAFKA_BROKERS;
+  const infrastructure = {
     postgres,
     kafka,
-    brokers: process.env.KAFKA_BROKERS || kafka.brokers,
+    brokers,
+    killPostgres() {
+      // The postmaster's pid is its process group's (it runs detached): the server and every backend at once.
+      const pid = Number.parseInt(readFileSync(join(postgresDir, 'postmaster.pid'), 'utf8'), 10);
+      process.kill(-pid, 'SIGKILL');
+    },
+    async restartPostgres() {
+      infrastructure.postgres = await startEmbeddedPostgres({ dataDir: postgresDir, port: postgres.port, persistent });
+    },
+    async stopKafka() {
+      await infrastructure.kafka.stop();
+    },
+    async startKafka() {
+      infrastructure.kafka = await startKafkaBroker({ dataDir: kafkaDir, port: Number(brokers.split(':').pop()) });
+    },
     async stop() {
-      await kafka?.stop();
-      await postgres.stop();
+      await infrastructure.kafka?.stop();
+      await infrastructure.postgres.stop();
     },
   };
+  return infrastructure;
 }
 
 /** What apps started with @recur/testing's startApp warned about (a failed batch, a retried request): a slow run says why here. */
@@ -518,13 +540,19 @@ export function startBalancer(backends) {
  * Every app as its own process (as Kubernetes runs them) on one durable embedded PostgreSQL,
  * events through Kafka; `replicas` gateways and `replicas` processes of the `scaled` service,
  * each set behind a balancer. `profileDir`: CPU profiles of the gateways and the scaled service.
- * `appEnv`: extra environment per app.
+ * `appEnv`: extra environment per app. `ownBroker`: a broker of its own even where KAFKA_BROKERS
+ * names one (startInfrastructure). `proxied`: a hop to put between two parties, e.g. a
+ * Toxiproxy (faults.mjs): `{ gatewayTo: [service…], databaseOf: [service…], through(name,
+ * upstream) }`, where `through` answers the `host:port` that forwards to `upstream` (`host:port`),
+ * and the gateway then dials the named services, or the named services their database (over
+ * TCP then, not the cluster's Unix socket), through it. The answer's `apps`, `infrastructure` and
+ * `addresses` (each service's gRPC address) are what a bench that kills and restarts parts needs.
  */
-export async function startProcesses({ name, scaled, replicas = 1, profileDir, appEnv = {} }) {
+export async function startProcesses({ name, scaled, replicas = 1, profileDir, appEnv = {}, ownBroker = false, proxied }) {
   const { startMailCatcher } = require('@recur/local-infra');
   const { freePort, startApp } = require('@recur/testing');
   const dataDir = benchDir(name);
-  const infrastructure = await startInfrastructure(dataDir, { persistent: true });
+  const infrastructure = await startInfrastructure(dataDir, { persistent: true, ownBroker });
   const { postgres, kafka, brokers } = infrastructure;
   const common = { KAFKA_BROKERS: brokers, KAFKA_TOPIC_PREFIX: `bench-${randomBytes(3).toString('hex')}`, METRICS_PORT: '0', GRPC_HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
   const mail = await startMailCatcher();
@@ -544,12 +572,25 @@ export async function startProcesses({ name, scaled, replicas = 1, profileDir, a
       addresses[service] = `127.0.0.1:${ports[service][0]}`;
     }
   }
-  const peerAddresses = Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase().replace(/-/g, '_')}_GRPC_ADDR`, addresses[service]]));
+  const peerVariable = (service) => `${service.toUpperCase().replace(/-/g, '_')}_GRPC_ADDR`;
+  const peerAddresses = Object.fromEntries(SERVICES.map((service) => [peerVariable(service), addresses[service]]));
+  const gatewayPeers = { ...peerAddresses };
+  for (const service of proxied?.gatewayTo ?? []) gatewayPeers[peerVariable(service)] = await proxied.through(`gateway-to-${service}`, addresses[service]);
+  /** A service's DATABASE_URL: the cluster's own, or over TCP through the hop `proxied` puts before it. */
+  const databaseUrlOf = async (service) => {
+    const url = postgres.urlFor(databaseName(service));
+    if (!proxied?.databaseOf?.includes(service)) return url;
+    const tcp = new URL(url);
+    tcp.search = '';
+    [tcp.hostname, tcp.port] = (await proxied.through(`${service}-to-postgresql`, `127.0.0.1:${postgres.port}`)).split(':');
+    return tcp.toString();
+  };
   for (const service of SERVICES) {
     await postgres.ensureDatabase(databaseName(service));
+    const databaseUrl = await databaseUrlOf(service);
     for (const [replica, grpcPort] of ports[service].entries()) {
       apps.push(await startApp(service, {
-        env: { ...common, ...peerAddresses, DATABASE_URL: postgres.urlFor(databaseName(service)), GRPC_PORT: String(grpcPort), ...envOf(service) },
+        env: { ...common, ...peerAddresses, DATABASE_URL: databaseUrl, GRPC_PORT: String(grpcPort), ...envOf(service) },
         ready: { grpcPort },
         nodeArgs: [...imageNodeFlags(), ...(service === scaled ? profileArgs(profileDir, `${service}-${replica + 1}`) : [])],
       }));
@@ -571,7 +612,7 @@ export async function startProcesses({ name, scaled, replicas = 1, profileDir, a
         ADMIN_HOST: '127.0.0.1',
         ADMIN_PORT: String(adminPort),
         RECUR_OPERATOR_TOKEN: operatorToken,
-        ...peerAddresses,
+        ...gatewayPeers,
         ...envOf('gateway'),
       },
       ready: { httpUrl: `http://127.0.0.1:${httpPort}/readyz` },
@@ -589,6 +630,9 @@ export async function startProcesses({ name, scaled, replicas = 1, profileDir, a
     dataDir,
     url,
     key,
+    apps,
+    infrastructure,
+    addresses,
     urlFor: postgres.urlFor,
     ensureDatabase: (database) => postgres.ensureDatabase(database),
     pids: () => apps.map((app) => app.pid),
@@ -632,9 +676,11 @@ export async function operatorSandboxKey(adminUrl, operatorToken) {
 export function v1Client({ url, key }, maxSockets) {
   const { Pool: HttpPool } = require('undici');
   const pool = new HttpPool(url, { connections: maxSockets, pipelining: 1 });
-  const call = async (method, path, body) => {
+  /** `headers` add to the key's (an Idempotency-Key, say); `timeoutMs` bounds the wait for the answer's headers and body (undici's default: 300 s). */
+  const call = async (method, path, body, headers = {}, timeoutMs) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const response = await pool.request({ method, path, headers: { 'x-api-key': key, ...(payload ? { 'content-type': 'application/json' } : {}) }, body: payload });
+    const timeouts = timeoutMs ? { headersTimeout: timeoutMs, bodyTimeout: timeoutMs } : {};
+    const response = await pool.request({ method, path, headers: { 'x-api-key': key, ...(payload ? { 'content-type': 'application/json' } : {}), ...headers }, body: payload, ...timeouts });
     return { status: response.statusCode, headers: response.headers, body: Buffer.from(await response.body.arrayBuffer()) };
   };
   return { call, close: () => pool.destroy() };

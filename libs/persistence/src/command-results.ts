@@ -34,8 +34,12 @@ interface StoredResult {
  * bytes, or the domain error it failed with), so a repeat of the same request id — a gRPC retry
  * after the peer died mid-call, a gateway retry — answers exactly the first answer and changes
  * nothing. Repeats that arrive while the first still runs wait for it (an advisory lock on the
- * key). A command that failed on infrastructure (not a DomainError) records nothing, so a repeat
- * runs again. An empty request id runs the command as a plain transaction.
+ * key). A command that failed on infrastructure records nothing, so a repeat runs again: a thrown
+ * error that is not a DomainError, and a DomainError of a 5xx kind (`unavailable`, `internal`: a
+ * peer it called could not be reached or failed), which would otherwise answer every repeat of the
+ * request id — every retry with the same Idempotency-Key — with that 5xx for as long as answers
+ * are kept (docs/api/conventions.md#idempotency). An empty request id runs the command as a plain
+ * transaction.
  *
  * It works over a TransactionRunner, so the same bookkeeping runs in a Prisma interactive
  * transaction (given the Prisma client: `Tx` is its transaction client) or in a plain `pg` one
@@ -73,7 +77,7 @@ export class CommandResults<Tx> {
         const response = toBinary(responseSchema, create(responseSchema, await work(tx)));
         result = { response, error_kind: null, error_code: null, error_message: null, error_param: null };
       } catch (error) {
-        if (!isDomainError(error)) throw error;
+        if (!isDomainError(error) || RETRYABLE_KINDS.has(error.kind)) throw error;
         // A refusal is recorded too, but the refused command's partial writes must not be.
         await sql.execute('ROLLBACK TO SAVEPOINT command', []);
         result = { response: null, error_kind: error.kind, error_code: error.code, error_message: error.message, error_param: error.param ?? null };
@@ -86,6 +90,9 @@ export class CommandResults<Tx> {
   }
 
 }
+
+/** The kinds of a DomainError that answer a 5xx: a failure of the moment, not the command's answer. */
+const RETRYABLE_KINDS: ReadonlySet<ErrorKind> = new Set(['unavailable', 'internal']);
 
 type CommandKey = readonly [accountId: string, livemode: boolean, rpc: string, requestId: string];
 

@@ -43,15 +43,23 @@ export async function queryByIndexScans<Row extends object>(pool: Pool, sql: str
     ${withLiterals(sql, params)};
     COMMIT`;
   const client = await pool.connect();
+  // A connection the server or the network drops mid-claim fails the query; pg also emits 'error'
+  // on the client, which, with no listener on a checked-out client, would end the process.
+  const ignoreConnectionError = () => undefined;
+  client.on('error', ignoreConnectionError);
+  const release = (error?: Error) => {
+    client.off('error', ignoreConnectionError);
+    client.release(error);
+  };
   try {
     // A simple query of several statements answers one result per statement.
     const results = (await client.query(script)) as unknown as QueryResult<Row>[];
-    client.release();
+    release();
     return results[2].rows;
   } catch (error) {
     // A failed statement leaves the transaction open and aborted: close it before reuse.
     const rolledBack = await client.query('ROLLBACK').then(() => true, () => false);
-    client.release(rolledBack ? undefined : (error as Error));
+    release(rolledBack ? undefined : (error as Error));
     throw error;
   }
 }

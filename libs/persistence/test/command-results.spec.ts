@@ -1,5 +1,5 @@
 import { StringValueSchema } from '@bufbuild/protobuf/wkt';
-import { invalidArgument, isDomainError } from '@recur/kernel';
+import { DomainError, invalidArgument, isDomainError } from '@recur/kernel';
 import { createTestDatabase, eventually, recordingPool } from '@recur/testing';
 import { Client, Pool } from 'pg';
 import { CoalescingNotifier, CommandResults, COMMAND_RESULTS_TABLE, type PgTransaction, PgTransactions } from '../src';
@@ -89,6 +89,23 @@ describe('CommandResults on PgTransactions', () => {
     const runs = { count: 0 };
     expect(await commands.run(tenant, { requestId: 'req_retry' }, StringValueSchema, createWidget('w_retried', runs))).toMatchObject({ value: 'w_retried' });
     expect(runs.count).toBe(1);
+  });
+
+  it('records nothing when a peer the command called was unavailable or failed (a 5xx, as a DomainError), so a repeat of the request id runs again', async () => {
+    // CatalogPlans turns a catalog that cannot be reached into DomainError('unavailable'): kill -9 of
+    // the catalog under load (npm run bench:faults) had every retry of a subscription create with
+    // its Idempotency-Key answer the recorded 503 until the client gave up.
+    for (const [kind, requestId] of [['unavailable', 'req_peer_down'], ['internal', 'req_peer_failed']] as const) {
+      const peerDown = async (tx: PgTransaction) => {
+        await tx.execute('INSERT INTO widgets (id) VALUES ($1)', [`w_${kind}`]);
+        throw new DomainError(kind, kind === 'unavailable' ? 'service_unavailable' : 'internal_error', 'A service is temporarily unavailable; retry later.');
+      };
+      await expect(commands.run(tenant, { requestId }, StringValueSchema, peerDown)).rejects.toMatchObject({ kind });
+      const runs = { count: 0 };
+      expect(await commands.run(tenant, { requestId }, StringValueSchema, createWidget(`w_${kind}_retried`, runs))).toMatchObject({ value: `w_${kind}_retried` });
+      expect(runs.count).toBe(1);
+    }
+    expect(await widgets()).toEqual(['w_internal_retried', 'w_unavailable_retried']);
   });
 
   it('spends three round trips on a command of one statement: BEGIN, lock, lookup and savepoint in one; the answer with the COMMIT', async () => {

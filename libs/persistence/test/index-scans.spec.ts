@@ -78,3 +78,30 @@ describe('queryByIndexScans and the claims of due rows (claimDueRows)', () => {
     expect((await pool.query<{ status: string }>('SELECT 1 AS status')).rows).toEqual([{ status: 1 }]);
   });
 });
+
+describe('a connection lost during a claim', () => {
+  it('fails the claim, and does not end the process with an unhandled error event of the client', async () => {
+    // A claim's connection reset by the network or terminated by the server (a failover, kill -9 of
+    // PostgreSQL): with no listener on the checked-out client, pg's 'error' event ended the whole
+    // service (npm run bench:faults, subscription→PostgreSQL resets); Jest fails a test on it too.
+    const claims = new Pool({ connectionString: pool.options.connectionString, max: 1 });
+    claims.on('error', () => undefined);
+    try {
+      const claim = queryByIndexScans(claims, 'SELECT pg_sleep(30) AS slept', []);
+      let terminated = false;
+      for (let tries = 0; !terminated && tries < 200; tries++) {
+        const { rows } = await pool.query<{ done: boolean }>(
+          "SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE query LIKE '%pg_sleep(30)%' AND pid <> pg_backend_pid()",
+        );
+        terminated = rows.some((row) => row.done);
+        if (!terminated) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(terminated).toBe(true);
+      await expect(claim).rejects.toThrow(/terminat/i);
+      // Let the client's end events fire: the failure was here, once the query had already failed.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    } finally {
+      await claims.end();
+    }
+  });
+});

@@ -92,9 +92,10 @@ describe('webhook endpoints', () => {
     expect((await call('PATCH', `/v1/webhooks/${created.id}`, { status: 'enabled' })).status).toBe(404);
   });
 
-  it('validate URLs and event types, and list the 22 subscribable types', async () => {
+  it('validate URLs and event types, and list the 23 subscribable types (the specification\'s 22 and credit_note.created)', async () => {
     const types = await call('GET', '/v1/webhooks/events');
-    expect(types.body.data).toHaveLength(22);
+    expect(types.body.data).toHaveLength(23);
+    expect(types.body.data.map((t: { type: string }) => t.type)).toContain('credit_note.created');
     expect(types.body.data.map((t: { type: string }) => t.type)).not.toContain('webhook.test');
     const bad: [unknown, string, string][] = [
       [{ url: `${receiver.url}/x`, events: ['customer.exploded'] }, 'events[0]', 'parameter_invalid'],

@@ -4,6 +4,9 @@ import { JSONSchema } from 'class-validator-jsonschema';
 import { Optional } from '../http/optional';
 
 /** The service checks each type and names the offending item (`events[1]`); the document lists them. */
+/** An endpoint subscribes to each type at most once. */
+const SUBSCRIBABLE_EVENT_COUNT = Object.keys(SUBSCRIBABLE_EVENT_TYPES).length;
+
 const EventTypesSchema = () => JSONSchema({ items: { type: 'string', enum: Object.keys(SUBSCRIBABLE_EVENT_TYPES) } });
 
 export class CreateWebhookEndpointDto {
@@ -15,7 +18,7 @@ export class CreateWebhookEndpointDto {
   /** Subscribed event types (GET /v1/webhooks/events lists them). */
   @IsArray()
   @ArrayMinSize(1)
-  @ArrayMaxSize(22)
+  @ArrayMaxSize(SUBSCRIBABLE_EVENT_COUNT)
   @IsString({ each: true })
   @EventTypesSchema()
   events!: string[];
@@ -35,7 +38,7 @@ export class UpdateWebhookEndpointDto {
   @Optional()
   @IsArray()
   @ArrayMinSize(1)
-  @ArrayMaxSize(22)
+  @ArrayMaxSize(SUBSCRIBABLE_EVENT_COUNT)
   @IsString({ each: true })
   @EventTypesSchema()
   events?: string[];

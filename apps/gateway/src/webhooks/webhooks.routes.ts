@@ -92,7 +92,7 @@ export const WEBHOOK_ROUTES = defineRoutes('Webhooks', [
       return listEnvelope('/v1/webhooks', endpoints.map(presentWebhookEndpoint), query, page);
     },
   }),
-  /** The 22 subscribable types with their meanings (`webhook.test` is sent on request only); one page holds them all. */
+  /** The subscribable types (the specification's 22 and those beyond it) with their meanings (`webhook.test` is sent on request only); one page holds them all. */
   listRoute({
     method: 'GET', path: '/v1/webhooks/events', summary: 'List the available event types', response: EVENT_TYPE_SCHEMA,
     handler: async () => {

@@ -169,16 +169,24 @@ export class UsageRepository {
   /** Runs `work` in one transaction on one connection. */
   async transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     const client = await this.prisma.pool.connect();
+    // A connection dropped mid-transaction fails the next query; pg's 'error' event on the
+    // checked-out client must not end the process (no listener would).
+    const ignoreConnectionError = () => undefined;
+    client.on('error', ignoreConnectionError);
+    let failed: Error | undefined;
     try {
       await client.query('BEGIN');
       const result = await work(client);
       await client.query('COMMIT');
       return result;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      const rolledBack = await client.query('ROLLBACK').then(() => true, () => false);
+      // A connection that cannot even roll back is discarded rather than returned to the pool.
+      if (!rolledBack) failed = error as Error;
       throw error;
     } finally {
-      client.release();
+      client.off('error', ignoreConnectionError);
+      client.release(failed);
     }
   }
 
