@@ -90,17 +90,23 @@ function rateLimitEnv(name: string, fallback: number, env: NodeJS.ProcessEnv): n
 }
 
 /** The admission control's defaults (docs/operations/configuration.md#admission-control). */
-export const DEFAULT_ADMISSION_LIMITS: AdmissionLimits = { maxInFlight: 32, maxQueued: 256, queueTimeoutMs: 1_000, overloadWaitMs: 20 };
+export const DEFAULT_ADMISSION_LIMITS: AdmissionLimits = { minInFlight: 2, maxInFlight: 64, maxQueued: 256, queueTimeoutMs: 1_000, overloadWaitMs: 10 };
 
 export function admissionLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): AdmissionLimits {
-  const limits = {
-    maxInFlight: intEnv('ADMISSION_MAX_IN_FLIGHT', DEFAULT_ADMISSION_LIMITS.maxInFlight, env),
-    maxQueued: intEnv('ADMISSION_MAX_QUEUED', DEFAULT_ADMISSION_LIMITS.maxQueued, env),
-    queueTimeoutMs: intEnv('ADMISSION_QUEUE_TIMEOUT_MS', DEFAULT_ADMISSION_LIMITS.queueTimeoutMs, env),
-    overloadWaitMs: intEnv('ADMISSION_OVERLOAD_WAIT_MS', DEFAULT_ADMISSION_LIMITS.overloadWaitMs, env),
-  };
-  for (const [name, value] of [['ADMISSION_MAX_IN_FLIGHT', limits.maxInFlight], ['ADMISSION_MAX_QUEUED', limits.maxQueued], ['ADMISSION_QUEUE_TIMEOUT_MS', limits.queueTimeoutMs], ['ADMISSION_OVERLOAD_WAIT_MS', limits.overloadWaitMs]] as const) {
+  const read = (name: string, fallback: number): number => {
+    const value = intEnv(name, fallback, env);
     if (value < 0) throw new ConfigError(`environment variable ${name} must be 0 or more, got '${value}'`);
+    return value;
+  };
+  const limits = {
+    minInFlight: read('ADMISSION_MIN_IN_FLIGHT', DEFAULT_ADMISSION_LIMITS.minInFlight),
+    maxInFlight: read('ADMISSION_MAX_IN_FLIGHT', DEFAULT_ADMISSION_LIMITS.maxInFlight),
+    maxQueued: read('ADMISSION_MAX_QUEUED', DEFAULT_ADMISSION_LIMITS.maxQueued),
+    queueTimeoutMs: read('ADMISSION_QUEUE_TIMEOUT_MS', DEFAULT_ADMISSION_LIMITS.queueTimeoutMs),
+    overloadWaitMs: read('ADMISSION_OVERLOAD_WAIT_MS', DEFAULT_ADMISSION_LIMITS.overloadWaitMs),
+  };
+  if (limits.maxInFlight > 0 && (limits.minInFlight < 1 || limits.minInFlight > limits.maxInFlight)) {
+    throw new ConfigError(`environment variable ADMISSION_MIN_IN_FLIGHT must be 1 to ADMISSION_MAX_IN_FLIGHT (${limits.maxInFlight}), got '${limits.minInFlight}'`);
   }
   return limits;
 }
