@@ -19,7 +19,7 @@ let key: string;
 beforeAll(async () => {
   const databaseUrl = await createTestDatabase('gateway_admission');
   replica = await startGatewayReplica(databaseUrl, operatorToken, {
-    ADMISSION_MIN_IN_FLIGHT: '2', ADMISSION_MAX_IN_FLIGHT: '2', ADMISSION_MAX_QUEUED: '1', ADMISSION_QUEUE_TIMEOUT_MS: String(QUEUE_TIMEOUT_MS), GATEWAY_GRPC_DEADLINE_MS: String(SLOW_MS),
+    ADMISSION_MIN_IN_FLIGHT: '2', ADMISSION_MAX_IN_FLIGHT: '2', ADMISSION_MAX_QUEUED: '1', ADMISSION_QUEUE_TIMEOUT_MS: String(QUEUE_TIMEOUT_MS), ADMISSION_OVERLOAD_WAIT_MS: String(QUEUE_TIMEOUT_MS), GATEWAY_GRPC_DEADLINE_MS: String(SLOW_MS),
   });
   const operator = async (path: string, body: unknown): Promise<any> => {
     const response = await fetch(`${replica.adminUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${operatorToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });

@@ -87,10 +87,10 @@ describe('AdmissionControl', () => {
   }
 
   it('raises the limit by one a window while requests take their baseline time and the limit is used, up to maxInFlight', () => {
-    const admission = new AdmissionControl({ ...limits, minInFlight: 2, maxInFlight: 6 }, () => now);
-    expect(admission.currentLimit).toBe(2);
-    const seen = load(admission, 60, 20);
-    expect(seen.at(-1)).toBe(6);
+    const admission = new AdmissionControl({ ...limits, minInFlight: 2, maxInFlight: 30 }, () => now);
+    expect(admission.currentLimit).toBe(16);
+    const seen = load(admission, 100, 20);
+    expect(seen.at(-1)).toBe(30);
     // One step at a time.
     expect(seen.every((limit, i) => i === 0 || limit - seen[i - 1] <= 1)).toBe(true);
   });

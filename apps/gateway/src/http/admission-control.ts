@@ -28,7 +28,9 @@ export interface AdmissionLimits {
  * A queue that has not emptied for this long is a standing queue, not a burst: overload, until
  * the queue has stayed empty this long again. A burst drains within it and waits its turn.
  */
-export const OVERLOADED_AFTER_MS = 500;
+export const OVERLOADED_AFTER_MS = 200;
+/** Where the limit starts (within minInFlight and maxInFlight): a fresh process takes a burst without first learning. */
+export const INITIAL_LIMIT = 16;
 /** Seconds a refused client is told to wait: the overload of a busy second is usually gone in the next. */
 export const ADMISSION_RETRY_AFTER_SECONDS = 1;
 /** The limit is adjusted once a window has lasted this long and seen LIMIT_WINDOW_SAMPLES requests end. */
@@ -78,7 +80,7 @@ export class AdmissionControl {
     private readonly limits: AdmissionLimits,
     private readonly now: () => number = () => performance.now(),
   ) {
-    this.limit = limits.minInFlight;
+    this.limit = Math.min(limits.maxInFlight, Math.max(limits.minInFlight, INITIAL_LIMIT));
     this.window.start = now();
     admissionLimit.set(this.limit);
   }
