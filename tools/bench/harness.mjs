@@ -333,6 +333,28 @@ export function treeRssMiB(rootPids) {
   return withDescendants(table, rootPids).reduce((sum, pid) => sum + table.get(pid).rssKiB, 0) / 1024;
 }
 
+/**
+ * Memory of each process of the stack's groups (`processGroups`), MiB: a group of one process its
+ * RSS; a group of several (PostgreSQL's backends) the sum of their PSS (/proc/<pid>/smaps_rollup),
+ * which counts their shared buffers once rather than once per backend.
+ */
+export function memoryByProcess(stack) {
+  const table = processTable();
+  const pss = (pid) => {
+    try {
+      return Number(/^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))[1]);
+    } catch {
+      return table.get(pid)?.rssKiB ?? 0;
+    }
+  };
+  const memory = {};
+  for (const [group, pids] of Object.entries((stack.memoryGroups ?? stack.processGroups)(table))) {
+    if (pids.length === 1) memory[group] = (table.get(pids[0])?.rssKiB ?? 0) / 1024;
+    else memory[group] = pids.reduce((sum, pid) => sum + pss(pid), 0) / 1024;
+  }
+  return memory;
+}
+
 /** The 1, 5 and 15 minute load averages, as /proc/loadavg gives them. */
 export const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
@@ -409,16 +431,21 @@ export function imageNodeFlags() {
  */
 export async function startSingleProcess({ profileArgs = [], env = {}, stderr = 'inherit' } = {}) {
   const dataDir = benchDir('npm-start');
-  const port = 18080 + Math.floor(Math.random() * 1000);
-  const pgPort = port + 1000;
+  // BENCH_PORT: the stack's ports from there on (its HTTP port, PostgreSQL +1, admin +2, mail +3,
+  // gRPC +10 to +15), for a machine whose ports are shared out; otherwise a random one of 18080–19079, and +1000 to +4000.
+  const base = process.env.BENCH_PORT ? Number(process.env.BENCH_PORT) : undefined;
+  const port = base ?? 18080 + Math.floor(Math.random() * 1000);
+  const ports = base ? { pg: base + 1, admin: base + 2, smtp: base + 3, grpc: base + 10 } : { pg: port + 1000, admin: port + 2000, smtp: port + 4000, grpc: port + 3000 };
+  const operatorToken = env.RECUR_OPERATOR_TOKEN ?? randomBytes(16).toString('hex');
+  const pgPort = ports.pg;
   const child = spawn(process.execPath, [...npmStartNodeFlags(), ...profileArgs, 'tools/start.mjs'], {
     cwd: ROOT,
     env: {
-      ...process.env, RECUR_SKIP_BUILD: '1', RECUR_DATA_DIR: dataDir, PORT: String(port), RECUR_PG_PORT: String(pgPort), ADMIN_PORT: String(port + 2000),
-      RECUR_GRPC_BASE_PORT: String(port + 3000), RECUR_SMTP_PORT: String(port + 4000), LOG_LEVEL: 'warn', KAFKA_BROKERS: '', SMTP_URL: '',
+      ...process.env, RECUR_SKIP_BUILD: '1', RECUR_DATA_DIR: dataDir, PORT: String(port), RECUR_PG_PORT: String(pgPort), ADMIN_PORT: String(ports.admin),
+      RECUR_GRPC_BASE_PORT: String(ports.grpc), RECUR_SMTP_PORT: String(ports.smtp), LOG_LEVEL: 'warn', KAFKA_BROKERS: '', SMTP_URL: '',
       // The benches drive hundreds of requests a second with npm start's one key: they measure the
       // stack, not the per-key rate limits (docs/api/conventions.md, Rate limits), so its defaults are raised here.
-      RATE_LIMIT_SANDBOX_PER_SECOND: String(BENCH_RATE_LIMIT_PER_SECOND), RATE_LIMIT_LIVE_PER_SECOND: String(BENCH_RATE_LIMIT_PER_SECOND), ...env,
+      RATE_LIMIT_SANDBOX_PER_SECOND: String(BENCH_RATE_LIMIT_PER_SECOND), RATE_LIMIT_LIVE_PER_SECOND: String(BENCH_RATE_LIMIT_PER_SECOND), RECUR_OPERATOR_TOKEN: operatorToken, ...env,
     },
     stdio: ['ignore', 'pipe', stderr],
   });
@@ -442,7 +469,9 @@ export async function startSingleProcess({ profileArgs = [], env = {}, stderr = 
     urlFor,
     mailDir: mailDir(dataDir),
     ensureDatabase: (name) => ensureDatabase(urlFor('postgres'), name),
-    metricsUrl: `http://127.0.0.1:${port + 2000}/metrics`,
+    metricsUrl: `http://127.0.0.1:${ports.admin}/metrics`,
+    adminUrl: `http://127.0.0.1:${ports.admin}`,
+    operatorToken,
     pids: () => [child.pid],
     processGroups: (table) => ({ 'node (all 7 apps)': [child.pid], postgresql: descendantsNamed(table, child.pid, 'postgres') }),
     async stop() {
@@ -633,6 +662,8 @@ export async function startProcesses({ name, scaled, replicas = 1, profileDir, a
     apps,
     infrastructure,
     addresses,
+    adminUrl: `http://127.0.0.1:${adminPorts[0]}`,
+    operatorToken,
     urlFor: postgres.urlFor,
     ensureDatabase: (database) => postgres.ensureDatabase(database),
     pids: () => apps.map((app) => app.pid),
@@ -642,6 +673,11 @@ export async function startProcesses({ name, scaled, replicas = 1, profileDir, a
       'other apps': apps.filter((app) => app.app !== 'gateway' && app.app !== scaled).map((app) => app.pid),
       postgresql: descendantsNamed(table, process.pid, 'postgres'),
       ...(kafka ? { kafka: descendantsNamed(table, process.pid, 'java') } : {}),
+    }),
+    /** Each app process apart (memoryByProcess), PostgreSQL's backends together. */
+    memoryGroups: (table) => ({
+      ...Object.fromEntries(apps.map((app, index) => [apps.filter((other) => other.app === app.app).length > 1 ? `${app.app} ${index}` : app.app, [app.pid]])),
+      postgresql: descendantsNamed(table, process.pid, 'postgres'),
     }),
     async stop() {
       for (const balancer of balancers) balancer.close();

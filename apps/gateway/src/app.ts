@@ -10,6 +10,7 @@ import { GatewayModule } from './gateway.module';
 import { ApiExceptionFilter } from './http/api-exception.filter';
 import { BODY_LIMIT_BYTES, registerBodyParser } from './http/body-parsers';
 import { AdminListener } from './http/admin-listener';
+import { AdmissionControl } from './http/admission-control';
 import { assignRequestId } from './http/request-id';
 import { recordHttpDuration } from './http/http-metrics';
 import { registerServerSpan } from './http/server-span';
@@ -53,7 +54,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   const idempotency = app.get(IdempotencyRepository);
   const clock = app.get<Clock>(CLOCK);
   // The `/v1` API: a native Fastify route, its pipeline as hooks (routing/api-route.ts).
-  registerApiRoute(fastify, { keys: app.get(ApiKeysRepository), rateLimits: app.get(RateLimiter), idempotency, clock, routes: app.get(RouteRunner), logger });
+  registerApiRoute(fastify, { admission: new AdmissionControl(config.admission), keys: app.get(ApiKeysRepository), rateLimits: app.get(RateLimiter), idempotency, clock, routes: app.get(RouteRunner), logger });
   app.useGlobalPipes(createValidationPipe());
   app.useGlobalFilters(new ApiExceptionFilter(logger));
   await app.listen(config.httpPort, config.httpHost);

@@ -1,5 +1,6 @@
 import { DEFAULT_CALL_TIMEOUT_MS } from '@recur/contracts';
 import { ConfigError, intEnv, optionalEnv, requireEnv } from '@recur/kernel';
+import type { AdmissionLimits } from './http/admission-control';
 import type { RateLimitDefaults } from './rate-limits/rate-limiter';
 
 export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');
@@ -41,6 +42,8 @@ export interface GatewayConfig {
   salesLinkUrl: string;
   /** Requests a second per key, reads and writes each, unless the key's app sets its own (docs/api/conventions.md, Rate limits). */
   rateLimits: RateLimitDefaults;
+  /** `/v1` requests this process works on at once, and the short queue before it answers 503 (docs/operations/configuration.md#admission-control). */
+  admission: AdmissionLimits;
 }
 
 export function gatewayConfigFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
@@ -65,6 +68,7 @@ export function gatewayConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Gate
     customerPortalSessionTtlSeconds: intEnv('CUSTOMER_PORTAL_SESSION_TTL_SECONDS', 3600, env),
     salesLinkUrl: (optionalEnv('SALES_LINK_URL', env) ?? `http://127.0.0.1:${intEnv('HTTP_PORT', 8080, env)}/buy`).replace(/\/+$/, ''),
     rateLimits: rateLimitDefaultsFromEnv(env),
+    admission: admissionLimitsFromEnv(env),
   };
 }
 
@@ -83,4 +87,26 @@ function rateLimitEnv(name: string, fallback: number, env: NodeJS.ProcessEnv): n
   const value = intEnv(name, fallback, env);
   if (value < 1 || value > RATE_LIMIT_MAX_PER_SECOND) throw new ConfigError(`environment variable ${name} must be 1 to ${RATE_LIMIT_MAX_PER_SECOND}, got '${value}'`);
   return value;
+}
+
+/** The admission control's defaults (docs/operations/configuration.md#admission-control). */
+export const DEFAULT_ADMISSION_LIMITS: AdmissionLimits = { minInFlight: 2, maxInFlight: 64, maxQueued: 256, queueTimeoutMs: 50, overloadWaitMs: 10 };
+
+export function admissionLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): AdmissionLimits {
+  const read = (name: string, fallback: number): number => {
+    const value = intEnv(name, fallback, env);
+    if (value < 0) throw new ConfigError(`environment variable ${name} must be 0 or more, got '${value}'`);
+    return value;
+  };
+  const limits = {
+    minInFlight: read('ADMISSION_MIN_IN_FLIGHT', DEFAULT_ADMISSION_LIMITS.minInFlight),
+    maxInFlight: read('ADMISSION_MAX_IN_FLIGHT', DEFAULT_ADMISSION_LIMITS.maxInFlight),
+    maxQueued: read('ADMISSION_MAX_QUEUED', DEFAULT_ADMISSION_LIMITS.maxQueued),
+    queueTimeoutMs: read('ADMISSION_QUEUE_TIMEOUT_MS', DEFAULT_ADMISSION_LIMITS.queueTimeoutMs),
+    overloadWaitMs: read('ADMISSION_OVERLOAD_WAIT_MS', DEFAULT_ADMISSION_LIMITS.overloadWaitMs),
+  };
+  if (limits.maxInFlight > 0 && (limits.minInFlight < 1 || limits.minInFlight > limits.maxInFlight)) {
+    throw new ConfigError(`environment variable ADMISSION_MIN_IN_FLIGHT must be 1 to ADMISSION_MAX_IN_FLIGHT (${limits.maxInFlight}), got '${limits.minInFlight}'`);
+  }
+  return limits;
 }

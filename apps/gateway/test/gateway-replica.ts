@@ -9,9 +9,10 @@ export interface GatewayReplica {
 
 /**
  * Starts a gateway on `databaseUrl` with no service behind it (every peer address leads nowhere):
- * for tests of what the gateway answers itself (keys, rate limits, the operator surface).
+ * for tests of what the gateway answers itself (keys, rate limits, the operator surface). `env`
+ * adds to its environment.
  */
-export async function startGatewayReplica(databaseUrl: string, operatorToken: string): Promise<GatewayReplica> {
+export async function startGatewayReplica(databaseUrl: string, operatorToken: string, env: Record<string, string> = {}): Promise<GatewayReplica> {
   const httpPort = await freePort();
   const adminPort = await freePort();
   const nowhere = '127.0.0.1:9';
@@ -19,6 +20,7 @@ export async function startGatewayReplica(databaseUrl: string, operatorToken: st
     env: {
       DATABASE_URL: databaseUrl, HTTP_HOST: '127.0.0.1', HTTP_PORT: String(httpPort), RECUR_OPERATOR_TOKEN: operatorToken, ADMIN_HOST: '127.0.0.1', ADMIN_PORT: String(adminPort),
       CATALOG_GRPC_ADDR: nowhere, SUBSCRIPTION_GRPC_ADDR: nowhere, INVOICING_GRPC_ADDR: nowhere, PAYMENTS_GRPC_ADDR: nowhere, USAGE_METERING_GRPC_ADDR: nowhere, WEBHOOK_DISPATCH_GRPC_ADDR: nowhere,
+      ...env,
     },
     ready: { httpUrl: `http://127.0.0.1:${httpPort}/readyz` },
   });

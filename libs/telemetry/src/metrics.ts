@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /**
  * One Prometheus registry per process. Metric names carry a `service` label so the
@@ -21,6 +21,31 @@ export const httpDuration = new Histogram({
   help: 'Duration of handled HTTP requests at the gateway.',
   labelNames: ['method', 'route', 'status'] as const,
   buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  registers: [metricsRegistry],
+});
+
+export const admissionInFlight = new Gauge({
+  name: 'recur_http_admission_in_flight',
+  help: 'API requests the gateway is working on (admission control: at most recur_http_admission_limit).',
+  registers: [metricsRegistry],
+});
+
+export const admissionLimit = new Gauge({
+  name: 'recur_http_admission_limit',
+  help: 'The adaptive limit of API requests in flight (ADMISSION_MIN_IN_FLIGHT to ADMISSION_MAX_IN_FLIGHT).',
+  registers: [metricsRegistry],
+});
+
+export const admissionQueued = new Gauge({
+  name: 'recur_http_admission_queued',
+  help: 'API requests waiting for a slot (admission control: at most ADMISSION_MAX_QUEUED).',
+  registers: [metricsRegistry],
+});
+
+export const admissionRefused = new Counter({
+  name: 'recur_http_admission_refused_total',
+  help: 'API requests answered 503 service_unavailable by admission control: the queue was full, or they waited too long.',
+  labelNames: ['reason'] as const,
   registers: [metricsRegistry],
 });
 

@@ -121,6 +121,11 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
       ADMIN_PORT: String(adminPort),
       RECUR_OPERATOR_TOKEN: operatorToken,
       RECUR_TRACE_FILE: join(traceDir, 'gateway.jsonl'),
+      // A fixed limit of 64 in flight: every request still takes and gives back its slot, but a
+      // test's burst on a busy machine is not shed as overload (the adaptive limit has its own
+      // tests: apps/gateway/test/admission-control*.spec.ts; docs/operations/configuration.md#admission-control).
+      ADMISSION_MIN_IN_FLIGHT: '64',
+      ADMISSION_MAX_IN_FLIGHT: '64',
       ...peerEnv,
       ...options.env?.gateway,
     },

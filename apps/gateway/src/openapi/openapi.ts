@@ -122,7 +122,11 @@ function operation(route: RouteDefinition, schemas: DtoSchemas) {
       '429': { ...errorResponse('rate_limited: this key made its limit of requests of this kind (read or write) this second; retry after Retry-After seconds.'), headers: RATE_LIMITED_HEADERS },
       ...(route.read ? {} : { '409': errorResponse('State conflict, or Idempotency-Key reused or in progress.') }),
       ...(route.body ? { '413': errorResponse('The body is larger than 256 KB.'), '415': errorResponse('The body is not sent as Content-Type: application/json.') } : {}),
-      ...(implemented ? { '503': errorResponse('A service behind the gateway is unavailable; retry (with the same Idempotency-Key for a POST).') } : { '501': errorResponse('Not available yet.') }),
+      ...(implemented ? {} : { '501': errorResponse('Not available yet.') }),
+      '503': {
+        ...errorResponse('service_unavailable: a service behind the gateway is unavailable, or the gateway is at capacity and did nothing (admission control); retry after Retry-After seconds when given, with the same Idempotency-Key for a POST.'),
+        headers: { 'Retry-After': integerHeader('Seconds to wait before retrying (sent when the gateway is at capacity).') },
+      },
     },
   };
 }

@@ -57,6 +57,18 @@ const FLUSH_SQL = `
     window_start = GREATEST(w.window_start, EXCLUDED.window_start)
   RETURNING window_start, taken`;
 
+/** How often each replica deletes the rows of ended windows. */
+export const RATE_LIMIT_PURGE_INTERVAL_MS = 60_000;
+/** A row whose window ended this long ago is deleted: no replica counts in it any more. */
+export const RATE_LIMIT_ENDED_WINDOW_KEPT_SECONDS = 60;
+/**
+ * Deletes the rows whose window started before $1 (whole seconds). A key in use has its row
+ * started again by its next flush; a key no longer used leaves none behind. The table holds a row
+ * per key and class used within the last minute or two, so the scan stays small without an index
+ * on window_start (which would also keep the flushes' updates from being HOT updates).
+ */
+const PURGE_ENDED_SQL = 'DELETE FROM rate_limit_windows WHERE window_start < $1';
+
 /**
  * Per-key rate limits shared by every gateway replica, in fixed one-second windows. Each replica
  * decides from what it knows (the shared count as last read, plus its own admissions since) and
@@ -75,6 +87,7 @@ export class RateLimiter implements OnModuleDestroy {
   private readonly windows = new Map<string, WindowCount>();
   private readonly defaults: RateLimitDefaults;
   private readonly sweep: NodeJS.Timeout;
+  private readonly purge: NodeJS.Timeout;
   private lastFailureLoggedAt = 0;
   private readonly logger = new JsonLogger('gateway');
 
@@ -89,10 +102,20 @@ export class RateLimiter implements OnModuleDestroy {
       const current = Math.floor(this.now().getTime() / 1000);
       for (const [id, count] of this.windows) if (count.windowStart < current - 1 && !count.flushing) this.windows.delete(id);
     }, 5_000).unref();
+    this.purge = setInterval(() => {
+      this.purgeEndedWindows(this.now().getTime()).catch((error: Error) => this.logger.warn(`rate limit windows not purged: ${error.message}`));
+    }, RATE_LIMIT_PURGE_INTERVAL_MS).unref();
   }
 
   onModuleDestroy(): void {
     clearInterval(this.sweep);
+    clearInterval(this.purge);
+  }
+
+  /** Deletes the shared rows of windows that ended RATE_LIMIT_ENDED_WINDOW_KEPT_SECONDS ago or more; answers how many. */
+  async purgeEndedWindows(nowMs: number): Promise<number> {
+    const before = Math.floor(nowMs / 1000) - RATE_LIMIT_ENDED_WINDOW_KEPT_SECONDS;
+    return (await this.prisma.pool.query(PURGE_ENDED_SQL, [before])).rowCount ?? 0;
   }
 
   /** The limit of the caller's key for this class: its app's own, else the default of its mode. */

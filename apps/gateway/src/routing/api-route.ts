@@ -3,6 +3,7 @@ import type { JsonLogger } from '@recur/telemetry';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authenticate } from '../auth/authenticate';
 import type { ApiKeysRepository } from '../auth/api-keys.repository';
+import type { AdmissionControl } from '../http/admission-control';
 import { ApiError } from '../http/api-error';
 import { sendApiError } from '../http/api-exception.filter';
 import { applyInputRules } from '../http/input-rules';
@@ -18,6 +19,7 @@ import { applyRoutePolicy } from './route-policy';
 
 /** What the `/v1` route needs from the application (app.ts takes them from Nest's container). */
 export interface ApiRouteServices {
+  admission: AdmissionControl;
   keys: ApiKeysRepository;
   rateLimits: RateLimiter;
   idempotency: IdempotencyRepository;
@@ -29,7 +31,8 @@ export interface ApiRouteServices {
 /**
  * The `/v1` pipeline, one native Fastify route (`/v1` and everything under it, every method),
  * in order:
- *   onRequest   request id (app.ts, every request) → body parsed (http/body-parsers.ts) →
+ *   onRequest   request id (app.ts, every request) → admission (http/admission-control.ts: over capacity,
+ *               503 at once, before the body is read) → body parsed (http/body-parsers.ts) →
  *   preHandler  CORS (routing/cors.ts: a preflight of a publishable route answered 204) → authenticate (401) → the key's rate limit (429) →
  *               route table and key policy (404, 405 with `Allow`, 403) →
  *               door input rules (400) → idempotency claim (replay, 409) →
@@ -43,6 +46,7 @@ export interface ApiRouteServices {
 export function registerApiRoute(fastify: FastifyInstance, services: ApiRouteServices): void {
   const { routes, logger } = services;
   const options = {
+    onRequest: services.admission.hook(),
     preHandler: [applyCors, authenticate(services.keys, services.clock), enforceRateLimit(services.rateLimits, services.clock), applyRoutePolicy, applyInputRules, claimIdempotencyKey(services.idempotency, services.clock)],
     onSend: recordIdempotentAnswer(services.idempotency),
     errorHandler: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => sendApiError(error, request, reply, logger),
