@@ -20,7 +20,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildOpenApiDocument, commitExists, git, lastRelease, OPENAPI_RELEASE_FILE, packageVersion, RELEASED, ROOT, SHARED_PROTO } from '../release/projects.mjs';
-import { nullableObjectsAsAnyOf } from './openapi-notation.mjs';
+import { inTodaysNotation } from './openapi-notation.mjs';
 import { breakingShapeChanges, EVENT_TYPES_FILE, readShapes, SHAPES_DIR } from './public-shapes.mjs';
 
 /**
@@ -117,10 +117,11 @@ function checkOpenApi() {
   if (!release || !existsSync(OPENAPI_RELEASE_FILE)) return fail('openapi: no release of the gateway recorded to compare with');
   const current = join(tmp, 'openapi.json');
   writeFileSync(current, JSON.stringify(buildOpenApiDocument()));
-  // The release's nullable objects in today's notation (openapi-notation.mjs: same wire, and
-  // oasdiff would call the notation breaking); every other difference is compared as it is.
+  // The release in today's notation (openapi-notation.mjs: nullable objects as anyOf, two boolean
+  // one-value enums stated in descriptions; the same wire, which oasdiff would call breaking);
+  // every other difference is compared as it is.
   const released = join(tmp, 'released.openapi.json');
-  writeFileSync(released, JSON.stringify(nullableObjectsAsAnyOf(JSON.parse(readFileSync(OPENAPI_RELEASE_FILE, 'utf8')))));
+  writeFileSync(released, JSON.stringify(inTodaysNotation(JSON.parse(readFileSync(OPENAPI_RELEASE_FILE, 'utf8')))));
   const levels = join(tmp, 'oasdiff-levels');
   writeFileSync(levels, `${OASDIFF_LEVELS.join('\n')}\n`);
   const oasdiff = execFileSync(join(ROOT, 'tools/contracts/ensure-oasdiff.sh'), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();

@@ -50,6 +50,10 @@ describe('the OpenAPI document', () => {
     expect(invoice.properties.period.anyOf).toEqual([expect.objectContaining({ type: 'object' }), { type: 'null' }]);
   });
 
+  it('has no boolean enum or const, which openapi-generator’s Python client compares with a string', () => {
+    expect(JSON.stringify(document).match(/"type":"boolean","(enum|const)"|"(enum|const)":\[?(true|false)/g)).toBeNull();
+  });
+
   it('has one list envelope, and no component nothing uses', () => {
     const text = JSON.stringify({ paths: document.paths, webhooks: (document as unknown as { webhooks: object }).webhooks });
     expect(text.match(/"has_more"/g)).toBeNull();

@@ -164,14 +164,15 @@ function alternativeResponse(route: RouteDefinition) {
 const operationId = (route: RouteDefinition) => `${route.method.toLowerCase()}${route.path.replace(/\/v1|:/g, '').replace(/[/-](\w)/g, (_m, c: string) => c.toUpperCase())}`;
 
 /** What every operation's description says besides its summary: who may call it, how to retry it, where it is told. */
-function operationDescription(route: RouteDefinition): string {
+function operationDescription(route: RouteDefinition, paged: boolean): string {
   const keys = route.publishable
     ? 'Any key may call it, publishable keys included.'
     : route.read
       ? 'A secret key (test or live) or a read_only key may call it; publishable keys may not.'
       : 'A secret key (test or live) may call it; read_only and publishable keys may not.';
   const lines = [`${route.summary}.`, keys];
-  if (route.list) lines.push('Answers a page of the list envelope, newest first: `limit` (1–100, default 10) and `offset` (0–10 000); `has_more` says whether a later page has items.');
+  if (route.list && paged) lines.push('Answers a page of the list envelope, newest first: `limit` (1–100, default 10) and `offset` (0–10 000); `has_more` says whether a later page has items.');
+  else if (route.list) lines.push('Answers the whole list in one list envelope.');
   if (route.method === 'POST') {
     lines.push('Send an `Idempotency-Key` to retry it safely: a repeat with the same key and body answers the first answer (`Idempotent-Replayed: true`) instead of running again.');
   }
@@ -184,13 +185,14 @@ function operationDescription(route: RouteDefinition): string {
 function operation(route: RouteDefinition, schemas: DtoSchemas) {
   const implemented = route.handler !== undefined;
   const pathParameters = [...route.path.matchAll(/:([A-Za-z]+)/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string', pattern: PATH_ID_PATTERN.source } }));
+  const query = queryParameters(route.query, schemas);
   return {
     operationId: operationId(route),
     summary: route.summary,
-    description: operationDescription(route),
+    description: operationDescription(route, query.some((parameter) => parameter.name === 'limit')),
     tags: [route.tag],
     ...(implemented ? {} : { 'x-recur-availability': 'planned' }),
-    parameters: [...pathParameters, ...queryParameters(route.query, schemas), ...(route.method === 'POST' ? [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY_PATTERN.source } }] : [])],
+    parameters: [...pathParameters, ...query, ...(route.method === 'POST' ? [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY_PATTERN.source } }] : [])],
     // A body is required only when it has a required field: a PATCH, or a clone with no new
     // name, may be sent without one.
     ...(route.body ? { requestBody: { required: (schemas[route.body.name]?.required?.length ?? 0) > 0, content: { 'application/json': { schema: { $ref: `#/components/schemas/${route.body.name}` } } } } } : {}),
