@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import createClient, { type Client } from 'openapi-fetch';
 import type { paths } from './generated/openapi';
 import { Customers, Events, Invoices, Payments, Plans, Refunds, Subscriptions, Wallets, WebhookEndpoints } from './resources';
@@ -10,7 +12,8 @@ export interface RecurOptions extends Partial<RetryPolicy> {
   fetch?: typeof fetch;
 }
 
-export const SDK_VERSION = '0.1.0';
+/** This package's version (its package.json: Changesets moves it), sent in `User-Agent`. */
+export const SDK_VERSION: string = (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
 
 /**
  * One client per API key: the key decides the account and the app (sandbox or live), so a
