@@ -53,7 +53,8 @@ export function retryingFetch(policy: RetryPolicy, baseFetch: typeof fetch = glo
     const headers = new Headers(request.headers);
     if (request.method === 'POST' && !headers.has('idempotency-key')) headers.set('Idempotency-Key', `node-${randomUUID()}`);
     // Read once: every attempt sends the same bytes.
-    const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer();
+    const bytes = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer();
+    const body = bytes && bytes.byteLength > 0 ? bytes : undefined;
     for (let attempt = 0; ; attempt++) {
       const last = attempt >= policy.maxRetries;
       let response: Response | undefined;

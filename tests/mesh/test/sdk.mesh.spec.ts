@@ -87,6 +87,8 @@ describe('@recur/node against the mesh', () => {
     const again = await recur.customers.create({ name: 'Once', email: 'once@example.com' }, { idempotencyKey: 'sdk-once' });
     expect(again.id).toBe(first.id);
     expect((await recur.customers.list({ limit: 100 })).data.filter((customer) => customer.email === 'once@example.com')).toHaveLength(1);
+    expect(await recur.customers.update(first.id, { name: 'Twice' })).toMatchObject({ id: first.id, name: 'Twice' });
+    expect(await recur.customers.del(first.id)).toMatchObject({ id: first.id, deleted: true });
   });
 
   it('absorbs a burst over the key’s real rate limit by waiting Retry-After: every create lands, none twice', async () => {
