@@ -1,3 +1,4 @@
+import Ajv2020 from 'ajv/dist/2020';
 import { startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
 import { constructEvent, InvalidRequestError, type Invoice, Recur, RecurError } from '@recur/node';
 import { SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
@@ -65,6 +66,22 @@ describe('@recur/node against the mesh', () => {
       return page.data.length > 0 ? page.data : undefined;
     }, 30_000, 'invoice.paid in the events API');
     expect(events.map((item) => item.id)).toEqual([event.id]);
+
+    // The document's webhooks section tells the truth: the delivery and every event of the loop
+    // (customer, subscription and invoice events) match their type's payload schema.
+    const document = (await (await fetch(`${mesh.baseUrl}/openapi.json`)).json()) as { webhooks: Record<string, { post: { requestBody: { content: { 'application/json': { schema: { $ref: string } } } } } }> };
+    const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
+    ajv.addSchema(document, 'openapi');
+    const mismatches = (payload: { type: string }) => {
+      const { type } = payload;
+      const validate = ajv.compile({ $ref: `openapi${document.webhooks[type].post.requestBody.content['application/json'].schema.$ref}` });
+      return validate(payload) ? [] : [`${type}: ${ajv.errorsText(validate.errors)}`];
+    };
+    const all = await eventually(async () => {
+      const listed = await recur.events.list({ limit: 100 }).toArray();
+      return ['customer.created', 'subscription.created', 'invoice.created', 'invoice.paid'].every((type) => listed.some((item) => item.type === type)) ? listed : undefined;
+    }, 30_000, 'the loop’s events');
+    expect([JSON.parse(delivery.body) as { type: string }, ...all].flatMap(mismatches)).toEqual([]);
   });
 
   it('pages every item with for await, throws typed errors, and replays a create sent with the same Idempotency-Key', async () => {

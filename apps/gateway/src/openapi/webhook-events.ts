@@ -75,10 +75,11 @@ function eventSchema(type: string) {
   return {
     type: 'object',
     description: `The \`${type}\` event: ${DESCRIPTIONS[type]}`,
-    required: ['id', 'object', 'type', 'created', 'livemode', 'data'],
+    // A delivery's body has no `object`; `/v1/events` answers the same envelope with `object: event`.
+    required: ['id', 'type', 'created', 'livemode', 'data'],
     properties: {
       id: { type: 'string', description: 'The event’s id (`evt_…`), the same on every delivery attempt: store it and skip an id already handled.' },
-      object: { type: 'string', enum: ['event'] },
+      object: { type: 'string', enum: ['event'], description: 'In `/v1/events` answers only; a delivery’s body has no `object`.' },
       type: { type: 'string', enum: [type] },
       created: { type: 'integer', description: 'Unix seconds of the change.' },
       livemode: { type: 'boolean', description: '`false` when the event comes from a sandbox (test) key.' },
