@@ -209,7 +209,7 @@ describe('OpenAPI document', () => {
       const alternativeRef = route.alternative && { $ref: `#/components/schemas/${route.alternative.response.name}` };
       const expected = alternativeRef && route.alternative!.status === route.status ? { oneOf: [{ $ref: ref }, alternativeRef] } : { $ref: ref };
       // A list answers the shared envelope with its items: allOf [ListEnvelope, {data: items}].
-      const listed = route.list && (success?.allOf as [{ $ref: string }, { properties: { data: { items: unknown } } }] | undefined);
+      const listed = route.list ? (success?.allOf as [{ $ref: string }, { properties: { data: { items: unknown } } }] | undefined) : undefined;
       if (route.list) expect({ route: keyOf(route), envelope: listed?.[0] }).toEqual({ route: keyOf(route), envelope: { $ref: '#/components/schemas/ListEnvelope' } });
       expect({ route: keyOf(route), schema: listed ? listed[1].properties.data.items : success }).toEqual({ route: keyOf(route), schema: expected });
       if (alternativeRef && route.alternative!.status !== route.status) {
