@@ -9,7 +9,8 @@ delete swcrc.$schema;
 module.exports = {
   testEnvironment: 'node',
   transform: { '^.+\\.(t|j)sx?$': ['@swc/jest', { ...swcrc, swcrc: false }] },
-  moduleNameMapper: { '^@recur/([a-z-]+)$': path.join(__dirname, 'libs/$1/src/index.ts') },
+  // @recur/node is the package of libs/sdk; every other @recur/<x> is libs/<x>.
+  moduleNameMapper: { '^@recur/node$': path.join(__dirname, 'libs/sdk/src/index.ts'), '^@recur/([a-z-]+)$': path.join(__dirname, 'libs/$1/src/index.ts') },
   moduleFileExtensions: ['ts', 'js', 'json'],
   setupFilesAfterEnv: [path.join(__dirname, 'libs/testing/src/jest-setup.ts')],
 };

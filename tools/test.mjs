@@ -2,7 +2,8 @@
 // `npm test`: every check, on real infrastructure, from a fresh clone.
 //   1. install and build (proto and Prisma code generation included)
 //   2. typecheck, lint, buf lint; each app's contracts against its last release (tools/contracts:
-//      buf breaking, oasdiff on /openapi.json, the public JSON shapes); the migration linter (tools/db)
+//      buf breaking, oasdiff on /openapi.json, the public JSON shapes); /openapi.json linted by
+//      Redocly and Spectral with zero warnings (tools/openapi); the migration linter (tools/db)
 //   3. one embedded PostgreSQL and one single-node Kafka broker for the whole run
 //   4. every Jest project: unit, service (each app as its own process) and mesh tests (the
 //      version-skew test among them, on each app's last release, built once and cached)
@@ -103,6 +104,7 @@ try {
   const toolTests = readdirSync(join(ROOT, 'tools'), { recursive: true }).filter((file) => file.endsWith('.test.mjs')).map((file) => join('tools', file));
   await step('tools: tests of the contract and migration rules', () => run('node', ['--test', ...toolTests]));
   await step('contracts against the last releases', () => run('node', ['tools/contracts/check.mjs']));
+  await step('OpenAPI lint (Redocly, Spectral)', () => run('node', ['tools/openapi/lint.mjs']));
   await step('migration lint', () => run('node', ['tools/db/lint-migrations.mjs']));
 
   // Jest projects are named after their folders (each jest.config.js's displayName).

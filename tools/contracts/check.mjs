@@ -20,6 +20,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildOpenApiDocument, commitExists, git, lastRelease, OPENAPI_RELEASE_FILE, packageVersion, RELEASED, ROOT, SHARED_PROTO } from '../release/projects.mjs';
+import { inTodaysNotation } from './openapi-notation.mjs';
 import { breakingShapeChanges, EVENT_TYPES_FILE, readShapes, SHAPES_DIR } from './public-shapes.mjs';
 
 /**
@@ -116,11 +117,18 @@ function checkOpenApi() {
   if (!release || !existsSync(OPENAPI_RELEASE_FILE)) return fail('openapi: no release of the gateway recorded to compare with');
   const current = join(tmp, 'openapi.json');
   writeFileSync(current, JSON.stringify(buildOpenApiDocument()));
+  // The release in today's notation (openapi-notation.mjs: nullable objects as anyOf, two boolean
+  // one-value enums stated in descriptions; the same wire, which oasdiff would call breaking);
+  // every other difference is compared as it is.
+  const released = join(tmp, 'released.openapi.json');
+  writeFileSync(released, JSON.stringify(inTodaysNotation(JSON.parse(readFileSync(OPENAPI_RELEASE_FILE, 'utf8')))));
   const levels = join(tmp, 'oasdiff-levels');
   writeFileSync(levels, `${OASDIFF_LEVELS.join('\n')}\n`);
   const oasdiff = execFileSync(join(ROOT, 'tools/contracts/ensure-oasdiff.sh'), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
-  const result = spawnSync(oasdiff, ['breaking', OPENAPI_RELEASE_FILE, current, '--fail-on', 'ERR', '--severity-levels', levels, '--format', 'text'], { encoding: 'utf8' });
-  const output = (result.stdout + result.stderr).trim().replaceAll(current, 'today').replaceAll(OPENAPI_RELEASE_FILE, 'releases/gateway.openapi.json');
+  // --flatten-allof: a list answer is the shared ListEnvelope plus its `data` (an allOf); merged,
+  // it is compared with the release's inline envelope field by field.
+  const result = spawnSync(oasdiff, ['breaking', released, current, '--flatten-allof', '--fail-on', 'ERR', '--severity-levels', levels, '--format', 'text'], { encoding: 'utf8' });
+  const output = (result.stdout + result.stderr).trim().replaceAll(current, 'today').replaceAll(released, 'releases/gateway.openapi.json');
   if (result.status === 0) ok(`gateway: /openapi.json compatible with ${short(release)}${/ [1-9]\d* warning/.test(output) ? `; allowed:\n${output}` : ''}`);
   else {
     fail(`gateway: /openapi.json breaks clients of its last release ${short(release)} (oasdiff)`, [

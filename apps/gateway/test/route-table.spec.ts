@@ -1,4 +1,4 @@
-import { buildOpenApiDocument } from '../src/openapi/openapi';
+import { buildOpenApiDocument, nullableObjectsAsAnyOf } from '../src/openapi/openapi';
 import { matchRoute, ROUTES } from '../src/routing/route-table';
 
 /**
@@ -214,12 +214,16 @@ describe('OpenAPI document', () => {
       // A route with an alternative answer under the same status documents both (oneOf); under another status, each at its own.
       const alternativeRef = route.alternative && { $ref: `#/components/schemas/${route.alternative.response.name}` };
       const expected = alternativeRef && route.alternative!.status === route.status ? { oneOf: [{ $ref: ref }, alternativeRef] } : { $ref: ref };
-      expect({ route: keyOf(route), schema: route.list ? (success?.properties as { data: { items: unknown } }).data.items : success }).toEqual({ route: keyOf(route), schema: expected });
+      // A list answers the shared envelope with its items: allOf [ListEnvelope, {data: items}].
+      const listed = route.list ? (success?.allOf as [{ $ref: string }, { properties: { data: { items: unknown } } }] | undefined) : undefined;
+      if (route.list) expect({ route: keyOf(route), envelope: listed?.[0] }).toEqual({ route: keyOf(route), envelope: { $ref: '#/components/schemas/ListEnvelope' } });
+      expect({ route: keyOf(route), schema: listed ? listed[1].properties.data.items : success }).toEqual({ route: keyOf(route), schema: expected });
       if (alternativeRef && route.alternative!.status !== route.status) {
         expect(operation.responses[String(route.alternative!.status)]?.content?.['application/json'].schema).toEqual(alternativeRef);
       }
-      expect(document.components.schemas[route.response!.name]).toBe(route.response!.schema);
-      if (route.alternative) expect(document.components.schemas[route.alternative.response.name]).toBe(route.alternative.response.schema);
+      // The declared schema, as the document writes it (nullable objects as anyOf).
+      expect(document.components.schemas[route.response!.name]).toEqual(nullableObjectsAsAnyOf(route.response!.schema));
+      if (route.alternative) expect(document.components.schemas[route.alternative.response.name]).toEqual(nullableObjectsAsAnyOf(route.alternative.response.schema));
       if (route.body) expect(document.components.schemas[route.body.name]).toBeDefined();
     }
     expect(document.components.schemas.CreateCustomerDto.required).toEqual(expect.arrayContaining(['name', 'email']));

@@ -217,6 +217,20 @@ export function api(mesh: Mesh, key: string | undefined) {
   };
 }
 
+/** Approves a sandbox payment on its payer page (`redirectUrl`), as the payer's browser form post does. */
+export async function approveSandboxPayment(mesh: Mesh, redirectUrl: string): Promise<void> {
+  const page = await fetch(redirectUrl);
+  const cookie = page.headers.get('set-cookie')!.split(';')[0];
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())![1];
+  const answer = await fetch(redirectUrl, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie, origin: mesh.baseUrl },
+    body: new URLSearchParams({ decision: 'approve', csrf }).toString(),
+  });
+  if (answer.status !== 303) throw new Error(`approving ${redirectUrl} answered ${answer.status}`);
+}
+
 /** Polling and pausing: one helper each for every test (@recur/testing). */
 export { eventually, sleep } from '@recur/testing';
 

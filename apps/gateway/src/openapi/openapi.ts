@@ -7,6 +7,8 @@ import { PATH_ID_PATTERN } from '../http/input-rules';
 import { IDEMPOTENCY_KEY_PATTERN } from '../idempotency/idempotency-key';
 import type { RouteDefinition } from '../routing/define-routes';
 import { ROUTES } from '../routing/route-table';
+import { OPENAPI_TAGS } from './openapi-tags';
+import { webhookEvents } from './webhook-events';
 
 const ERROR_SCHEMA = {
   type: 'object',
@@ -28,14 +30,72 @@ const ERROR_SCHEMA = {
 };
 
 const integerHeader = (description: string) => ({ description, schema: { type: 'integer', minimum: 0 } });
-/** What a refusal over the key's rate limit carries besides the error (docs/api/conventions.md, Rate limits). */
-const RATE_LIMITED_HEADERS = {
-  'Retry-After': integerHeader('Seconds until the key may call again.'),
-  'RateLimit-Limit': integerHeader('Requests of this kind (read or write) the key may make a second.'),
-  'RateLimit-Remaining': integerHeader('Requests left in the current second.'),
-  'RateLimit-Reset': integerHeader('Seconds until the count starts again.'),
+
+/**
+ * The response headers (docs/api/conventions.md): `Request-Id` on every answer; the key's
+ * RateLimit-* counts on every answer to a request with a valid key; `Retry-After` on a 429;
+ * `Idempotent-Replayed` on an answer replayed for a repeated `Idempotency-Key`.
+ */
+const HEADERS = {
+  RequestId: { description: 'This request’s id (`req_…`), also the error body’s `request_id`: quote it when asking about a request.', schema: { type: 'string', pattern: '^req_' } },
+  IdempotentReplayed: {
+    description: '`true` when this is the stored answer of an earlier request with the same Idempotency-Key and body: nothing ran again.',
+    schema: { type: 'string', enum: ['true'] },
+  },
+  RateLimitLimit: integerHeader('Requests of this kind (read or write) the key may make a second.'),
+  RateLimitRemaining: integerHeader('Requests left in the current second.'),
+  RateLimitReset: integerHeader('Seconds until the count starts again.'),
+  RetryAfter: integerHeader('Seconds to wait before calling again.'),
 };
-const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+const header = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
+const RATE_LIMIT_HEADERS = { 'RateLimit-Limit': header('RateLimitLimit'), 'RateLimit-Remaining': header('RateLimitRemaining'), 'RateLimit-Reset': header('RateLimitReset') };
+
+const errorResponse = (description: string, headers: Record<string, object> = {}) => ({
+  description,
+  headers: { 'Request-Id': header('RequestId'), ...headers },
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+});
+
+/** The error answers every operation may give, once each in `components.responses`. */
+const RESPONSES = {
+  BadRequest: errorResponse('Invalid request (validation, unknown parameter, bad JSON).', RATE_LIMIT_HEADERS),
+  Unauthorized: errorResponse('Missing or invalid API key.'),
+  Forbidden: errorResponse('publishable_key_forbidden (a publishable key) or api_key_read_only (a read_only key attempted a write).', RATE_LIMIT_HEADERS),
+  ForbiddenWrite: errorResponse('api_key_read_only: a read_only key attempted a write.', RATE_LIMIT_HEADERS),
+  NotFound: errorResponse('No such resource in this app.', RATE_LIMIT_HEADERS),
+  Conflict: errorResponse('State conflict, or Idempotency-Key reused (idempotency_key_reused) or in progress (idempotency_key_in_progress: retry shortly with the same key).', {
+    ...RATE_LIMIT_HEADERS,
+    'Idempotent-Replayed': header('IdempotentReplayed'),
+  }),
+  PayloadTooLarge: errorResponse('The body is larger than 256 KB.', RATE_LIMIT_HEADERS),
+  UnsupportedMediaType: errorResponse('The body is not sent as Content-Type: application/json.', RATE_LIMIT_HEADERS),
+  RateLimited: errorResponse('rate_limited: this key made its limit of requests of this kind (read or write) this second; retry after Retry-After seconds.', {
+    ...RATE_LIMIT_HEADERS,
+    'Retry-After': header('RetryAfter'),
+  }),
+  InternalError: errorResponse('api_error: an unexpected error; retry with backoff (with the same Idempotency-Key for a POST).', RATE_LIMIT_HEADERS),
+  NotImplemented: errorResponse('Not available yet.', RATE_LIMIT_HEADERS),
+  ServiceUnavailable: errorResponse(
+    'service_unavailable: a service behind the gateway is unavailable, or the gateway is at capacity and did nothing (admission control); retry after Retry-After seconds when given, else with backoff (with the same Idempotency-Key for a POST).',
+    { ...RATE_LIMIT_HEADERS, 'Retry-After': header('RetryAfter') },
+  ),
+};
+const response = (name: keyof typeof RESPONSES) => ({ $ref: `#/components/responses/${name}` });
+
+/** The list envelope every list route answers, once; each list narrows `data` to its items. */
+const LIST_ENVELOPE_SCHEMA = {
+  type: 'object',
+  description: 'A page of a list, newest first (docs/api/conventions.md#lists); each list adds `data`, the page’s items.',
+  required: ['object', 'url', 'total', 'limit', 'offset', 'has_more'],
+  properties: {
+    object: { type: 'string', enum: ['list'] },
+    url: { type: 'string', description: 'The list’s path.' },
+    total: { type: 'integer', description: 'How many items the list holds.' },
+    limit: { type: 'integer' },
+    offset: { type: 'integer' },
+    has_more: { type: 'boolean', description: 'True when a later page has items.' },
+  },
+};
 
 type DtoSchemas = Record<string, { properties?: Record<string, object>; required?: string[]; additionalProperties?: boolean }>;
 
@@ -75,60 +135,118 @@ function queryParameters(query: ClassConstructor<object> | undefined, schemas: D
   return Object.entries(schema?.properties ?? {}).map(([name, property]) => ({ name, in: 'query', required: schema.required?.includes(name) ?? false, schema: property }));
 }
 
+/** The headers of a success answer: the request's id and the key's counts; a POST's may be a replay. */
+function successHeaders(route: RouteDefinition) {
+  return { 'Request-Id': header('RequestId'), ...RATE_LIMIT_HEADERS, ...(route.method === 'POST' ? { 'Idempotent-Replayed': header('IdempotentReplayed') } : {}) };
+}
+
 function successResponse(route: RouteDefinition) {
-  if (route.file) return { description: 'Success', content: { [route.file.contentType]: { schema: { type: 'string', format: 'binary' } } } };
-  if (!route.response) return { description: 'Success' };
+  const headers = successHeaders(route);
+  if (route.file) return { description: 'Success', headers, content: { [route.file.contentType]: { schema: { type: 'string', format: 'binary' } } } };
+  if (!route.response) return { description: 'Success', headers };
   const item = { $ref: `#/components/schemas/${route.response.name}` };
   const schema = route.list
-    ? {
-        type: 'object',
-        required: ['object', 'url', 'data', 'total', 'limit', 'offset', 'has_more'],
-        properties: { object: { type: 'string', enum: ['list'] }, url: { type: 'string' }, data: { type: 'array', items: item }, total: { type: 'integer' }, limit: { type: 'integer' }, offset: { type: 'integer' }, has_more: { type: 'boolean' } },
-      }
+    ? { allOf: [{ $ref: '#/components/schemas/ListEnvelope' }, { type: 'object', required: ['data'], properties: { data: { type: 'array', items: item } } }] }
     : item;
-  return { description: 'Success', content: { 'application/json': { schema } } };
+  return { description: 'Success', headers, content: { 'application/json': { schema } } };
 }
 
 /** A route's second success answer: its own status, or under the same status one of the two schemas. */
 function alternativeResponse(route: RouteDefinition) {
   if (!route.alternative || !route.response) return {};
   const alternative = { $ref: `#/components/schemas/${route.alternative.response.name}` };
+  const headers = successHeaders(route);
   if (route.alternative.status !== route.status) {
-    return { [String(route.alternative.status)]: { description: route.alternative.description, content: { 'application/json': { schema: alternative } } } };
+    return { [String(route.alternative.status)]: { description: route.alternative.description, headers, content: { 'application/json': { schema: alternative } } } };
   }
   const schema = { oneOf: [{ $ref: `#/components/schemas/${route.response.name}` }, alternative] };
-  return { [String(route.status)]: { description: `Success; or ${route.alternative.description}`, content: { 'application/json': { schema } } } };
+  return { [String(route.status)]: { description: `Success; or ${route.alternative.description}`, headers, content: { 'application/json': { schema } } } };
+}
+
+/** `GET /v1/customers/:id/payment-methods` → `getCustomersIdPaymentMethods`. */
+const operationId = (route: RouteDefinition) => `${route.method.toLowerCase()}${route.path.replace(/\/v1|:/g, '').replace(/[/-](\w)/g, (_m, c: string) => c.toUpperCase())}`;
+
+/** What every operation's description says besides its summary: who may call it, how to retry it, where it is told. */
+function operationDescription(route: RouteDefinition, paged: boolean): string {
+  const keys = route.publishable
+    ? 'Any key may call it, publishable keys included.'
+    : route.read
+      ? 'A secret key (test or live) or a read_only key may call it; publishable keys may not.'
+      : 'A secret key (test or live) may call it; read_only and publishable keys may not.';
+  const lines = [`${route.summary}.`, keys];
+  if (route.list && paged) lines.push('Answers a page of the list envelope, newest first: `limit` (1–100, default 10) and `offset` (0–10 000); `has_more` says whether a later page has items.');
+  else if (route.list) lines.push('Answers the whole list in one list envelope.');
+  if (route.method === 'POST') {
+    lines.push('Send an `Idempotency-Key` to retry it safely: a repeat with the same key and body answers the first answer (`Idempotent-Replayed: true`) instead of running again.');
+  }
+  if (!route.handler) lines.push('Part of the interface; answers 501 not_implemented until its capability lands. Key rules already apply.');
+  const page = OPENAPI_TAGS[route.tag]?.page;
+  if (page) lines.push(`Guide: ${page}.`);
+  return lines.join(' ');
 }
 
 function operation(route: RouteDefinition, schemas: DtoSchemas) {
   const implemented = route.handler !== undefined;
   const pathParameters = [...route.path.matchAll(/:([A-Za-z]+)/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string', pattern: PATH_ID_PATTERN.source } }));
+  const query = queryParameters(route.query, schemas);
   return {
-    operationId: `${route.method.toLowerCase()}${route.path.replace(/\/v1|:/g, '').replace(/[/-](\w)/g, (_m, c: string) => c.toUpperCase())}`,
+    operationId: operationId(route),
     summary: route.summary,
+    description: operationDescription(route, query.some((parameter) => parameter.name === 'limit')),
     tags: [route.tag],
-    ...(implemented ? {} : { 'x-recur-availability': 'planned', description: 'Part of the interface; answers 501 not_implemented until its capability lands. Key rules already apply.' }),
-    parameters: [...pathParameters, ...queryParameters(route.query, schemas), ...(route.method === 'POST' ? [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY_PATTERN.source } }] : [])],
+    ...(implemented ? {} : { 'x-recur-availability': 'planned' }),
+    parameters: [...pathParameters, ...query, ...(route.method === 'POST' ? [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY_PATTERN.source } }] : [])],
     // A body is required only when it has a required field: a PATCH, or a clone with no new
     // name, may be sent without one.
     ...(route.body ? { requestBody: { required: (schemas[route.body.name]?.required?.length ?? 0) > 0, content: { 'application/json': { schema: { $ref: `#/components/schemas/${route.body.name}` } } } } } : {}),
     responses: {
       [String(route.status)]: successResponse(route),
       ...alternativeResponse(route),
-      '400': errorResponse('Invalid request (validation, unknown parameter, bad JSON).'),
-      '401': errorResponse('Missing or invalid API key.'),
-      '403': errorResponse(route.publishable ? 'A read_only key attempted a write.' : 'publishable_key_forbidden or api_key_read_only.'),
-      ...(pathParameters.length > 0 ? { '404': errorResponse('No such resource in this app.') } : {}),
-      '429': { ...errorResponse('rate_limited: this key made its limit of requests of this kind (read or write) this second; retry after Retry-After seconds.'), headers: RATE_LIMITED_HEADERS },
-      ...(route.read ? {} : { '409': errorResponse('State conflict, or Idempotency-Key reused or in progress.') }),
-      ...(route.body ? { '413': errorResponse('The body is larger than 256 KB.'), '415': errorResponse('The body is not sent as Content-Type: application/json.') } : {}),
-      ...(implemented ? {} : { '501': errorResponse('Not available yet.') }),
-      '503': {
-        ...errorResponse('service_unavailable: a service behind the gateway is unavailable, or the gateway is at capacity and did nothing (admission control); retry after Retry-After seconds when given, with the same Idempotency-Key for a POST.'),
-        headers: { 'Retry-After': integerHeader('Seconds to wait before retrying (sent when the gateway is at capacity).') },
-      },
+      '400': response('BadRequest'),
+      '401': response('Unauthorized'),
+      '403': response(route.publishable ? 'ForbiddenWrite' : 'Forbidden'),
+      ...(pathParameters.length > 0 ? { '404': response('NotFound') } : {}),
+      ...(route.read ? {} : { '409': response('Conflict') }),
+      ...(route.body ? { '413': response('PayloadTooLarge'), '415': response('UnsupportedMediaType') } : {}),
+      '429': response('RateLimited'),
+      '500': response('InternalError'),
+      ...(implemented ? {} : { '501': response('NotImplemented') }),
+      '503': response('ServiceUnavailable'),
     },
   };
+}
+
+/**
+ * OpenAPI 3.1 writes a nullable value as `type: [T, 'null']`. For an object, generators differ
+ * (openapi-generator's Python client made such an object a required model and failed on null):
+ * every nullable object is rewritten as `anyOf: [<the object>, {type: 'null'}]`, which every
+ * generator reads as an optional model. The description stays outside, on the value.
+ */
+export function nullableObjectsAsAnyOf(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(nullableObjectsAsAnyOf);
+  if (!schema || typeof schema !== 'object') return schema;
+  const rewritten = Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, nullableObjectsAsAnyOf(value)])) as Record<string, unknown>;
+  const type = rewritten.type;
+  if (!Array.isArray(type) || !type.includes('object') || !type.includes('null') || type.length !== 2) return rewritten;
+  const { description, type: _type, ...objectSchema } = rewritten;
+  return { ...(description === undefined ? {} : { description }), anyOf: [{ type: 'object', ...objectSchema }, { type: 'null' }] };
+}
+
+/**
+ * The components the document uses, no others: the request DTOs that are only query parameters
+ * (inlined as parameters) are dropped, and so is any schema nothing reaches.
+ */
+function reachableSchemas(document: object, schemas: Record<string, object>): Record<string, object> {
+  const reached = new Set<string>();
+  const visit = (value: unknown) => {
+    for (const [, name] of JSON.stringify(value).matchAll(/"#\/components\/schemas\/([^"]+)"/g)) {
+      if (reached.has(name) || !(name in schemas)) continue;
+      reached.add(name);
+      visit(schemas[name]);
+    }
+  };
+  visit(document);
+  return Object.fromEntries(Object.entries(schemas).filter(([name]) => reached.has(name)));
 }
 
 /** The OpenAPI 3.1 document of `/v1`, built from the route table: its DTOs and its answer schemas. */
@@ -142,15 +260,34 @@ export function buildOpenApiDocument(serverUrl = '/', routes: readonly RouteDefi
     if (route.response) responseSchemas[route.response.name] = route.response.schema;
     if (route.alternative) responseSchemas[route.alternative.response.name] = route.alternative.response.schema;
   }
+  const events = webhookEvents();
+  const usedTags = new Set([...routes.map((route) => route.tag), 'Webhook events']);
+  const tags = Object.entries(OPENAPI_TAGS)
+    .filter(([name]) => usedTags.has(name))
+    .map(([name, { description, page }]) => ({ name, description: `${description} Guide: ${page}.` }));
+  const allSchemas = nullableObjectsAsAnyOf({ ...dtoSchemas, ...responseSchemas, ...events.schemas, ListEnvelope: LIST_ENVELOPE_SCHEMA, Error: ERROR_SCHEMA }) as Record<string, object>;
+  // Only the error answers some operation gives (501 once every route is implemented).
+  const responses = Object.fromEntries(Object.entries(RESPONSES).filter(([name]) => JSON.stringify(paths).includes(`"#/components/responses/${name}"`)));
+  const skeleton = { paths, webhooks: events.webhooks, responses };
   return {
     openapi: '3.1.0',
-    info: { title: 'Recur API', version: 'v1', description: 'Recurring billing and invoicing. Every route takes a key in the x-api-key header; the key selects the app (sandbox or live).' },
+    info: {
+      title: 'Recur API',
+      version: 'v1',
+      description: 'Recurring billing and invoicing. Every route takes a key in the x-api-key header; the key selects the app (sandbox or live). Guide: docs/api/README.md.',
+      contact: { name: 'Recur' },
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+    },
     servers: [{ url: serverUrl }],
     security: [{ apiKey: [] }],
+    tags,
     paths,
+    webhooks: events.webhooks,
     components: {
       securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: API_KEY_HEADER } },
-      schemas: { ...dtoSchemas, ...responseSchemas, Error: ERROR_SCHEMA },
+      schemas: reachableSchemas(skeleton, allSchemas),
+      responses,
+      headers: HEADERS,
     },
   };
 }

@@ -9,7 +9,8 @@ export const TEST_CLOCK_SCHEMA = responseSchema<TestClockJson>('TestClock', {
   properties: {
     id: { type: 'string', example: 'clock_4f9XkQ2mZ8aBcD1eF3gH5jKl' },
     object: { type: 'string', enum: ['test_clock'] },
-    livemode: { type: 'boolean', enum: [false] },
+    // Always false; no boolean enum: openapi-generator's Python client reads one as the string 'false'.
+    livemode: { type: 'boolean', description: 'Always false: test clocks exist in the sandbox only.' },
     name: { type: 'string' },
     frozen_time: { type: 'integer', description: "The clock's time (unix seconds)." },
     status: { type: 'string', enum: ['ready', 'advancing'], description: '`advancing` until every move due by frozen_time has run.' },

@@ -51,7 +51,7 @@ export const WEBHOOK_ENDPOINT_SCHEMA = responseSchema<WebhookEndpointJson>('Webh
 export const DELETED_WEBHOOK_ENDPOINT_SCHEMA = responseSchema<DeletedWebhookEndpointJson>('DeletedWebhookEndpoint', {
   type: 'object',
   required: ['id', 'object', 'deleted'],
-  properties: { id: { type: 'string' }, object: { type: 'string', enum: ['webhook_endpoint'] }, deleted: { type: 'boolean', enum: [true] } },
+  properties: { id: { type: 'string' }, object: { type: 'string', enum: ['webhook_endpoint'] }, deleted: { type: 'boolean', description: 'Always true.' } },
 });
 
 export const EVENT_TYPE_SCHEMA = responseSchema<EventTypeJson>('EventType', {
