@@ -278,7 +278,7 @@ describe('refunds', () => {
     expect(first.status).toBe(201);
     expect(first.body).toMatchObject({ object: 'credit_note', amount: 2_500, invoice: invoice.id });
     expect((await call('GET', `/v1/invoices/${invoice.id}`)).body).toMatchObject({ status: 'paid', amount_paid: 10_000, amount_refunded: 2_500 });
-    for (const [amount, param] of [[0, 'amount'], [-5, 'amount'], [1.5, 'amount'], ['100', 'amount']] as const) {
+    for (const [amount, param] of [[0, 'amount'], [-5, 'amount'], [1.5, 'amount'], ['100', 'amount'], [null, 'amount']] as const) {
       const refused = await call('POST', '/v1/refunds', { invoice_id: invoice.id, reason: 'requested_by_customer', amount });
       expect([refused.status, refused.body.error.param]).toEqual([400, param]);
     }

@@ -40,7 +40,7 @@ export class UpdateAccountDto {
 
   /** Replaces the whole address; `null` clears it. */
   @IsOptional() @IsObject({ message: 'address must be an object' }) @ValidateNested() @Type(() => SellerAddressDto)
-  @JSONSchema({ anyOf: [{ $ref: '#/components/schemas/SellerAddressDto' }, { type: 'null' }] } as never)
+  @JSONSchema({ type: ['object', 'null'], anyOf: [{ $ref: '#/components/schemas/SellerAddressDto' }, { type: 'null' }] } as never)
   address?: SellerAddressDto | null;
 
   /** Tax or VAT number (a Zambian TPIN, a Kenyan KRA PIN…). */

@@ -1,3 +1,4 @@
+import { JSONSchema } from 'class-validator-jsonschema';
 import { CUSTOMER_EMAIL_MAX, CUSTOMER_NAME_MAX, EMAIL_PATTERN, TAX_EXEMPT_STATUSES } from '@recur/vocabulary';
 import { Type } from 'class-transformer';
 import { IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateBy, ValidateNested } from 'class-validator';
@@ -88,6 +89,7 @@ export class UpdateCustomerDto {
 
   /** Replaces the whole address; null removes it. */
   @IsOptional() @AddressField()
+  @JSONSchema({ type: ['object', 'null'], anyOf: [{ $ref: '#/components/schemas/AddressDto' }, { type: 'null' }] } as never)
   address?: AddressDto | null;
 
   @Optional() @TaxExempt()

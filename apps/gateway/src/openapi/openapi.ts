@@ -120,7 +120,11 @@ function tightenRequestSchemas(schemas: DtoSchemas): DtoSchemas {
     schema.additionalProperties = false;
     for (const [name, property] of Object.entries(schema.properties ?? {}) as [string, { $ref?: string; type?: string; pattern?: string; items?: { type?: string; pattern?: string } }][]) {
       if (name === 'metadata') schema.properties![name] = METADATA_SCHEMA;
-      else if (property.$ref === '#/components/schemas/Object') schema.properties![name] = { type: 'object' };
+      // A union-typed field (`number | string`) reflects as Object too; its own @JSONSchema says what it is.
+      else if (property.$ref === '#/components/schemas/Object') {
+        if (Object.keys(property).length > 1) delete property.$ref;
+        else schema.properties![name] = { type: 'object' };
+      }
       // The door refuses U+0000 in every string (input-rules.ts); say so where no pattern says more.
       else if (property.type === 'string' && !property.pattern) property.pattern = NO_NUL_PATTERN;
       else if (property.items?.type === 'string' && !property.items.pattern) property.items.pattern = NO_NUL_PATTERN;

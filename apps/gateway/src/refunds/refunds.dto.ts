@@ -1,6 +1,7 @@
 import { REFUND_REASONS } from '@recur/vocabulary';
 import { IsDefined, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
 import { ListQueryDto } from '../http/list';
+import { Optional } from '../http/optional';
 import { Amount, OneOf } from '../plans/plans.dto';
 
 export class CreateRefundDto {
@@ -16,7 +17,7 @@ export class CreateRefundDto {
    * How much to refund, in minor units of the invoice's currency (a partial refund); absent: all
    * that was paid and is neither refunded nor being refunded.
    */
-  @IsOptional() @Amount('amount')
+  @Optional() @Amount('amount')
   amount?: number;
 }
 

@@ -20,7 +20,7 @@ export class CreateTaxRateDto {
 
   /** 0 to 100 with at most four decimals (16, 7.5, 18.0001), kept exactly; never changes. */
   @ValidateBy({ name: 'isPercentage', validator: { validate: (value: unknown) => typeof value === 'number' || typeof value === 'string', defaultMessage: () => 'percentage must be a number from 0 to 100 with at most four decimals' } })
-  @JSONSchema({ type: 'number', minimum: 0, maximum: 100, example: 16 })
+  @JSONSchema({ anyOf: [{ type: 'number', minimum: 0, maximum: 100 }, { type: 'string', pattern: '^\\d{1,3}(\\.\\d{1,4})?$' }], example: 16 } as never)
   percentage!: number | string;
 
   /** true: prices contain the tax; false: it is added on top. Never changes. */
