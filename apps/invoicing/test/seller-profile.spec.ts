@@ -28,6 +28,8 @@ describe('a seller profile update', () => {
     const profile = emptySellerProfile('acct_1');
     expect(refusedParam(() => updateSellerProfile(profile, { brandColor: 'green' }, now))).toBe('brand_color');
     expect(refusedParam(() => updateSellerProfile(profile, { address: { line1: '', line2: '', city: '', region: '', postalCode: '', country: 'ZMB' } }, now))).toBe('address.country');
+    // Two letters are not enough: the code must be one of ISO 3166-1's.
+    expect(refusedParam(() => updateSellerProfile(profile, { address: { line1: '', line2: '', city: '', region: '', postalCode: '', country: 'ZZ' } }, now))).toBe('address.country');
     expect(refusedParam(() => updateSellerProfile(profile, { supportEmail: 'billing' }, now))).toBe('support_email');
     expect(refusedParam(() => updateSellerProfile(profile, { legalName: 'x'.repeat(201) }, now))).toBe('legal_name');
     expect(refusedParam(() => updateSellerProfile(profile, { taxId: 'TPIN\n1' }, now))).toBe('tax_id');

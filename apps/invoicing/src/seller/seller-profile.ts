@@ -1,5 +1,5 @@
 import { invalidArgument } from '@recur/kernel';
-import { EMAIL_PATTERN } from '@recur/vocabulary';
+import { EMAIL_PATTERN, isCountryCode } from '@recur/vocabulary';
 
 /** The seller's postal address; `country` is ISO 3166-1 alpha-2, uppercase. */
 export interface SellerAddress {
@@ -119,7 +119,7 @@ export function updateSellerProfile(profile: SellerProfile, update: SellerProfil
       next.address[key] = checkText(update.address[key] ?? '', `address.${ADDRESS_PARAMS[key]}`, ADDRESS_LIMITS[key]);
     }
     next.address.country = next.address.country.toUpperCase();
-    if (next.address.country !== '' && !/^[A-Z]{2}$/.test(next.address.country)) {
+    if (next.address.country !== '' && !isCountryCode(next.address.country)) {
       throw invalidArgument('address.country', 'address.country must be an ISO 3166-1 alpha-2 code such as ZM');
     }
   }
