@@ -61,7 +61,7 @@ const orNull = (value: string | undefined): string | null => value || null;
 
 function present(accountId: string, name: string, profile: sellerProfileV1.SellerProfile | undefined, logo: Uint8Array | undefined): AccountJson {
   const address = profile?.address;
-  const hasAddress = address && Object.values({ ...address, $typeName: '' }).some(Boolean);
+  const hasAddress = address && [address.line1, address.line2, address.city, address.region, address.postalCode, address.country].some(Boolean);
   return {
     id: accountId,
     object: 'account',
