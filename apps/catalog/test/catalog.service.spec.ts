@@ -1,4 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
+import { create, toBinary } from '@bufbuild/protobuf';
 import { catalogV1, createServiceClient, ERROR_CODE_TRAILER, ERROR_PARAM_TRAILER, type ServiceClient } from '@recur/contracts';
 import { type AppProcess, createTestDatabase, freePort, startApp } from '@recur/testing';
 
@@ -9,6 +10,7 @@ import { type AppProcess, createTestDatabase, freePort, startApp } from '@recur/
 const tenant = { accountId: 'acct_catalog', livemode: false };
 const otherTenants = [{ accountId: tenant.accountId, livemode: true }, { accountId: 'acct_other', livemode: false }];
 let app: AppProcess;
+let catalogAddress: string;
 let client: ServiceClient<typeof catalogV1.CatalogService>;
 
 beforeAll(async () => {
@@ -18,7 +20,8 @@ beforeAll(async () => {
     env: { DATABASE_URL: databaseUrl, GRPC_HOST: '127.0.0.1', GRPC_PORT: String(grpcPort), METRICS_PORT: '0', KAFKA_BROKERS: '' },
     ready: { grpcPort },
   });
-  client = createServiceClient(catalogV1.CatalogService, `127.0.0.1:${grpcPort}`);
+  catalogAddress = `127.0.0.1:${grpcPort}`;
+  client = createServiceClient(catalogV1.CatalogService, catalogAddress);
 }, 90_000);
 
 afterAll(async () => {
@@ -372,5 +375,37 @@ describe('CatalogService repeated commands', () => {
     const first = await client.takeAddonOffSale(offSale);
     expect(await client.takeAddonOffSale(offSale)).toEqual(first);
     expect(await grpcFailure(client.takeAddonOffSale({ tenant, id: addon!.id }))).toMatchObject({ errorCode: 'addon_off_sale' });
+  });
+});
+
+describe('a request from a newer caller', () => {
+  /** Calls CreatePlan with `extra` bytes after the encoded request: fields of a schema one release ahead. */
+  async function createPlanWithExtraBytes(extra: number[]): Promise<grpc.ServiceError | undefined> {
+    const raw = new grpc.Client(catalogAddress, grpc.credentials.createInsecure());
+    try {
+      const request = toBinary(catalogV1.CreatePlanRequestSchema, create(catalogV1.CreatePlanRequestSchema, { tenant, name: 'From the future', pricingModel: 'flat_rate', amountMonthly: 900n }));
+      return await new Promise((resolve) => {
+        raw.makeUnaryRequest('/recur.catalog.v1.CatalogService/CreatePlan', (bytes: Buffer) => bytes, (bytes: Buffer) => bytes, Buffer.concat([Buffer.from(request), Buffer.from(extra)]), (error) => resolve(error ?? undefined));
+      });
+    } finally {
+      raw.close();
+    }
+  }
+  const planNames = async () => (await client.listPlans({ tenant, page: { limit: 100 } })).plans.map((plan) => plan.name);
+
+  it('is refused, and nothing done, when it sets a field this release does not know — at the top or inside a message', async () => {
+    // Field 999, varint 1: the tag is 999 << 3 = 0xB8 0x3E.
+    const topLevel = await createPlanWithExtraBytes([0xb8, 0x3e, 0x01]);
+    // Field 1 (tenant) again, holding only field 999: protobuf merges it into the tenant.
+    const nested = await createPlanWithExtraBytes([0x0a, 0x03, 0xb8, 0x3e, 0x01]);
+    for (const refusal of [topLevel, nested]) {
+      expect({ code: refusal?.code, errorCode: refusal?.metadata.get(ERROR_CODE_TRAILER)[0]?.toString() }).toEqual({ code: grpc.status.UNAVAILABLE, errorCode: 'service_unavailable' });
+    }
+    expect(topLevel?.details).toMatch(/field 999 of recur\.catalog\.v1\.CreatePlanRequest/);
+    expect(nested?.details).toMatch(/field 999 of recur\.common\.v1\.Tenant \(at tenant\)/);
+    expect(await planNames()).not.toContain('From the future');
+    // The same request without the unknown field is served.
+    expect(await createPlanWithExtraBytes([])).toBeUndefined();
+    expect(await planNames()).toContain('From the future');
   });
 });

@@ -1,6 +1,7 @@
 import { type ArgumentsHost, Catch, type RpcExceptionFilter } from '@nestjs/common';
 import { toGrpcError } from '@recur/contracts';
 import { DomainError, isDomainError } from '@recur/kernel';
+import { isDatabaseUnavailable } from '@recur/persistence';
 import type { JsonLogger } from '@recur/telemetry';
 import { type Observable, throwError } from 'rxjs';
 
@@ -22,6 +23,11 @@ export class GrpcExceptionFilter implements RpcExceptionFilter<unknown> {
     if (isTransactionNotRun(exception)) {
       this.logger.warn(`transaction did not run: ${(exception as Error).message}`, 'GrpcExceptionFilter');
       return throwError(() => toGrpcError(new DomainError('unavailable', 'service_unavailable', 'The service is busy; retry shortly.')));
+    }
+    // The database restarting or out of reach: the caller retries (503 at the gateway), not a bug to page about.
+    if (!isDomainError(exception) && isDatabaseUnavailable(exception)) {
+      this.logger.warn(`database unavailable: ${(exception as Error).message}`, 'GrpcExceptionFilter');
+      return throwError(() => toGrpcError(new DomainError('unavailable', 'service_unavailable', 'The service cannot reach its database; retry shortly.')));
     }
     if (!isDomainError(exception)) this.logger.error(exception instanceof Error ? exception : String(exception), 'GrpcExceptionFilter');
     return throwError(() => toGrpcError(exception));

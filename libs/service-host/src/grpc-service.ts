@@ -14,6 +14,7 @@ import type { ServiceConfig } from './config';
 import { GrpcExceptionFilter } from './grpc-exception.filter';
 import { InProcessServerGrpc } from './in-process-server';
 import { RpcMetricsInterceptor } from './rpc-metrics.interceptor';
+import { UnknownRequestFieldsInterceptor } from './unknown-request-fields.interceptor';
 
 /** What a service's Nest module receives: its configuration, the bus and a logger. */
 export interface ServiceRuntime {
@@ -76,7 +77,7 @@ export async function startGrpcService(spec: GrpcServiceSpec, config: ServiceCon
     config.inProcessCalls ? { logger, strategy: new InProcessServerGrpc(grpcOptions, address) } : { logger, transport: Transport.GRPC, options: grpcOptions },
   );
   app.useGlobalFilters(new GrpcExceptionFilter(logger));
-  app.useGlobalInterceptors(new RpcMetricsInterceptor(spec.name));
+  app.useGlobalInterceptors(new RpcMetricsInterceptor(spec.name), new UnknownRequestFieldsInterceptor(spec.name));
   await app.listen();
   // A bus of its own without Kafka reaches only this app, whose consumers have all subscribed now
   // (Nest's bootstrap ran in listen()). A bus given by the host is the host's to open.

@@ -7,3 +7,13 @@ export function thrownBy<E = Error>(fn: () => unknown): E {
   }
   throw new Error('expected the call to throw');
 }
+
+/** Awaits `promise`, which must reject, and returns its reason (the async twin of thrownBy). */
+export async function rejectionOf<E = Error>(promise: Promise<unknown>): Promise<E> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as E;
+  }
+  throw new Error('expected the promise to reject');
+}

@@ -23,6 +23,7 @@ interface FaultRow {
   duplicated: number;
   duplicatedDetail: Record<string, number>;
   fiveHundreds: number;
+  internalErrors: number;
   unanswered: number;
 }
 
@@ -52,13 +53,15 @@ it(
       }
       // A run stopped midway (its time was up) wrote the rows of the faults it finished: they show what went wrong.
       // Each fault ran under load, and its must-be-0 columns are 0.
-      expect(rows.map((row) => ({ fault: row.fault, loadRan: row.requests > 0, lost: row.lost, eventsLost: row.eventsLost, duplicated: row.duplicated, detail: row.duplicatedDetail }))).toEqual(
+      expect(rows.map((row) => ({ fault: row.fault, loadRan: row.requests > 0, lost: row.lost, eventsLost: row.eventsLost, duplicated: row.duplicated, internalErrors: row.internalErrors, detail: row.duplicatedDetail }))).toEqual(
         ['kill-gateway', 'kill-invoicing', 'kafka-restart', 'postgres-kill'].map((fault) => ({
           fault,
           loadRan: true,
           lost: 0,
           eventsLost: 0,
           duplicated: 0,
+          // A fault of the infrastructure is answered 503 (retry), never 500.
+          internalErrors: 0,
           detail: expect.any(Object),
         })),
       );

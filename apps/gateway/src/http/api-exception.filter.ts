@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException } from '@nestjs/common';
 import { fromGrpcError } from '@recur/contracts';
-import { isDomainError } from '@recur/kernel';
+import { DomainError, isDomainError } from '@recur/kernel';
+import { isDatabaseUnavailable } from '@recur/persistence';
 import type { JsonLogger } from '@recur/telemetry';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, apiErrorFromDomain, errorBody } from './api-error';
@@ -26,7 +27,9 @@ export class ApiExceptionFilter implements ExceptionFilter {
 /** Answers a failure in the API's error shape, with its status; a 5xx is logged. */
 export function sendApiError(exception: unknown, request: FastifyRequest, reply: FastifyReply, logger: JsonLogger): void {
   const error = apiErrorOf(exception, request.raw);
-  if (error.status >= 500) logger.error(exception instanceof Error ? exception : String(exception), 'ApiExceptionFilter');
+  // A 503 is a peer or database away for a moment (the client retries); a 500 is a bug.
+  if (error.status === 503) logger.warn(`${error.code}: ${exception instanceof Error ? exception.message : String(exception)}`, 'ApiExceptionFilter');
+  else if (error.status >= 500) logger.error(exception instanceof Error ? exception : String(exception), 'ApiExceptionFilter');
   reply.code(error.status).send(errorBody(error, requestState(request.raw)?.requestId ?? 'req_unknown'));
 }
 
@@ -44,6 +47,8 @@ export function apiErrorOf(exception: unknown, request: IncomingMessage): ApiErr
   if (isFastifyError(exception)) return exception.statusCode === 413 ? payloadTooLarge() : new ApiError(exception.statusCode, 'http_error', exception.message);
   // A failed gRPC call: its status and trailers carry the domain error.
   if (typeof exception === 'object' && exception !== null && 'metadata' in exception) return apiErrorFromDomain(fromGrpcError(exception));
+  // The gateway's own database (keys, idempotency records, rate-limit windows) restarting or out of reach.
+  if (isDatabaseUnavailable(exception)) return apiErrorFromDomain(new DomainError('unavailable', 'service_unavailable', 'The service cannot reach its database; retry shortly.'));
   return new ApiError(500, 'internal_error', 'An internal error occurred.');
 }
 
