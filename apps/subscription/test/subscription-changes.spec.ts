@@ -34,7 +34,7 @@ const PRO = { id: 'plan_pro', price: price(3_000, 'Pro'), billingIntervals: ['mo
 // 2026-04-01 → 2026-05-01: a 30-day period.
 const T0 = new Date('2026-04-01T00:00:00Z');
 const at = (days: number) => new Date(T0.getTime() + days * 86_400_000);
-const SUPPORT = { id: 'addon_support', name: 'Support', priceMonthly: 600, currency: 'usd', onSale: true };
+const SUPPORT = { id: 'addon_support', name: 'Support', priceMonthly: 600, currency: 'usd', onSale: true, taxRateIds: [] };
 
 const failure = (fn: () => unknown) => thrownBy<DomainError>(fn);
 /** The public webhook events a change publishes, decoded as webhook-dispatch reads them. */
@@ -165,6 +165,32 @@ describe('add-ons', () => {
     expect(failure(() => updateAddOn(active(1), SUPPORT.id, 2, at(1)))).toMatchObject({ kind: 'not_found' });
     // Add-on changes are told to services only.
     expect([added.events.flatMap(translateSubscriptionEvent).length, publicEvents(added).length]).toEqual([1, 0]);
+  });
+});
+
+describe('tax rates named by the plan and the add-ons', () => {
+  const TAXED_BASIC = { ...BASIC, price: { ...BASIC.price, taxRateIds: ['txr_plan16'] } };
+  const TAXED_PRO = { ...PRO, price: { ...PRO.price, taxRateIds: ['txr_pro18'] } };
+  const TAXED_SUPPORT = { ...SUPPORT, taxRateIds: ['txr_support7'] };
+  const taxedActive = () =>
+    createSubscription(tenant, { customerId: 'cus_1', planId: TAXED_BASIC.id, price: TAXED_BASIC.price, planIntervals: TAXED_BASIC.billingIntervals, billingInterval: 'monthly', quantity: 1, testClockId: null }, T0).subscription;
+  const ratesByLine = (lines: { description: string; taxRateIds?: string[] }[]) => lines.map((line) => [line.description, line.taxRateIds ?? []]);
+
+  it("every line carries the rates of what it prices: the plan's, the add-on's, and each proration those of what it prorates", () => {
+    const withSupport = addAddOn(taxedActive(), TAXED_SUPPORT, 1, at(15)).subscription;
+    const upgraded = changePlanNow(withSupport, { plan: TAXED_PRO }, at(20)).subscription;
+    expect(ratesByLine(upcomingInvoice(upgraded).price.lines)).toEqual([
+      ['Pro', ['txr_pro18']],
+      ['Support', ['txr_support7']],
+      [expect.stringMatching(/^Remaining time on Support × 1/), ['txr_support7']],
+      [expect.stringMatching(/^Unused time on Basic × 1/), ['txr_plan16']],
+      [expect.stringMatching(/^Remaining time on Pro × 1/), ['txr_pro18']],
+    ]);
+  });
+
+  it('a plan or add-on naming none leaves its lines without, for the invoice\'s other rules to choose', () => {
+    const untaxed = addAddOn(active(1), SUPPORT, 1, at(15)).subscription;
+    expect(upcomingInvoice(untaxed).price.lines.every((line) => line.taxRateIds === undefined)).toBe(true);
   });
 });
 

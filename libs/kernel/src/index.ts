@@ -6,3 +6,4 @@ export * from './metadata';
 export * from './paging';
 export * from './tenancy';
 export * from './time';
+export * from './tax-rate-ids';

@@ -29,6 +29,12 @@ export interface LineItem {
   period?: UsagePeriod;
   /** The add-on for add-on lines. */
   addonId?: string;
+  /**
+   * The tax rates the line carries to its invoice (the plan's for its own, tier, component and
+   * usage lines; the add-on's or the adjustment's for theirs); absent when they name none, and
+   * the invoice's other rules choose (docs/api/tax-rates.md#which-rate-applies).
+   */
+  taxRateIds?: string[];
 }
 
 export interface PeriodInput {
@@ -121,6 +127,23 @@ function discountOf(coupon: PricedCoupon | null | undefined, subtotal: Money): M
 }
 
 /**
+ * Gives each line the tax rates of what it prices: an add-on line its add-on's; an adjustment
+ * (a proration) its own when it names them, else the plan's, as does the line carrying unused
+ * credit out (so a credit and the charge it offsets are taxed alike); every other line the plan's.
+ */
+function withTaxRates(lines: LineItem[], plan: PricedPlan, addOns: PricedAddOn[], adjustments: PricedAdjustment[]): void {
+  const planRates = plan.taxRateIds ?? [];
+  const addOnRates = new Map(addOns.map((addOn) => [addOn.id, addOn.taxRateIds ?? []]));
+  let adjustmentIndex = 0;
+  for (const item of lines) {
+    let rates: readonly string[] = planRates;
+    if (item.kind === 'addon') rates = addOnRates.get(item.addonId ?? '') ?? [];
+    else if (item.kind === 'adjustment') rates = adjustments[adjustmentIndex++]?.taxRateIds ?? planRates;
+    if (rates.length > 0) item.taxRateIds = [...rates];
+  }
+}
+
+/**
  * Prices one billing period of a plan: the plan's own charge for the quantity (by its
  * pricing model), its fixed price components, the usage charges (metered usage of closed
  * periods beyond the included quantity), add-ons and adjustments, then the coupon. All amounts are integers in the plan currency's minor unit.
@@ -192,5 +215,6 @@ export function pricePeriod(input: PeriodInput): PeriodPrice {
     subtotal = money(0, currency);
   }
   const discount = discountOf(input.coupon, subtotal);
+  withTaxRates(lines, plan, input.addOns ?? [], input.adjustments ?? []);
   return { currency, interval, lines, subtotal: subtotal.amountMinor, discount: discount.amountMinor, total: subtract(subtotal, discount).amountMinor, creditCarried };
 }

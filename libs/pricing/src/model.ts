@@ -55,6 +55,8 @@ export interface PricedPlan {
   packageSize: number;
   tiers: Tier[];
   components: PricedComponent[];
+  /** The tax rates (`txr_…`) the plan names for its lines; absent or empty: none (snapshots before plans named rates). */
+  taxRateIds?: string[];
 }
 
 /** An add-on a subscription carries: its monthly price (minor units, the plan's currency) × quantity. */
@@ -63,6 +65,8 @@ export interface PricedAddOn {
   name: string;
   priceMonthly: number;
   quantity: number;
+  /** The tax rates the add-on names for its line; absent or empty: none. */
+  taxRateIds?: string[];
 }
 
 /**
@@ -72,6 +76,8 @@ export interface PricedAddOn {
 export interface PricedAdjustment {
   description: string;
   amount: number;
+  /** The tax rates of what the adjustment prorates (the plan's or the add-on's); absent: none. */
+  taxRateIds?: string[];
 }
 
 export interface PricedCoupon {

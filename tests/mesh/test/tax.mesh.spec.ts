@@ -108,6 +108,41 @@ describe('tax rates and taxed invoices', () => {
     for (const expected of ['TVA 18% included on', '8,475', '1,525', '10,000']) expect([expected, snText.includes(expected)]).toEqual([expected, true]);
   });
 
+  it("a plan's and an add-on's own rates come before the customer's country rate, on the preview and the invoice; a subscription keeps the rates it was sold with", async () => {
+    const countryRate = await created('/v1/tax-rates', { display_name: 'VAT', percentage: 15, inclusive: false, country: 'GH' });
+    const planRate = await created('/v1/tax-rates', { display_name: 'Digital services', percentage: 7.5, inclusive: false });
+    const addonRate = await created('/v1/tax-rates', { display_name: 'Levy', percentage: 3, inclusive: false });
+    const archivedRate = await created('/v1/tax-rates', { display_name: 'Old', percentage: 1, inclusive: false });
+    await call('PATCH', `/v1/tax-rates/${archivedRate.id}`, { active: false });
+    // A rate that names nothing, an archived one, or two are refused before anything is stored.
+    for (const [tax_rates, code] of [[['txr_nothing'], 'resource_missing'], [[archivedRate.id], 'parameter_invalid'], [[planRate.id, addonRate.id], 'parameter_invalid']] as const) {
+      const refused = await call('POST', '/v1/plans', { name: `Refused ${code}`, pricing_model: 'flat_rate', amount_monthly: 1_000, currency: 'ghs', tax_rates });
+      expect([refused.status, refused.body.error?.code, refused.body.error?.param]).toEqual([400, code, 'tax_rates']);
+    }
+    expect((await call('GET', '/v1/plans?limit=100')).body.data.filter((plan: { name: string }) => plan.name.startsWith('Refused'))).toEqual([]);
+
+    const plan = await created('/v1/plans', { name: 'Streaming GHS', pricing_model: 'flat_rate', amount_monthly: 10_000, currency: 'ghs', tax_rates: [planRate.id] });
+    const addon = await created('/v1/addons', { name: 'HD', price_monthly: 2_000, currency: 'ghs', tax_rates: [addonRate.id] });
+    expect([plan.tax_rates, addon.tax_rates]).toEqual([[planRate.id], [addonRate.id]]);
+    const ghanaian = await created('/v1/customers', { name: 'Kofi Mensah', email: 'kofi@example.com', address: { city: 'Accra', country: 'GH' } });
+    const subscription = await created('/v1/subscriptions', { customer: ghanaian.id, plan: plan.id, billing_interval: 'monthly', add_ons: [{ addon: addon.id, quantity: 1 }] });
+
+    const ratesOf = (invoice: Record<string, any>) => invoice.lines.map((line: { description: string; tax_amounts: { tax_rate: string; amount: number }[] }) => [line.description, line.tax_amounts.map((tax) => [tax.tax_rate, tax.amount])]);
+    const invoice = await firstInvoiceOf(subscription.id);
+    // 10 000 × 7.5 % = 750 by the plan's rate, 2 000 × 3 % = 60 by the add-on's; the country's 15 % is not used.
+    expect(ratesOf(invoice)).toEqual([['Streaming GHS', [[planRate.id, 750]]], ['HD', [[addonRate.id, 60]]]]);
+    expect([invoice.subtotal, invoice.tax, invoice.total]).toEqual([12_000, 810, 12_810]);
+    const upcoming = (await call('GET', `/v1/subscriptions/${subscription.id}/upcoming-invoice`)).body;
+    expect([ratesOf(upcoming), upcoming.tax, upcoming.total]).toEqual([ratesOf(invoice), 810, 12_810]);
+
+    // The plan stops naming a rate: new subscriptions get the country's; the running one keeps the rate it was sold with.
+    const cleared = await call('PATCH', `/v1/plans/${plan.id}`, { tax_rates: [] });
+    expect([cleared.status, cleared.body.tax_rates]).toEqual([200, []]);
+    expect(ratesOf((await call('GET', `/v1/subscriptions/${subscription.id}/upcoming-invoice`)).body)[0]).toEqual(['Streaming GHS', [[planRate.id, 750]]]);
+    const later = await created('/v1/subscriptions', { customer: ghanaian.id, plan: plan.id, billing_interval: 'monthly' });
+    expect(ratesOf(await firstInvoiceOf(later.id))).toEqual([['Streaming GHS', [[countryRate.id, 1_500]]]]);
+  });
+
   it('a line names its own rate first; an exempt customer pays none; a reverse-charge invoice says so and carries no tax', async () => {
     const reduced = await created('/v1/tax-rates', { display_name: 'VAT reduced', percentage: 5, inclusive: false, country: 'KE' });
     await created('/v1/tax-rates', { display_name: 'VAT', percentage: 16, inclusive: false, country: 'KE' });

@@ -17,6 +17,7 @@ export function fromAddonRow(row: AddonRow): Addon {
     metadata: row.metadata as Metadata,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
+    taxRateIds: row.taxRateIds,
   };
 }
 
@@ -33,6 +34,7 @@ export function toAddonRow(addon: Addon): Prisma.AddonCreateInput {
     metadata: addon.metadata,
     createdAt: addon.createdAt,
     updatedAt: addon.updatedAt,
+    taxRateIds: addon.taxRateIds,
   };
 }
 
@@ -49,5 +51,6 @@ export function toAddonMessage(addon: Addon): addonV1.Addon {
     metadata: addon.metadata,
     created: BigInt(unixSeconds(addon.createdAt)),
     updated: BigInt(unixSeconds(addon.updatedAt)),
+    taxRateIds: addon.taxRateIds,
   });
 }

@@ -1,5 +1,5 @@
 import { ADDON_STATUSES } from '@recur/vocabulary';
-import { checkMetadata, failedPrecondition, mergeMetadata, type Metadata, newId, type TenantRef } from '@recur/kernel';
+import { checkMetadata, checkTaxRateIds, failedPrecondition, mergeMetadata, type Metadata, newId, type TenantRef } from '@recur/kernel';
 import { checkAmount, checkCurrency, checkDescription, checkName } from '../common/fields';
 
 export type AddonStatus = (typeof ADDON_STATUSES)[number];
@@ -16,6 +16,8 @@ export interface Addon {
   metadata: Metadata;
   createdAt: Date;
   updatedAt: Date;
+  /** The tax rates its lines carry (at most one); a subscription keeps those of when it was attached. */
+  taxRateIds: string[];
 }
 
 export interface AddonFields {
@@ -24,6 +26,8 @@ export interface AddonFields {
   priceMonthly?: number;
   currency?: string;
   metadata?: Metadata;
+  /** Replaces the add-on's tax rates (empty clears them); undefined leaves them. */
+  taxRateIds?: string[];
 }
 
 export function createAddon(tenant: TenantRef, fields: AddonFields & { name: string; priceMonthly: number }, now: Date): Addon {
@@ -38,6 +42,7 @@ export function createAddon(tenant: TenantRef, fields: AddonFields & { name: str
     metadata: checkMetadata(fields.metadata ?? {}),
     createdAt: now,
     updatedAt: now,
+    taxRateIds: checkTaxRateIds(fields.taxRateIds ?? [], 'tax_rates'),
   };
 }
 
@@ -50,6 +55,7 @@ export function updateAddon(addon: Addon, fields: AddonFields, now: Date): Addon
     priceMonthly: fields.priceMonthly === undefined ? addon.priceMonthly : checkAmount(fields.priceMonthly, 'price_monthly'),
     currency: fields.currency === undefined ? addon.currency : checkCurrency(fields.currency),
     metadata: fields.metadata === undefined ? addon.metadata : checkMetadata(mergeMetadata(addon.metadata, fields.metadata)),
+    taxRateIds: fields.taxRateIds === undefined ? addon.taxRateIds : checkTaxRateIds(fields.taxRateIds, 'tax_rates'),
     updatedAt: now,
   };
 }

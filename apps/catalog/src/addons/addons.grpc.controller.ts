@@ -21,7 +21,7 @@ export class AddonsGrpcController {
   @GrpcMethod('CatalogService', 'CreateAddon')
   async createAddon(request: catalogV1.CreateAddonRequest): Promise<catalogV1.CreateAddonResponse> {
     const tenant = requireTenant(request.tenant);
-    const fields = { name: request.name, description: request.description, priceMonthly: fromInt64(request.priceMonthly, 'price_monthly'), currency: request.currency, metadata: request.metadata };
+    const fields = { name: request.name, description: request.description, priceMonthly: fromInt64(request.priceMonthly, 'price_monthly'), currency: request.currency, metadata: request.metadata, taxRateIds: request.taxRateIds };
     return this.commands.run(tenant, request, catalogV1.CreateAddonResponseSchema, async (tx) => ({ addon: toAddonMessage(await this.addons.create(tx, tenant, fields)) }));
   }
 
@@ -48,6 +48,7 @@ export class AddonsGrpcController {
       priceMonthly: fromInt64(request.priceMonthly, 'price_monthly'),
       currency: request.currency,
       metadata: Object.keys(request.metadata).length > 0 ? request.metadata : undefined,
+      taxRateIds: request.taxRateIds?.ids,
     };
     return this.commands.run(tenant, request, catalogV1.UpdateAddonResponseSchema, async (tx) => ({ addon: toAddonMessage(await this.addons.update(tx, tenant, request.id, fields)) }));
   }

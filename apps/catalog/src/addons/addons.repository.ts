@@ -38,7 +38,7 @@ export class AddonsRepository {
   }
 
   async update(tx: Tx, addon: Addon): Promise<void> {
-    const { name, description, priceMonthly, currency, status, metadata, updatedAt } = toAddonRow(addon);
-    await tx.addon.update({ where: { id: addon.id }, data: { name, description, priceMonthly, currency, status, metadata, updatedAt } });
+    const { name, description, priceMonthly, currency, status, metadata, updatedAt, taxRateIds } = toAddonRow(addon);
+    await tx.addon.update({ where: { id: addon.id }, data: { name, description, priceMonthly, currency, status, metadata, updatedAt, taxRateIds } });
   }
 }

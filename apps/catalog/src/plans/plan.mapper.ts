@@ -23,6 +23,7 @@ export function fromPlanRow(row: PlanRow): Plan {
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
     archivedAt: row.archivedAt,
+    taxRateIds: row.taxRateIds,
   };
 }
 
@@ -43,6 +44,7 @@ export function toPlanRow(plan: Plan): Prisma.PlanUncheckedCreateInput {
     createdAt: plan.createdAt,
     updatedAt: plan.updatedAt,
     archivedAt: plan.archivedAt,
+    taxRateIds: plan.taxRateIds,
   };
 }
 
@@ -100,6 +102,7 @@ export function toPlanMessage(plan: Plan): planV1.Plan {
     created: BigInt(unixSeconds(plan.createdAt)),
     updated: BigInt(unixSeconds(plan.updatedAt)),
     archivedAt: plan.archivedAt ? BigInt(unixSeconds(plan.archivedAt)) : undefined,
+    taxRateIds: plan.taxRateIds,
   });
 }
 

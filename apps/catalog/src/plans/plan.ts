@@ -1,5 +1,5 @@
 import { PACKAGE_SIZE_MAX, PLAN_STATUSES } from '@recur/vocabulary';
-import { checkMetadata, failedPrecondition, invalidArgument, mergeMetadata, type Metadata, newId, type TenantRef } from '@recur/kernel';
+import { checkMetadata, checkTaxRateIds, failedPrecondition, invalidArgument, mergeMetadata, type Metadata, newId, type TenantRef } from '@recur/kernel';
 import {
   BILLING_INTERVALS,
   type BillingInterval,
@@ -29,6 +29,8 @@ export interface Plan {
   createdAt: Date;
   updatedAt: Date;
   archivedAt: Date | null;
+  /** The tax rates its subscriptions' lines carry (at most one); a subscription keeps those of when it was sold. */
+  taxRateIds: string[];
 }
 
 export interface PlanFields {
@@ -40,6 +42,8 @@ export interface PlanFields {
   packageSize?: number;
   billingIntervals?: string[];
   metadata?: Metadata;
+  /** Replaces the plan's tax rates (empty clears them); undefined leaves them. */
+  taxRateIds?: string[];
 }
 
 /** The fields that change what a plan costs; an archived plan refuses them (409 plan_archived). */
@@ -76,6 +80,7 @@ export function createPlan(tenant: TenantRef, fields: PlanFields & { name: strin
     createdAt: now,
     updatedAt: now,
     archivedAt: null,
+    taxRateIds: checkTaxRateIds(fields.taxRateIds ?? [], 'tax_rates'),
   };
 }
 
@@ -104,6 +109,8 @@ export function updatePlan(plan: Plan, fields: PlanFields, now: Date): Plan {
     packageSize: checkPackageSize(packageSize, pricingModel),
     billingIntervals: fields.billingIntervals === undefined || fields.billingIntervals.length === 0 ? plan.billingIntervals : checkIntervals(fields.billingIntervals),
     metadata: fields.metadata === undefined ? plan.metadata : checkMetadata(mergeMetadata(plan.metadata, fields.metadata)),
+    // Not a pricing field: what a line costs stays; which tax it carries is the seller's to correct.
+    taxRateIds: fields.taxRateIds === undefined ? plan.taxRateIds : checkTaxRateIds(fields.taxRateIds, 'tax_rates'),
     updatedAt: now,
   };
 }

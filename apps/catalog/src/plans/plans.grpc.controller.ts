@@ -33,6 +33,7 @@ export class PlansGrpcController {
         packageSize: request.packageSize,
         billingIntervals: request.billingIntervals,
         metadata: request.metadata,
+        taxRateIds: request.taxRateIds,
       })),
     }));
   }
@@ -63,6 +64,7 @@ export class PlansGrpcController {
       packageSize: request.packageSize,
       billingIntervals: request.billingIntervals.length > 0 ? request.billingIntervals : undefined,
       metadata: nonEmpty(request.metadata),
+      taxRateIds: request.taxRateIds?.ids,
     };
     return this.commands.run(tenant, request, catalogV1.UpdatePlanResponseSchema, async (tx) => ({ plan: toPlanMessage(await this.plans.update(tx, tenant, request.id, fields)) }));
   }

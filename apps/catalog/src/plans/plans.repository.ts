@@ -46,10 +46,10 @@ export class PlansRepository {
   }
 
   async update(tx: Tx, plan: Plan): Promise<void> {
-    const { name, description, pricingModel, amountMonthly, currency, packageSize, billingIntervals, status, metadata, updatedAt, archivedAt } = toPlanRow(plan);
+    const { name, description, pricingModel, amountMonthly, currency, packageSize, billingIntervals, status, metadata, updatedAt, archivedAt, taxRateIds } = toPlanRow(plan);
     await tx.plan.update({
       where: { id: plan.id },
-      data: { name, description, pricingModel, amountMonthly, currency, packageSize, billingIntervals, status, metadata, updatedAt, archivedAt },
+      data: { name, description, pricingModel, amountMonthly, currency, packageSize, billingIntervals, status, metadata, updatedAt, archivedAt, taxRateIds },
     });
   }
 

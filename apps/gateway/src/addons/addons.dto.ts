@@ -1,6 +1,6 @@
 import { ADDON_STATUSES } from '@recur/vocabulary';
 import { ListQueryDto } from '../http/list';
-import { Amount, Currency, Description, Metadata, Name, OneOf } from '../plans/plans.dto';
+import { Amount, Currency, Description, Metadata, Name, OneOf, TaxRates } from '../plans/plans.dto';
 import { Optional } from '../http/optional';
 
 export class CreateAddonDto {
@@ -20,6 +20,10 @@ export class CreateAddonDto {
 
   @Metadata()
   metadata?: Record<string, string>;
+
+  /** The tax rate (`txr_…`, active, at most one) the add-on's invoice lines carry; a subscription keeps the rates of when it was attached. */
+  @TaxRates()
+  tax_rates?: string[];
 }
 
 export class UpdateAddonDto {
@@ -39,6 +43,10 @@ export class UpdateAddonDto {
   /** Merged into the existing pairs; a key set to "" is removed. */
   @Metadata()
   metadata?: Record<string, string>;
+
+  /** Replaces the add-on's tax rates (`[]` clears them); subscriptions attaching it later take them. */
+  @TaxRates()
+  tax_rates?: string[];
 }
 
 export class ListAddonsQueryDto extends ListQueryDto {

@@ -2,12 +2,13 @@ import { type AddonJson, presentAddon } from '@recur/contracts';
 import { ADDON_STATUSES } from '@recur/vocabulary';
 import { toInt64 } from '@recur/money';
 import { listEnvelope } from '../http/list';
+import { requireActiveTaxRates } from '../tax-rates/require-tax-rates';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
 import { CreateAddonDto, ListAddonsQueryDto, UpdateAddonDto } from './addons.dto';
 
 export const ADDON_SCHEMA = responseSchema<AddonJson>('Addon', {
   type: 'object',
-  required: ['id', 'object', 'livemode', 'name', 'description', 'price_monthly', 'currency', 'status', 'on_sale', 'metadata', 'created', 'updated'],
+  required: ['id', 'object', 'livemode', 'name', 'description', 'price_monthly', 'currency', 'status', 'on_sale', 'metadata', 'created', 'updated', 'tax_rates'],
   properties: {
     id: { type: 'string', example: 'addon_4f9XkQ2mZ8aBcD1eF3gH5jKl' },
     object: { type: 'string', enum: ['addon'] },
@@ -21,6 +22,7 @@ export const ADDON_SCHEMA = responseSchema<AddonJson>('Addon', {
     metadata: { type: 'object', additionalProperties: { type: 'string' } },
     created: { type: 'integer', description: 'Unix seconds.' },
     updated: { type: 'integer', description: 'Unix seconds.' },
+    tax_rates: { type: 'array', items: { type: 'string' }, description: 'The tax rates (`txr_…`) the add-on\'s invoice lines carry; empty when it names none (docs/api/tax-rates.md).' },
   },
 });
 
@@ -40,6 +42,7 @@ export const ADDON_ROUTES = defineRoutes('Add-ons', [
   route({
     method: 'POST', path: '/v1/addons', summary: 'Create an add-on', body: CreateAddonDto, response: ADDON_SCHEMA, status: 201,
     handler: async ({ services, tenant, commandId, body }) => {
+      await requireActiveTaxRates(services, tenant, body.tax_rates ?? []);
       const { addon } = await services.catalog.createAddon({
         tenant,
         name: body.name,
@@ -47,6 +50,7 @@ export const ADDON_ROUTES = defineRoutes('Add-ons', [
         priceMonthly: toInt64(body.price_monthly, 'price_monthly'),
         currency: body.currency ?? '',
         metadata: body.metadata ?? {},
+        taxRateIds: body.tax_rates ?? [],
         requestId: commandId,
       });
       return presentAddon(addon!);
@@ -55,6 +59,7 @@ export const ADDON_ROUTES = defineRoutes('Add-ons', [
   route({
     method: 'PATCH', path: '/v1/addons/:id', summary: 'Update an add-on', body: UpdateAddonDto, response: ADDON_SCHEMA,
     handler: async ({ services, tenant, commandId, params, body }) => {
+      await requireActiveTaxRates(services, tenant, body.tax_rates ?? []);
       const { addon } = await services.catalog.updateAddon({
         tenant,
         id: params.id,
@@ -63,6 +68,7 @@ export const ADDON_ROUTES = defineRoutes('Add-ons', [
         priceMonthly: toInt64(body.price_monthly, 'price_monthly'),
         currency: body.currency,
         metadata: body.metadata ?? {},
+        taxRateIds: body.tax_rates === undefined ? undefined : { ids: body.tax_rates },
         requestId: commandId,
       });
       return presentAddon(addon!);

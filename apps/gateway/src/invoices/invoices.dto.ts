@@ -3,7 +3,7 @@ import { Type } from 'class-transformer';
 import { JSONSchema } from 'class-validator-jsonschema';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsInt, IsNotEmpty, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateBy, ValidateNested } from 'class-validator';
 import { ListQueryDto } from '../http/list';
-import { Amount, apply, Currency, Metadata, OneOf } from '../plans/plans.dto';
+import { Amount, apply, Currency, Metadata, OneOf, TaxRates } from '../plans/plans.dto';
 
 /** Text of an invoice or a line: 1–500 characters, not only blanks. */
 const InvoiceText = (field: string) =>
@@ -33,11 +33,7 @@ export class InvoiceLineDto {
   quantity?: number;
 
   /** The line's own tax rate (`txr_…`, at most one); without it the customer's country rate or the account default applies. */
-  @IsOptional()
-  @IsArray({ message: 'tax_rates must be an array' })
-  @ArrayMaxSize(1, { message: 'tax_rates holds at most one tax rate' })
-  @IsString({ each: true, message: 'tax_rates must hold tax rate ids' })
-  @MaxLength(64, { each: true, message: 'tax_rates must hold tax rate ids' })
+  @TaxRates()
   tax_rates?: string[];
 }
 

@@ -24,6 +24,15 @@ export const Currency = () => apply(IsString({ message: 'currency must be a stri
 export const Amount = (field: string) => apply(...amount(field));
 export const Metadata = () => apply(Optional(), IsObject(), IsMetadata());
 export const OneOf = (field: string, values: readonly string[]) => IsIn([...values], { message: `${field} must be one of ${values.join(', ')}` });
+/** `tax_rates`: the tax rate ids (`txr_…`, at most one) a line, a plan or an add-on names. */
+export const TaxRates = () =>
+  apply(
+    Optional(),
+    IsArray({ message: 'tax_rates must be an array' }),
+    ArrayMaxSize(1, { message: 'tax_rates holds at most one tax rate' }),
+    IsString({ each: true, message: 'tax_rates must hold tax rate ids' }),
+    MaxLength(64, { each: true, message: 'tax_rates must hold tax rate ids' }),
+  );
 
 export class CreatePlanDto {
   @Name()
@@ -55,6 +64,10 @@ export class CreatePlanDto {
 
   @Metadata()
   metadata?: Record<string, string>;
+
+  /** The tax rate (`txr_…`, active, at most one) the plan's invoice lines carry; subscriptions keep the rates of when they were sold. */
+  @TaxRates()
+  tax_rates?: string[];
 }
 
 export class UpdatePlanDto {
@@ -84,6 +97,10 @@ export class UpdatePlanDto {
   /** Merged into the existing pairs; a key set to "" is removed. */
   @Metadata()
   metadata?: Record<string, string>;
+
+  /** Replaces the plan's tax rates (`[]` clears them); new subscriptions and plan changes take them, running ones keep theirs. */
+  @TaxRates()
+  tax_rates?: string[];
 }
 
 export class ListPlansQueryDto extends ListQueryDto {

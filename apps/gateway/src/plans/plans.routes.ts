@@ -3,6 +3,7 @@ import { PLAN_STATUSES } from '@recur/vocabulary';
 import { BILLING_INTERVALS, PRICE_COMPONENT_TYPES, PRICING_MODELS } from '@recur/pricing';
 import { toInt64 } from '@recur/money';
 import { listEnvelope } from '../http/list';
+import { requireActiveTaxRates } from '../tax-rates/require-tax-rates';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
 import {
   ClonePlanDto, CreatePlanDto, CreatePriceComponentDto, ListPlansQueryDto, ListPriceComponentsQueryDto, ReplaceTiersDto, UpdatePlanDto, UpdatePriceComponentDto,
@@ -13,7 +14,7 @@ const minor = (description: string) => ({ type: 'integer', minimum: 0, descripti
 
 export const PLAN_SCHEMA = responseSchema<PlanJson>('Plan', {
   type: 'object',
-  required: ['id', 'object', 'livemode', 'name', 'description', 'pricing_model', 'amount_monthly', 'currency', 'package_size', 'billing_intervals', 'status', 'metadata', 'created', 'updated', 'archived_at'],
+  required: ['id', 'object', 'livemode', 'name', 'description', 'pricing_model', 'amount_monthly', 'currency', 'package_size', 'billing_intervals', 'status', 'metadata', 'created', 'updated', 'archived_at', 'tax_rates'],
   properties: {
     id: { type: 'string', example: 'plan_4f9XkQ2mZ8aBcD1eF3gH5jKl' },
     object: { type: 'string', enum: ['plan'] },
@@ -34,6 +35,7 @@ export const PLAN_SCHEMA = responseSchema<PlanJson>('Plan', {
     created: unix,
     updated: unix,
     archived_at: { type: ['integer', 'null'], description: 'Unix seconds of archiving, or null.' },
+    tax_rates: { type: 'array', items: { type: 'string' }, description: 'The tax rates (`txr_…`) the plan\'s invoice lines carry; empty when it names none (docs/api/tax-rates.md).' },
   },
 });
 
@@ -82,6 +84,7 @@ export const PLAN_ROUTES = defineRoutes('Plans', [
   route({
     method: 'POST', path: '/v1/plans', summary: 'Create a plan', body: CreatePlanDto, response: PLAN_SCHEMA, status: 201,
     handler: async ({ services, tenant, commandId, body }) => {
+      await requireActiveTaxRates(services, tenant, body.tax_rates ?? []);
       const { plan } = await services.catalog.createPlan({
         tenant,
         name: body.name,
@@ -92,6 +95,7 @@ export const PLAN_ROUTES = defineRoutes('Plans', [
         packageSize: body.package_size,
         billingIntervals: body.billing_intervals ?? [],
         metadata: body.metadata ?? {},
+        taxRateIds: body.tax_rates ?? [],
         requestId: commandId,
       });
       return presentPlan(plan!);
@@ -111,6 +115,7 @@ export const PLAN_ROUTES = defineRoutes('Plans', [
   route({
     method: 'PATCH', path: '/v1/plans/:id', summary: 'Update a plan', body: UpdatePlanDto, response: PLAN_SCHEMA,
     handler: async ({ services, tenant, commandId, params, body }) => {
+      await requireActiveTaxRates(services, tenant, body.tax_rates ?? []);
       const { plan } = await services.catalog.updatePlan({
         tenant,
         id: params.id,
@@ -122,6 +127,7 @@ export const PLAN_ROUTES = defineRoutes('Plans', [
         packageSize: body.package_size,
         billingIntervals: body.billing_intervals ?? [],
         metadata: body.metadata ?? {},
+        taxRateIds: body.tax_rates === undefined ? undefined : { ids: body.tax_rates },
         requestId: commandId,
       });
       return presentPlan(plan!);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { zero } from '@recur/money';
-import { CLOCK, type Clock, type DomainError, isDomainError, type Page, type TenantRef } from '@recur/kernel';
+import { checkTaxRateIds, CLOCK, type Clock, type DomainError, isDomainError, type Page, type TenantRef } from '@recur/kernel';
 import { DunningSchedulesRepository } from '../dunning/dunning-schedules.repository';
 import { DEFAULT_PAYMENT_RETRY_SCHEDULE, paymentRetryTimes } from '../dunning/payment-retry-schedule';
 import type { OpenTransaction } from '@recur/persistence';
@@ -35,14 +35,13 @@ import {
   voidInvoice,
 } from './invoice';
 import { type InvoiceFilter, InvoicesRepository, type SubscriptionInvoiceKey, tenantKey } from './invoices.repository';
-import { checkLineRateIds } from '../tax-rates/tax-rate';
 import { TaxRatesService } from '../tax-rates/tax-rates.service';
 
 /** Each one-off line's own rate ids; the one-line (`amount`) form names none. */
 const oneOffLineRateIds = (fields: OneOffInvoiceFields): string[][] =>
-  fields.amount !== undefined || fields.lines === undefined ? [[]] : fields.lines.map((line, index) => checkLineRateIds(line.taxRateIds ?? [], `lines[${index}].tax_rates`));
+  fields.amount !== undefined || fields.lines === undefined ? [[]] : fields.lines.map((line, index) => checkTaxRateIds(line.taxRateIds ?? [], `lines[${index}].tax_rates`));
 const subscriptionLineRateIds = (fields: Pick<SubscriptionInvoiceFields, 'lines'>): string[][] =>
-  fields.lines.map((line, index) => checkLineRateIds(line.taxRateIds ?? [], `lines[${index}].tax_rate_ids`));
+  fields.lines.map((line, index) => checkTaxRateIds(line.taxRateIds ?? [], `lines[${index}].tax_rate_ids`));
 
 type Tx = Prisma.TransactionClient;
 

@@ -153,12 +153,6 @@ export function chooseTaxRate(lineRateIds: readonly string[], customer: TaxCusto
   return fallback ? { rate: fallback, rule: 'account_default' } : { rate: null, rule: 'none' };
 }
 
-/** A line names at most one rate for now (the API takes a list, as Stripe's does, to grow into). */
-export function checkLineRateIds(ids: readonly string[], param: string): string[] {
-  if (ids.length > 1) throw invalidArgument(param, `${param} holds at most one tax rate`);
-  for (const id of ids) if (!id.startsWith('txr_')) throw invalidArgument(param, `No such tax rate: '${id}'`, 'resource_missing');
-  return [...ids];
-}
 
 /** Each line's rate by the rules, as an invoice applies it; an untaxed customer (no tax data) gets none. */
 export function chooseLineRates(lineRateIds: readonly (readonly string[])[], customer: TaxCustomer | undefined, rates: readonly TaxRate[]): { customerTaxExempt: TaxExemptStatus; lineRates: (TaxRateTerms | null)[] } {

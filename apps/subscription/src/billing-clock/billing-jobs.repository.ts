@@ -82,7 +82,8 @@ export interface InvoicePayload {
   /** The subscription's collection method; absent in requests written before it existed (send_invoice). */
   collection_method?: string;
   /** `period_start`/`period_end` (unix seconds) only on a line of its own period: usage, billed in arrears. */
-  lines: { kind: string; description: string; quantity: number; amount: number; period_start?: number; period_end?: number }[];
+  /** `tax_rate_ids` only on a line whose plan, add-on or proration names rates (absent in requests written before). */
+  lines: { kind: string; description: string; quantity: number; amount: number; period_start?: number; period_end?: number; tax_rate_ids?: string[] }[];
   subtotal: number;
   discount: number;
   total: number;
@@ -104,6 +105,7 @@ export function toInvoicePayload(subscription: Subscription, invoice: PeriodInvo
       quantity: line.quantity,
       amount: line.amount,
       ...(line.period ? { period_start: line.period.start, period_end: line.period.end } : {}),
+      ...(line.taxRateIds ? { tax_rate_ids: line.taxRateIds } : {}),
     })),
     subtotal: invoice.price.subtotal,
     discount: invoice.price.discount,

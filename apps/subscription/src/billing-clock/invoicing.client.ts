@@ -24,7 +24,7 @@ export type PeriodInvoiceOutcome = { invoiceId: string } | { error: Error };
 /** An invoice not raised yet, as the upcoming-invoice preview prices it. */
 export interface PreviewedInvoice {
   currency: string;
-  lines: { kind: string; description: string; quantity: number; amount: number; period: { start: number; end: number } | null }[];
+  lines: { kind: string; description: string; quantity: number; amount: number; period: { start: number; end: number } | null; taxRateIds: string[] }[];
   discount: number;
 }
 
@@ -70,6 +70,7 @@ export class InvoicingClient implements BillingInvoicing, OnModuleDestroy {
         quantity: BigInt(line.quantity),
         amount: toMoneyMessage(money(line.amount, invoice.currency)),
         ...(line.period ? { periodStart: BigInt(line.period.start), periodEnd: BigInt(line.period.end) } : {}),
+        taxRateIds: line.taxRateIds,
       })),
       discount: toMoneyMessage(money(invoice.discount, invoice.currency)),
     }, { timeoutMs: INVOICING_TIMEOUT_MS });
@@ -104,6 +105,7 @@ function toRequestMessage({ tenant, subscriptionId, requestId, invoice }: Period
         quantity: BigInt(line.quantity),
         amount: toMoneyMessage(money(line.amount, currency)),
         ...(period ? { periodStart: BigInt(period.start), periodEnd: BigInt(period.end) } : {}),
+        taxRateIds: line.tax_rate_ids ?? [],
       };
     }),
     discount: toMoneyMessage(money(invoice.discount, currency)),

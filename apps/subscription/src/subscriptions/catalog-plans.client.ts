@@ -81,6 +81,8 @@ export class CatalogPlans implements OnModuleDestroy {
             includedQuantity: fromInt64(component.includedQuantity, 'included_quantity'),
             usageLimit: component.usageLimit === undefined ? null : fromInt64(component.usageLimit, 'usage_limit'),
           })),
+          // Kept with the snapshot: the subscription's lines carry the rates the plan named when it was sold.
+          ...(plan.taxRateIds.length > 0 ? { taxRateIds: [...plan.taxRateIds] } : {}),
         },
       };
     } catch (error) {
@@ -114,6 +116,7 @@ export class CatalogPlans implements OnModuleDestroy {
       priceMonthly: fromInt64(addon.price?.amountMinor ?? 0n, 'price_monthly'),
       currency: addon.price?.currency ?? addon.currency,
       onSale: addon.status === 'on_sale',
+      taxRateIds: [...addon.taxRateIds],
     };
   }
 

@@ -50,14 +50,23 @@ const inBilledPeriod = (subscription: Subscription): boolean => subscription.sta
 const span = (subscription: Subscription) => ({ start: Math.floor(subscription.currentPeriodStart.getTime() / 1000), end: Math.floor(subscription.currentPeriodEnd.getTime() / 1000) });
 
 /** The credit for `before` and the charge for `after` over the rest of the period from `now`; zero items left out. */
-function prorations(subscription: Subscription, before: { amount: number; label: string } | null, after: { amount: number; label: string } | null, now: Date): PendingItem[] {
+function prorations(subscription: Subscription, before: ProratedTerms | null, after: ProratedTerms | null, now: Date): PendingItem[] {
   if (!inBilledPeriod(subscription)) return [];
   const at = Math.floor(now.getTime() / 1000);
   const items: PendingItem[] = [];
-  if (before) items.push({ description: `Unused time on ${before.label} after ${day(now)}`, amount: -prorate(before.amount, span(subscription), at) });
-  if (after) items.push({ description: `Remaining time on ${after.label} after ${day(now)}`, amount: prorate(after.amount, span(subscription), at) });
+  if (before) items.push({ description: `Unused time on ${before.label} after ${day(now)}`, amount: -prorate(before.amount, span(subscription), at), ...taxRatesOf(before) });
+  if (after) items.push({ description: `Remaining time on ${after.label} after ${day(now)}`, amount: prorate(after.amount, span(subscription), at), ...taxRatesOf(after) });
   return items.filter((item) => item.amount !== 0);
 }
+
+/** What a proration prices: its period amount, its label, and the tax rates of the plan or add-on it prorates (taxed as that line is). */
+interface ProratedTerms {
+  amount: number;
+  label: string;
+  taxRateIds?: readonly string[];
+}
+
+const taxRatesOf = (terms: ProratedTerms): Pick<PendingItem, 'taxRateIds'> => (terms.taxRateIds && terms.taxRateIds.length > 0 ? { taxRateIds: [...terms.taxRateIds] } : {});
 
 const sumOf = (lines: { amount: number }[]): number => lines.reduce((total, line) => total + line.amount, 0);
 /** The plan's own lines of a period (base, tiers, components), add-ons excluded. */
@@ -98,8 +107,8 @@ export function changePlanNow(subscription: Subscription, change: PlanChange, no
   const next: Subscription = { ...subscription, planId, price, quantity, updatedAt: now };
   const items = prorations(
     subscription,
-    { amount: planAmount(subscription), label: termsLabel(subscription.price, subscription.quantity) },
-    { amount: planAmount(next), label: termsLabel(price, quantity) },
+    { amount: planAmount(subscription), label: termsLabel(subscription.price, subscription.quantity), taxRateIds: subscription.price.taxRateIds },
+    { amount: planAmount(next), label: termsLabel(price, quantity), taxRateIds: price.taxRateIds },
     now,
   );
   const after: Subscription = { ...next, pendingItems: [...subscription.pendingItems, ...items] };
@@ -164,7 +173,7 @@ export function addAddOn(subscription: Subscription, catalogAddOn: CatalogAddOn,
   if (subscription.addOns.length >= ADD_ONS_MAX) throw invalidArgument('addon', `A subscription carries at most ${ADD_ONS_MAX} add-ons.`);
   const addOn = attachAddOn(catalogAddOn, quantity, subscription.price.currency, now);
   const next: Subscription = { ...subscription, addOns: [...subscription.addOns, addOn], updatedAt: now };
-  const items = prorations(subscription, null, { amount: addOnAmount(next, addOn.addonId), label: `${addOn.name} × ${addOn.quantity}` }, now);
+  const items = prorations(subscription, null, { amount: addOnAmount(next, addOn.addonId), label: `${addOn.name} × ${addOn.quantity}`, taxRateIds: addOn.taxRateIds }, now);
   return updated(subscription, { ...next, pendingItems: [...subscription.pendingItems, ...items] }, ['add_ons']);
 }
 
@@ -175,8 +184,8 @@ export function updateAddOn(subscription: Subscription, addonId: string, quantit
   const next: Subscription = { ...subscription, addOns: subscription.addOns.map((item, at) => (at === index ? changed : item)), updatedAt: now };
   const items = addOn.quantity === changed.quantity ? [] : prorations(
     subscription,
-    { amount: addOnAmount(subscription, addonId), label: `${addOn.name} × ${addOn.quantity}` },
-    { amount: addOnAmount(next, addonId), label: `${changed.name} × ${changed.quantity}` },
+    { amount: addOnAmount(subscription, addonId), label: `${addOn.name} × ${addOn.quantity}`, taxRateIds: addOn.taxRateIds },
+    { amount: addOnAmount(next, addonId), label: `${changed.name} × ${changed.quantity}`, taxRateIds: changed.taxRateIds },
     now,
   );
   return updated(subscription, { ...next, pendingItems: [...subscription.pendingItems, ...items] }, ['add_ons']);
@@ -186,7 +195,7 @@ export function removeAddOn(subscription: Subscription, addonId: string, now: Da
   assertRunning(subscription);
   const { addOn } = findAddOn(subscription, addonId);
   const next: Subscription = { ...subscription, addOns: subscription.addOns.filter((item) => item.addonId !== addonId), updatedAt: now };
-  const items = prorations(subscription, { amount: addOnAmount(subscription, addonId), label: `${addOn.name} × ${addOn.quantity}` }, null, now);
+  const items = prorations(subscription, { amount: addOnAmount(subscription, addonId), label: `${addOn.name} × ${addOn.quantity}`, taxRateIds: addOn.taxRateIds }, null, now);
   return updated(subscription, { ...next, pendingItems: [...subscription.pendingItems, ...items] }, ['add_ons']);
 }
 

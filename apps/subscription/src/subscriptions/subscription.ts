@@ -67,6 +67,8 @@ export interface SubscriptionAddOn {
   priceMonthly: number;
   quantity: number;
   addedAt: Date;
+  /** The tax rates the add-on named when attached (its lines carry them); absent: none. */
+  taxRateIds?: string[];
 }
 
 export interface PendingChange {
@@ -82,6 +84,8 @@ export interface PendingChange {
 export interface PendingItem {
   description: string;
   amount: number;
+  /** The tax rates of the plan or add-on it prorates; absent: the plan's (items written before they were kept). */
+  taxRateIds?: string[];
 }
 
 /**
@@ -184,6 +188,8 @@ export interface CatalogAddOn {
   priceMonthly: number;
   currency: string;
   onSale: boolean;
+  /** The tax rates the add-on names; empty: none. */
+  taxRateIds: string[];
 }
 
 export function checkInterval(interval: string, offered: readonly string[]): BillingInterval {
@@ -203,7 +209,14 @@ export function checkQuantity(quantity: number, param = 'quantity'): number {
 export function attachAddOn(addOn: CatalogAddOn, quantity: number, currency: string, at: Date, param = 'addon'): SubscriptionAddOn {
   if (!addOn.onSale) throw invalidArgument(param, `Add-on '${addOn.id}' is off sale and cannot be attached.`, 'addon_off_sale');
   if (addOn.currency !== currency) throw invalidArgument(param, `Add-on '${addOn.id}' is priced in ${addOn.currency}; the subscription bills in ${currency}.`);
-  return { addonId: addOn.id, name: addOn.name, priceMonthly: addOn.priceMonthly, quantity: checkQuantity(quantity, param === 'addon' ? 'quantity' : `${param}.quantity`), addedAt: at };
+  return {
+    addonId: addOn.id,
+    name: addOn.name,
+    priceMonthly: addOn.priceMonthly,
+    quantity: checkQuantity(quantity, param === 'addon' ? 'quantity' : `${param}.quantity`),
+    addedAt: at,
+    ...(addOn.taxRateIds.length > 0 ? { taxRateIds: [...addOn.taxRateIds] } : {}),
+  };
 }
 
 function trialEndOf(fields: NewSubscription, now: Date): Date | null {
@@ -343,7 +356,7 @@ function usageCharges(usage: PeriodUsage, usagePrice: PricedPlan, price: PricedP
 }
 
 const pricedAddOns = (addOns: SubscriptionAddOn[]): PricedAddOn[] =>
-  addOns.map((addOn) => ({ id: addOn.addonId, name: addOn.name, priceMonthly: addOn.priceMonthly, quantity: addOn.quantity }));
+  addOns.map((addOn) => ({ id: addOn.addonId, name: addOn.name, priceMonthly: addOn.priceMonthly, quantity: addOn.quantity, taxRateIds: addOn.taxRateIds }));
 
 /**
  * THE price of a subscription's next period invoice — plan (from its snapshot), add-ons,

@@ -53,7 +53,7 @@ export const upcomingLines = (invoice: PeriodInvoice) =>
     const kind = invoiceLineKind(line);
     // The period each line of the invoice will carry (a usage line: the period it was used in).
     const period = invoiceLinePeriod(kind, line.period, { start: unixSeconds(invoice.periodStart), end: unixSeconds(invoice.periodEnd) });
-    return { kind, description: line.description, quantity: line.quantity, amount: line.amount, period: period ?? null };
+    return { kind, description: line.description, quantity: line.quantity, amount: line.amount, period: period ?? null, taxRateIds: line.taxRateIds ?? [] };
   });
 
 type Tx = Prisma.TransactionClient;

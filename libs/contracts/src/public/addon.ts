@@ -15,6 +15,8 @@ export interface AddonJson {
   metadata: Record<string, string>;
   created: number;
   updated: number;
+  /** The tax rates (`txr_…`) the add-on's invoice lines carry; empty when it names none. */
+  tax_rates: string[];
 }
 
 export function presentAddon(addon: Addon): AddonJson {
@@ -32,5 +34,6 @@ export function presentAddon(addon: Addon): AddonJson {
     metadata: { ...addon.metadata },
     created: Number(addon.created),
     updated: Number(addon.updated),
+    tax_rates: [...addon.taxRateIds],
   };
 }

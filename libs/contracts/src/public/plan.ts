@@ -19,6 +19,8 @@ export interface PlanJson {
   created: number;
   updated: number;
   archived_at: number | null;
+  /** The tax rates (`txr_…`) the plan's invoice lines carry; empty when it names none. */
+  tax_rates: string[];
 }
 
 export function presentPlan(plan: Plan): PlanJson {
@@ -39,6 +41,7 @@ export function presentPlan(plan: Plan): PlanJson {
     created: Number(plan.created),
     updated: Number(plan.updated),
     archived_at: plan.archivedAt === undefined ? null : Number(plan.archivedAt),
+    tax_rates: [...plan.taxRateIds],
   };
 }
 
