@@ -61,14 +61,10 @@ export class EventCursor {
       ...(floor !== undefined && floor > 0 ? { created_gte: floor } : {}),
       ...(this.options.type ? { type: this.options.type as Event['type'] } : {}),
     };
-    // Remembered only once every page is read: a read that fails half-way returns nothing, and
-    // the next poll lists the same events again.
-    const listed = new Set<string>();
-    for await (const event of this.recur.events.list(query)) {
-      if (this.seen.has(event.id) || listed.has(event.id)) continue;
-      listed.add(event.id);
-      fresh.push(event);
-    }
+    // The SDK's iterator yields an id once even when an insert shifts it onto the next page. The
+    // ids are remembered only once every page is read: a read that fails half-way returns nothing,
+    // and the next poll lists the same events again.
+    for await (const event of this.recur.events.list(query)) if (!this.seen.has(event.id)) fresh.push(event);
     for (const event of fresh) this.seen.set(event.id, event.created);
     // Listed newest first (within a second, last recorded first): reversed, the oldest comes first;
     // the sort by `created` is stable, keeping that order within a second.
