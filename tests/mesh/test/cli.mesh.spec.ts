@@ -142,6 +142,24 @@ describe('recur against the mesh', () => {
     await listen.stop();
   });
 
+  it('trigger makes a real event of every type its --help lists', async () => {
+    const { keys } = await mesh.createAccount('CLI every trigger');
+    const help = await runRecur(['trigger', '--help']);
+    const types = [...help.stdout.matchAll(/^ {2}([a-z_]+\.[a-z_]+) /gm)].map(([, type]) => type);
+    expect(types).toHaveLength(10);
+    const call = api(mesh, keys.test);
+    const outcomes = await Promise.all(
+      types.map(async (type) => {
+        const triggered = await runRecur(['trigger', type, ...client(keys.test)]);
+        const match = /^Trigger succeeded: (evt_\w+) (\S+) about (\w+)$/m.exec(triggered.stdout);
+        if (!match) return { type, failed: `${triggered.code}: ${triggered.stderr}` };
+        const event = (await call('GET', `/v1/events/${match[1]}`)).body as { type: string; data: { object: { id: string } } };
+        return { type, event: event.type, about: event.data.object.id === match[3] };
+      }),
+    );
+    expect(outcomes).toEqual(types.map((type) => ({ type, event: type, about: true })));
+  });
+
   it('forwards a burst of creates whole and none twice, as the events of each second keep arriving across reads', async () => {
     const { keys } = await mesh.createAccount('CLI burst');
     const listen = startRecur(['listen', ...client(keys.test), '--forward-to', `${receiver.url}/burst-local`, '--events', 'customer.created', ...INTERVAL]);
