@@ -134,6 +134,8 @@ const COMMANDS: Record<string, Command> = {
     positional: 'EVENT_TYPE',
     async run(values, type, io) {
       if (!type || !FIXTURES[type]) throw new UsageError(`recur trigger cannot cause '${type}'`, TRIGGER_USAGE());
+      // Its fixtures are real resources, and a live payment method would be charged for real.
+      if ((values['api-key'] ?? io.env.RECUR_API_KEY ?? '').startsWith('recur_live_')) throw new UsageError('recur trigger works in the sandbox only: use a recur_test_sk_… key', TRIGGER_USAGE());
       const recur = client(values, io.env);
       io.out(`Setting up the fixture for ${type}`);
       const result = await trigger(recur, type, (made) => io.out(`  made ${made.object.padEnd(15)} ${made.id}${made.note ? `  (${made.note})` : ''}`), TRIGGER_WAIT_MS);

@@ -57,6 +57,7 @@ describe('the recur command line', () => {
     expect(recur(['listen', '--forward-to=http://127.0.0.1:9/hooks', '--events=invoice.payed'], { RECUR_API_KEY: 'k' })).toMatchObject({ code: 2, stderr: expect.stringMatching(/'invoice.payed' is not an event type/) });
     expect(recur(['trigger', 'invoice.refunded'], { RECUR_API_KEY: 'k' })).toMatchObject({ code: 2, stderr: expect.stringMatching(/cannot cause 'invoice.refunded'/) });
     expect(recur(['trigger', 'invoice.paid', 'extra'], { RECUR_API_KEY: 'k' }).code).toBe(2);
+    expect(recur(['trigger', 'invoice.paid', '--base-url=http://127.0.0.1:9'], { RECUR_API_KEY: 'recur_live_sk_x' })).toMatchObject({ code: 2, stderr: expect.stringMatching(/sandbox only/) });
     expect(recur(['events', 'tail', '--type', 'a,b'], { RECUR_API_KEY: 'k' }).code).toBe(2);
   });
 
