@@ -1,6 +1,6 @@
 // What Recur releases on its own, and where each release is recorded.
 //
-// Every app, and each library published on its own (@recur/webhooks, @recur/node), has its own version (its
+// Every app, and each library published on its own (@recur/webhooks, @recur/node, @recur/cli), has its own version (its
 // package.json), its own CHANGELOG.md, and a release record releases/<key>.json:
 //   { "name", "version", "commit", "date" }
 // `commit` is the commit the release was cut from: the checks of tools/contracts compare today's
@@ -34,6 +34,7 @@ export const RELEASED = [
   { key: 'webhook-dispatch', dir: 'apps/webhook-dispatch', image: true, proto: 'recur/webhook_dispatch' },
   { key: 'webhooks', dir: 'libs/webhooks' },
   { key: 'node', dir: 'libs/sdk' },
+  { key: 'cli', dir: 'libs/cli' },
 ].map((project) => ({ ...project, name: readJson(join(ROOT, project.dir, 'package.json')).name }));
 
 /** Shared proto packages, part of every service's contract. */

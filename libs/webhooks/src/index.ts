@@ -27,6 +27,14 @@ export class WebhookVerificationError extends Error {
   }
 }
 
+/**
+ * The body of a delivery: the specification's envelope, serialised once; these exact bytes are
+ * signed and sent (webhook-dispatch's deliveries and `recur listen`'s forwards alike).
+ */
+export function deliveryBody(event: { id: string; type: string; created: number; livemode: boolean | null; data: unknown }): string {
+  return JSON.stringify({ id: event.id, type: event.type, created: event.created, livemode: event.livemode, data: event.data });
+}
+
 /** The hex signature of a payload: what the sender puts after `sha256=`. */
 export function computeSignature(secret: string, timestamp: string, rawBody: string | Buffer): string {
   return createHmac('sha256', secret).update(`${timestamp}.`).update(rawBody).digest('hex');

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { computeSignature, constructEvent, signatureHeaders, verifySignature, WebhookVerificationError } from '../src';
+import { computeSignature, constructEvent, deliveryBody, signatureHeaders, verifySignature, WebhookVerificationError } from '../src';
 
 const secret = 'whsec_test_secret';
 const body = JSON.stringify({ id: 'evt_1', type: 'customer.created', created: 1795643234, livemode: false, data: { object: { id: 'cus_1' } } });
@@ -15,6 +15,11 @@ function failure(fn: () => unknown): WebhookVerificationError {
 }
 
 describe('webhook signatures', () => {
+  it('sign the envelope serialised in the specification’s order, whatever else the event read back carries', () => {
+    const listed = { livemode: false, object: 'event', data: { object: { id: 'cus_1' } }, created: 1795643234, type: 'customer.created', id: 'evt_1' };
+    expect(deliveryBody(listed)).toBe(body);
+  });
+
   it('match an independent HMAC over "<timestamp>.<raw body>"', () => {
     const timestamp = '1795643234123';
     const independent = createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');

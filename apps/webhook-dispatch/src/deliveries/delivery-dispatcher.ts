@@ -4,7 +4,7 @@ import { CLOCK, type Clock } from '@recur/kernel';
 import { claimDueRows } from '@recur/persistence';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
 import { markSpanFailed, withClientSpan } from '@recur/telemetry';
-import { signatureHeaders } from '@recur/webhooks';
+import { deliveryBody, signatureHeaders } from '@recur/webhooks';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { WEBHOOK_CONFIG } from '../tokens';
 import type { WebhookConfig } from '../webhook-config';
@@ -112,8 +112,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnModuleDestr
         await this.prisma.delivery.updateMany({ where: { id: claimed.id, status: 'pending' }, data: { status: 'failed', nextAttemptAt: null, leaseUntil: null, updatedAt: this.now() } });
         return;
       }
-      // The envelope of the specification, serialised once; these exact bytes are signed and sent.
-      const body = JSON.stringify({ id: claimed.event_id, type: claimed.event_type, created: Number(claimed.event_created), livemode: claimed.event_livemode, data: claimed.event_data });
+      const body = deliveryBody({ id: claimed.event_id, type: claimed.event_type, created: Number(claimed.event_created), livemode: claimed.event_livemode, data: claimed.event_data });
       const attemptedAt = this.now();
       const { url, secret } = claimed;
       const attributes = { 'recur.delivery.id': claimed.id, 'recur.delivery.attempt': claimed.attempt_count + 1, 'recur.event.id': claimed.event_id, 'recur.event.type': claimed.event_type };
