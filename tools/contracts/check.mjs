@@ -4,7 +4,8 @@
 //
 //   npm run contracts:check [-- records proto openapi events]   (default: all four)
 //
-//   records  every release record matches its package: version, changelog, pinned image tags
+//   records  every release record matches its package: version, changelog, pinned image tags;
+//            every pending changeset names released packages only
 //   proto    `buf breaking` (FILE rules) of each service's gRPC package, plus the shared
 //            recur.common and recur.events packages, against the protos at its release commit
 //   openapi  oasdiff between the OpenAPI document of the gateway's last release and today's:
@@ -75,6 +76,32 @@ function checkRecords() {
     if (problems.length) fail(`${project.key}: release record`, problems);
     else ok(`${project.key} ${short(release)}`);
   }
+}
+
+/**
+ * Each pending changeset (.changeset/*.md) names only packages released on their own: a library
+ * bundled into the apps (changesets' `ignore`) gets no version, and a changeset that mixes one
+ * with a released package stops `npm run release` (changesets refuses a mixed changeset). A
+ * change to such a library is announced on the apps it changes.
+ */
+function checkChangesets() {
+  const dir = join(ROOT, '.changeset');
+  const released = new Set(RELEASED.map((project) => project.name));
+  const problems = [];
+  for (const file of readdirSync(dir).filter((name) => name.endsWith('.md') && name !== 'README.md')) {
+    const front = /^---\n([\s\S]*?)\n---/.exec(readFileSync(join(dir, file), 'utf8'))?.[1];
+    if (front === undefined) {
+      problems.push(`.changeset/${file}: no front matter naming the packages it bumps`);
+      continue;
+    }
+    for (const line of front.split('\n').filter((text) => text.trim() !== '')) {
+      const name = /^\s*['"]?([^'":]+)['"]?\s*:\s*(patch|minor|major)\s*$/.exec(line)?.[1];
+      if (!name) problems.push(`.changeset/${file}: cannot read "${line}" (want '<package>': patch|minor|major)`);
+      else if (!released.has(name)) problems.push(`.changeset/${file}: ${name} is not released on its own (released: ${[...released].join(', ')}); name the apps the change reaches instead`);
+    }
+  }
+  if (problems.length) fail('pending changesets', problems);
+  else ok('pending changesets name released packages only');
 }
 
 const buf = join(ROOT, 'node_modules/.bin/buf');
@@ -166,7 +193,7 @@ function checkEvents() {
   }
 }
 
-const checks = { records: checkRecords, proto: checkProtos, openapi: checkOpenApi, events: checkEvents };
+const checks = { records: () => { checkRecords(); checkChangesets(); }, proto: checkProtos, openapi: checkOpenApi, events: checkEvents };
 try {
   for (const section of sections) {
     if (!checks[section]) throw new Error(`unknown section ${section}; one of ${Object.keys(checks).join(', ')}`);
