@@ -126,3 +126,31 @@ describe('customer balance ledger', () => {
     expect(await balanceOf(tenant, customer.id)).toBe(0);
   });
 });
+
+describe('tax carried back by refunds\' credit notes', () => {
+  it('gives back a taxed invoice\'s tax in proportion, per rate, and exactly all of it over partial refunds', async () => {
+    const tenant = newTenant();
+    const customer = await newCustomer(tenant);
+    const vat = (await client.createTaxRate({ tenant, displayName: 'VAT', ratePpm: 160_000n, inclusive: false, requestId: 'req_vat' })).taxRate!;
+    const levy = (await client.createTaxRate({ tenant, displayName: 'Levy', ratePpm: 180_000n, inclusive: true, requestId: 'req_levy' })).taxRate!;
+    const invoice = (await client.createInvoice({
+      tenant, customerId: customer.id, currency: 'usd', status: 'open', lines: [
+        { description: 'Hosting', amount: 10_000n, quantity: 1n, taxRateIds: [vat.id] },
+        { description: 'Support', amount: 5_900n, quantity: 1n, taxRateIds: [levy.id] },
+      ],
+    })).invoice!;
+    // 10 000 + 16 % = 11 600; 5 900 with 18 % inside = 5 000 net + 900 tax: total 17 500, tax 2 500.
+    expect([minor(invoice.total), minor(invoice.tax)]).toEqual([17_500, 2_500]);
+    await client.payInvoice({ tenant, id: invoice.id, paymentId: 'pay_tax_1', amount: usd(17_500), paidAt: 1_800_000_000n, requestId: 'req_pay_tax' });
+    const refund = async (amount: number, n: number) => (await client.recordRefund({ tenant, id: invoice.id, creditNoteId: `cn_tax${n}`, paymentId: 'pay_tax_1', amount: usd(amount), reason: 'requested_by_customer' })).creditNote!;
+    const notes = [await refund(5_000, 1), await refund(3_333, 2), await refund(9_167, 3)];
+    const perRate = (rateId: string) => notes.map((note) => minor(note.taxAmounts.find((tax) => tax.taxRateId === rateId)?.amount));
+    // VAT 1 600 × 5 000 / 17 500 = 457.14 → 457; then 1 600 × 8 333 / 17 500 = 761.87 → 762, less 457 = 305; the rest 838.
+    expect(perRate(vat.id)).toEqual([457, 305, 838]);
+    expect(perRate(vat.id).reduce((a, b) => a + b, 0)).toBe(1_600);
+    expect(perRate(levy.id).reduce((a, b) => a + b, 0)).toBe(900);
+    expect(notes.map((note) => minor(note.tax))).toEqual(notes.map((note) => note.taxAmounts.reduce((sum, tax) => sum + minor(tax.amount), 0)));
+    // The credit note as read back keeps its tax.
+    expect((await client.getCreditNote({ tenant, id: 'cn_tax2' })).creditNote!.taxAmounts.map((tax) => minor(tax.amount))).toEqual(notes[1].taxAmounts.map((tax) => minor(tax.amount)));
+  });
+});

@@ -18,7 +18,7 @@ const BOLD = join(FONT_DIR, 'DejaVuSans-Bold.ttf');
 const STATUS_MARKS: Partial<Record<Invoice['status'], string>> = { draft: 'DRAFT', paid: 'PAID', void: 'VOID', refunded: 'REFUNDED' };
 
 /** A tax amount's name on the PDF: `VAT 16%`, `TVA 18% included`. */
-const taxLabel = (tax: TaxAmount): string => `${tax.taxRate.displayName} ${formatPercentage(tax.taxRate.ratePpm)}%${tax.taxRate.inclusive ? ' included' : ''}`;
+export const taxLabel = (tax: TaxAmount): string => `${tax.taxRate.displayName} ${formatPercentage(tax.taxRate.ratePpm)}%${tax.taxRate.inclusive ? ' included' : ''}`;
 
 /** The wording an untaxed invoice of an exempt or reverse-charge customer carries (docs/api/invoices.md#tax-and-rounding). */
 const TAX_STATUS_FACTS: Partial<Record<Invoice['customerTaxExempt'], [string, string][]>> = {
