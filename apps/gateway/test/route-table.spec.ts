@@ -127,6 +127,8 @@ POST /v1/tax-rates
 GET /v1/tax-rates
 GET /v1/tax-rates/:id
 PATCH /v1/tax-rates/:id
+GET /v1/customers/:id/balance-transactions
+POST /v1/customers/:id/balance-transactions
 `.trim().split('\n');
 
 const keyOf = (route: { method: string; path: string }) => `${route.method} ${route.path}`;

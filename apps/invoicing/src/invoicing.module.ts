@@ -1,6 +1,9 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { CLOCK, systemClock } from '@recur/kernel';
 import { SERVICE_RUNTIME, type ServiceRuntime } from '@recur/service-host';
+import { CustomerBalancesGrpcController } from './balances/customer-balances.grpc.controller';
+import { CustomerBalancesRepository } from './balances/customer-balances.repository';
+import { CustomerBalancesService } from './balances/customer-balances.service';
 import { CreditNotesGrpcController } from './credit-notes/credit-notes.grpc.controller';
 import { CreditNotesRepository } from './credit-notes/credit-notes.repository';
 import { CreditNotesService } from './credit-notes/credit-notes.service';
@@ -28,7 +31,7 @@ export class InvoicingModule {
   static forRuntime(runtime: ServiceRuntime): DynamicModule {
     return {
       module: InvoicingModule,
-      controllers: [InvoicesGrpcController, CreditNotesGrpcController, DunningSchedulesGrpcController, SellerProfilesGrpcController, TaxRatesGrpcController],
+      controllers: [InvoicesGrpcController, CreditNotesGrpcController, DunningSchedulesGrpcController, SellerProfilesGrpcController, TaxRatesGrpcController, CustomerBalancesGrpcController],
       providers: [
         { provide: SERVICE_RUNTIME, useValue: runtime },
         { provide: PrismaService, useFactory: () => new PrismaService(runtime.config.databaseUrl) },
@@ -48,6 +51,8 @@ export class InvoicingModule {
         InvoiceMailsWorker,
         TaxRatesRepository,
         TaxRatesService,
+        CustomerBalancesRepository,
+        CustomerBalancesService,
       ],
     };
   }

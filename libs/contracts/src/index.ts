@@ -12,6 +12,7 @@ export * from './public/usage';
 export * from './public/payment';
 export * from './public/payment-method';
 export * from './public/credit-note';
+export * from './public/customer-balance';
 export * from './public/wallet';
 export * from './events';
 export * from './tenant';

@@ -32,7 +32,7 @@ export function randomBase62(length: number): string {
 export type IdPrefix =
   | 'acct' | 'app' | 'key' | 'cus' | 'plan' | 'sub' | 'in' | 'il' | 'cn' | 'we' | 'evt' | 'req' | 'whd' | 'wha'
   | 'pc' | 'addon' | 'coupon' | 'promo' | 'clock' | 'bjob' | 'ur' | 'ualert' | 'pay' | 'mail'
-  | 'usr' | 'sess' | 'slink' | 'chk' | 'wal' | 'wtx' | 'wtu' | 're' | 'pm' | 'txr';
+  | 'usr' | 'sess' | 'slink' | 'chk' | 'wal' | 'wtx' | 'wtu' | 're' | 'pm' | 'txr' | 'cbtx';
 
 /** A new id such as `cus_4f9XkQ2mZ8aBcD1eF3gH5jKl`: 24 random base62 characters (~143 bits). */
 export function newId(prefix: IdPrefix): string {

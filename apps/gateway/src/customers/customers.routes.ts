@@ -4,6 +4,9 @@ import { listEnvelope } from '../http/list';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
 import { type AddressDto, CreateCustomerDto, ListCustomersQueryDto, UpdateCustomerDto } from './customers.dto';
 import { TAX_EXEMPT_STATUSES } from '@recur/vocabulary';
+import { balancesOf, type CustomerBalanceFields } from '../customer-balances/customer-balances.routes';
+import type { ServiceClients } from '../infrastructure/service-clients';
+import type { customerV1 } from '@recur/contracts';
 
 const addressMessage = (address: AddressDto | undefined) =>
   address === undefined ? undefined : {
@@ -12,9 +15,12 @@ const addressMessage = (address: AddressDto | undefined) =>
 
 const nullableText = { type: ['string', 'null'] };
 
-export const CUSTOMER_SCHEMA = responseSchema<CustomerJson>('Customer', {
+/** The customer as `/v1/customers` answers it: the subscription service's customer and invoicing's balance of it. */
+export type CustomerWithBalanceJson = CustomerJson & CustomerBalanceFields;
+
+export const CUSTOMER_SCHEMA = responseSchema<CustomerWithBalanceJson>('Customer', {
   type: 'object',
-  required: ['id', 'object', 'livemode', 'name', 'email', 'metadata', 'created', 'updated', 'deleted', 'deleted_at', 'test_clock', 'address', 'tax_exempt'],
+  required: ['id', 'object', 'livemode', 'name', 'email', 'metadata', 'created', 'updated', 'deleted', 'deleted_at', 'test_clock', 'address', 'tax_exempt', 'balance', 'currency'],
   properties: {
     id: { type: 'string', example: 'cus_4f9XkQ2mZ8aBcD1eF3gH5jKl' },
     object: { type: 'string', enum: ['customer'] },
@@ -33,8 +39,18 @@ export const CUSTOMER_SCHEMA = responseSchema<CustomerJson>('Customer', {
       properties: { line1: nullableText, line2: nullableText, city: nullableText, region: nullableText, postal_code: nullableText, country: { type: ['string', 'null'], example: 'ZM' } },
     },
     tax_exempt: { type: 'string', enum: [...TAX_EXEMPT_STATUSES], description: '`none`: taxed; `exempt`: never taxed; `reverse`: reverse charge, no tax, the invoice says so.' },
+    balance: { type: 'integer', description: 'Credit the customer holds, negative as Stripe signs it (minor units of `currency`); the next invoices consume it: docs/api/customer-balance.md.' },
+    currency: { type: ['string', 'null'], example: 'zmw', description: "The balance's currency; null until the customer has had a balance." },
   },
 });
+
+/** Customers with their balances, asked of invoicing in one call (docs/api/customer-balance.md#on-the-customer). */
+async function withBalances(services: ServiceClients, tenant: Parameters<typeof balancesOf>[1], customers: customerV1.Customer[]): Promise<CustomerWithBalanceJson[]> {
+  const balances = await balancesOf(services, tenant, customers.map((customer) => customer.id));
+  return customers.map((customer, index) => ({ ...presentCustomer(customer), ...balances[index] }));
+}
+const withBalance = async (services: ServiceClients, tenant: Parameters<typeof balancesOf>[1], customer: customerV1.Customer): Promise<CustomerWithBalanceJson> =>
+  (await withBalances(services, tenant, [customer]))[0];
 
 /** What `POST /v1/customers/:id/portal-sessions` answers: a link the customer opens to manage their account. */
 export interface CustomerPortalSessionJson {
@@ -68,19 +84,20 @@ export const CUSTOMER_ROUTES = defineRoutes('Customers', [
         tenant, name: body.name, email: body.email, metadata: body.metadata ?? {}, testClockId: body.test_clock, requestId: commandId,
         address: addressMessage(body.address), taxExempt: body.tax_exempt ?? '',
       });
-      return presentCustomer(customer!);
+      // A new customer has no balance yet: nothing to ask invoicing.
+      return { ...presentCustomer(customer!), balance: 0, currency: null };
     },
   }),
   listRoute({
     method: 'GET', path: '/v1/customers', summary: 'List customers', query: ListCustomersQueryDto, response: CUSTOMER_SCHEMA,
     handler: async ({ services, tenant, query }) => {
       const { customers, page } = await services.subscription.listCustomers({ tenant, page: { limit: query.limit ?? 0, offset: query.offset ?? 0 }, email: query.email });
-      return listEnvelope('/v1/customers', customers.map(presentCustomer), query, page);
+      return listEnvelope('/v1/customers', await withBalances(services, tenant, customers), query, page);
     },
   }),
   route({
     method: 'GET', path: '/v1/customers/:id', summary: 'Retrieve a customer', response: CUSTOMER_SCHEMA,
-    handler: async ({ services, tenant, params }) => presentCustomer((await services.subscription.getCustomer({ tenant, id: params.id })).customer!),
+    handler: async ({ services, tenant, params }) => withBalance(services, tenant, (await services.subscription.getCustomer({ tenant, id: params.id })).customer!),
   }),
   route({
     method: 'PATCH', path: '/v1/customers/:id', summary: 'Update a customer', body: UpdateCustomerDto, response: CUSTOMER_SCHEMA,
@@ -89,7 +106,7 @@ export const CUSTOMER_ROUTES = defineRoutes('Customers', [
         tenant, id: params.id, name: body.name, email: body.email, metadata: body.metadata ?? {}, requestId: commandId,
         address: addressMessage(body.address ?? undefined), clearAddress: body.address === null, taxExempt: body.tax_exempt,
       });
-      return presentCustomer(customer!);
+      return withBalance(services, tenant, customer!);
     },
   }),
   /** A signed customer portal link (no state is kept); an unknown customer answers 404, a deleted one 409 customer_deleted. */
@@ -104,6 +121,6 @@ export const CUSTOMER_ROUTES = defineRoutes('Customers', [
   }),
   route({
     method: 'DELETE', path: '/v1/customers/:id', summary: 'Delete a customer (soft delete)', response: CUSTOMER_SCHEMA,
-    handler: async ({ services, tenant, commandId, params }) => presentCustomer((await services.subscription.deleteCustomer({ tenant, id: params.id, requestId: commandId })).customer!),
+    handler: async ({ services, tenant, commandId, params }) => withBalance(services, tenant, (await services.subscription.deleteCustomer({ tenant, id: params.id, requestId: commandId })).customer!),
   }),
 ]);

@@ -14,7 +14,7 @@ export const INVOICE_SCHEMA = responseSchema<InvoiceJson>('Invoice', {
   type: 'object',
   required: [
     'id', 'object', 'livemode', 'number', 'status', 'customer', 'customer_name', 'customer_email', 'subscription', 'billing_reason', 'collection_method', 'currency', 'description', 'lines',
-    'subtotal', 'discount', 'total_tax_amounts', 'tax', 'total', 'total_excluding_tax', 'customer_tax_exempt', 'amount_due', 'amount_paid', 'amount_refunded', 'due_date', 'period', 'payment_url', 'metadata', 'created', 'finalized_at', 'paid_at', 'voided_at',
+    'subtotal', 'discount', 'total_tax_amounts', 'tax', 'total', 'total_excluding_tax', 'customer_tax_exempt', 'amount_due', 'starting_balance', 'ending_balance', 'amount_paid', 'amount_refunded', 'due_date', 'period', 'payment_url', 'metadata', 'created', 'finalized_at', 'paid_at', 'voided_at',
   ],
   properties: {
     id: { type: 'string', example: 'in_4f9XkQ2mZ8aBcD1eF3gH5jKl' },
@@ -57,7 +57,9 @@ export const INVOICE_SCHEMA = responseSchema<InvoiceJson>('Invoice', {
     total: { ...amount, description: 'subtotal − discount + exclusive tax.' },
     total_excluding_tax: { ...amount, description: 'total − tax.' },
     customer_tax_exempt: { type: 'string', enum: [...TAX_EXEMPT_STATUSES], description: "The customer's tax status when raised; `reverse`: reverse charge, no tax, the PDF says so." },
-    amount_due: amount,
+    amount_due: { ...amount, description: 'total − (ending_balance − starting_balance) until paid, then 0.' },
+    starting_balance: { type: 'integer', description: "The customer's balance when finalized (negative: credit; 0 on drafts and when none): docs/api/customer-balance.md." },
+    ending_balance: { type: 'integer', description: 'The balance after this invoice consumed credit at finalization.' },
     amount_paid: amount,
     amount_refunded: { ...amount, description: 'What refunds gave back of amount_paid so far (the sum of their credit notes); the invoice is `refunded` once it is all of it.' },
     due_date: { type: 'string', format: 'date' },

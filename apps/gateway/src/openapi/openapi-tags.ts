@@ -15,6 +15,7 @@ export const OPENAPI_TAGS: Record<string, { description: string; page: string }>
   Refunds: { description: 'Money returned on a paid invoice, with its credit note.', page: 'docs/api/refunds.md' },
   Wallets: { description: 'Prepaid balances: top-ups, the ledger, automatic recharge.', page: 'docs/api/wallets.md' },
   Usage: { description: 'Metered usage: records, totals, limits and threshold alerts.', page: 'docs/api/usage.md' },
+  'Customer balance': { description: 'Credit a customer holds (manual adjustments, credit notes), consumed by their next invoices.', page: 'docs/api/customer-balance.md' },
   'Tax rates': { description: 'The rates that tax invoice lines (VAT), by country, customer, line or account default.', page: 'docs/api/tax-rates.md' },
   Account: { description: 'The seller’s legal details and branding, printed on every invoice and credit note.', page: 'docs/api/account.md' },
   Dunning: { description: 'The reminders sent for an unpaid invoice before a subscription goes past due.', page: 'docs/api/dunning.md' },

@@ -3,10 +3,11 @@ import { REFUND_REASONS, REFUND_REASONS_SHOWN } from '@recur/vocabulary';
 import { listEnvelope } from '../http/list';
 import { AlternativeAnswer, defineRoutes, fileRoute, listRoute, responseSchema, routeWithAlternative } from '../routing/define-routes';
 import { CreateRefundDto, ListRefundsQueryDto } from './refunds.dto';
+import { TAX_AMOUNT_SCHEMA } from '../tax-rates/tax-rates.routes';
 
 export const CREDIT_NOTE_SCHEMA = responseSchema<CreditNoteJson>('CreditNote', {
   type: 'object',
-  required: ['id', 'object', 'livemode', 'number', 'invoice', 'invoice_number', 'customer', 'customer_name', 'customer_email', 'amount', 'currency', 'reason', 'payment', 'created'],
+  required: ['id', 'object', 'livemode', 'number', 'invoice', 'invoice_number', 'customer', 'customer_name', 'customer_email', 'amount', 'currency', 'total_tax_amounts', 'tax', 'reason', 'payment', 'created'],
   properties: {
     id: { type: 'string', example: 'cn_4f9XkQ2mZ8aBcD1eF3gH5jKl', description: 'The credit note, also the refund.' },
     object: { type: 'string', enum: ['credit_note'] },
@@ -19,6 +20,8 @@ export const CREDIT_NOTE_SCHEMA = responseSchema<CreditNoteJson>('CreditNote', {
     customer_email: { type: 'string' },
     amount: { type: 'integer', description: 'The amount refunded (all or part of the invoice\'s amount paid), in minor units of `currency`.' },
     currency: { type: 'string', example: 'zmw' },
+    total_tax_amounts: { type: 'array', items: TAX_AMOUNT_SCHEMA, description: "The invoice's tax given back, per rate, in proportion to `amount` (included in it): docs/api/refunds.md#tax-carried-back." },
+    tax: { type: 'integer', description: 'The sum of total_tax_amounts, in minor units.' },
     reason: { type: 'string', enum: [...REFUND_REASONS] },
     payment: { type: 'string', description: 'The refunded payment (`pay_…`).' },
     created: { type: 'integer', description: 'Unix seconds.' },

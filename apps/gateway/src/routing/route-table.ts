@@ -4,6 +4,7 @@ import { ACCOUNT_ROUTES } from '../account/account.routes';
 import { ADDON_ROUTES } from '../addons/addons.routes';
 import { COUPON_ROUTES } from '../coupons/coupons.routes';
 import { CUSTOMER_ROUTES } from '../customers/customers.routes';
+import { CUSTOMER_BALANCE_ROUTES } from '../customer-balances/customer-balances.routes';
 import { DUNNING_SCHEDULE_ROUTES } from '../dunning/dunning-schedule.routes';
 import { INVOICE_ROUTES } from '../invoices/invoices.routes';
 import { PAYMENT_ROUTES } from '../payments/payments.routes';
@@ -49,6 +50,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...DUNNING_SCHEDULE_ROUTES,
   ...ACCOUNT_ROUTES,
   ...TAX_RATE_ROUTES,
+  ...CUSTOMER_BALANCE_ROUTES,
 ];
 
 interface CompiledRoute {

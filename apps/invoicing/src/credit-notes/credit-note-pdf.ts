@@ -1,5 +1,5 @@
 import { formatMoney } from '@recur/money';
-import { day, type PdfContext, renderDocumentPdf } from '../invoices/invoice-pdf';
+import { day, type PdfContext, renderDocumentPdf, taxLabel } from '../invoices/invoice-pdf';
 import type { CreditNote } from './credit-note';
 
 const REASON_WORDS: Record<CreditNote['reason'], string> = {
@@ -24,7 +24,11 @@ export function renderCreditNotePdf(note: CreditNote, context: PdfContext): Prom
     customer: note.customer,
     description: null,
     lines: [{ description: `Refund of invoice ${note.invoiceNumber}`, quantity: 1, amount: note.amount }],
-    totals: [['Total credited', amount, true]],
+    totals: [
+      // The tax given back is part of the amount credited, as on the invoice (same wording).
+      ...note.taxAmounts.map((tax): [string, string, boolean] => [`${taxLabel(tax)} on ${formatMoney(tax.taxableAmount)}`, formatMoney(tax.amount), false]),
+      ['Total credited', amount, true],
+    ],
     payLink: null,
     mark: 'CREDIT NOTE',
   }, context);

@@ -1,7 +1,9 @@
 import { create } from '@bufbuild/protobuf';
 import { creditNoteV1, type CreditNoteJson, presentCreditNote, toMoneyMessage } from '@recur/contracts';
 import { unixSeconds } from '@recur/kernel';
-import { fromInt64, money, toInt64 } from '@recur/money';
+import { fromInt64, money, sum, toInt64 } from '@recur/money';
+import type { Prisma } from '../generated/prisma/client';
+import { fromTaxAmountRow, type TaxAmountRow, toTaxAmountMessage, toTaxAmountRow } from '../tax-rates/tax-rate.mapper';
 import type { RefundReason } from '@recur/vocabulary';
 import type { CreditNote as CreditNoteRow } from '../generated/prisma/client';
 import type { CreditNote } from './credit-note';
@@ -15,6 +17,7 @@ export function fromCreditNoteRow(row: CreditNoteRow): CreditNote {
     invoiceNumber: row.invoiceNumber,
     customer: { id: row.customerId, name: row.customerName, email: row.customerEmail },
     amount: money(fromInt64(row.amount), row.currency),
+    taxAmounts: (row.taxAmounts as unknown as TaxAmountRow[]).map((tax) => fromTaxAmountRow(tax, row.currency)),
     reason: row.reason as RefundReason,
     paymentId: row.paymentId,
     createdAt: row.createdAt,
@@ -36,6 +39,7 @@ export function toCreditNoteRow(note: CreditNote): CreditNoteRow {
     amount: toInt64(note.amount.amountMinor),
     reason: note.reason,
     paymentId: note.paymentId,
+    taxAmounts: note.taxAmounts.map(toTaxAmountRow) as unknown as Prisma.JsonValue,
     createdAt: note.createdAt,
   };
 }
@@ -54,6 +58,8 @@ export function toCreditNoteMessage(note: CreditNote): creditNoteV1.CreditNote {
     reason: note.reason,
     paymentId: note.paymentId,
     created: BigInt(unixSeconds(note.createdAt)),
+    taxAmounts: note.taxAmounts.map(toTaxAmountMessage),
+    tax: toMoneyMessage(sum(note.amount.currency, note.taxAmounts.map((tax) => tax.amount))),
   });
 }
 

@@ -1,6 +1,6 @@
 import { REFUND_REASONS, type RefundReason } from '@recur/vocabulary';
 import { hasPrefix, invalidArgument, type TenantRef } from '@recur/kernel';
-import { add, compare, type Money, subtract } from '@recur/money';
+import { add, compare, type Money, money, subtract, type TaxAmount } from '@recur/money';
 import { assertMove, type Invoice, type InvoiceChange } from '../invoices/invoice';
 
 /** The document of a refund, in full or in part, of a paid invoice. */
@@ -12,9 +12,40 @@ export interface CreditNote {
   invoiceNumber: string;
   customer: Invoice['customer'];
   amount: Money;
+  /**
+   * The invoice's tax this credit note gives back, per rate, in proportion to its amount
+   * (docs/api/refunds.md#tax-carried-back); empty for an untaxed invoice. Included in `amount`.
+   */
+  taxAmounts: TaxAmount[];
   reason: RefundReason;
   paymentId: string;
   createdAt: Date;
+}
+
+/** `whole` × `numerator` / `denominator`, rounded half up in minor units (exact integers). */
+function proportion(whole: number, numerator: number, denominator: number): number {
+  if (denominator === 0) return 0;
+  // floor((2·whole·numerator + denominator) / (2·denominator)): half up, negatives included.
+  const dividend = BigInt(whole) * BigInt(numerator) * 2n + BigInt(denominator);
+  const divisor = 2n * BigInt(denominator);
+  const quotient = dividend / divisor;
+  return Number(dividend % divisor !== 0n && (dividend < 0n) !== (divisor < 0n) ? quotient - 1n : quotient);
+}
+
+/**
+ * The tax a credit of the invoice's amounts from `creditedBefore` to `creditedAfter` (cumulative,
+ * minor units, at most the total) carries back, per rate of the invoice. Each rate's share of a
+ * cumulative credit C is round_half_up(rate's tax × C / total), and a credit note takes the
+ * difference between its C after and before: the parts telescope, so no cent appears or
+ * disappears and credit notes adding up to the total give back exactly the invoice's tax.
+ */
+export function taxCarriedBack(invoice: Pick<Invoice, 'total' | 'totalTaxAmounts'>, creditedBefore: number, creditedAfter: number): TaxAmount[] {
+  const total = invoice.total.amountMinor;
+  return invoice.totalTaxAmounts.map((tax) => ({
+    taxRate: tax.taxRate,
+    taxableAmount: money(proportion(tax.taxableAmount.amountMinor, creditedAfter, total) - proportion(tax.taxableAmount.amountMinor, creditedBefore, total), tax.amount.currency),
+    amount: money(proportion(tax.amount.amountMinor, creditedAfter, total) - proportion(tax.amount.amountMinor, creditedBefore, total), tax.amount.currency),
+  }));
 }
 
 /** What the payments service reports of a refund that succeeded at the provider. */
@@ -54,6 +85,7 @@ export function refundInvoice(invoice: Invoice, refund: RefundRecord, number: st
     invoiceNumber: invoice.number ?? '',
     customer: invoice.customer,
     amount: refund.amount,
+    taxAmounts: taxCarriedBack(invoice, invoice.amountRefunded.amountMinor, invoice.amountRefunded.amountMinor + refund.amount.amountMinor),
     reason: checkRefundReason(refund.reason),
     paymentId: refund.paymentId,
     createdAt: now,

@@ -52,6 +52,7 @@ export class CreditNotesRepository {
   }
 
   async insert(tx: Tx, note: CreditNote): Promise<void> {
-    await tx.creditNote.create({ data: toCreditNoteRow(note) });
+    const row = toCreditNoteRow(note);
+    await tx.creditNote.create({ data: { ...row, taxAmounts: row.taxAmounts as Prisma.InputJsonValue } });
   }
 }

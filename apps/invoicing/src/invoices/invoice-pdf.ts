@@ -1,9 +1,9 @@
 import { dirname, join } from 'node:path';
-import { formatMoney, formatPercentage, type Money, subtract, type TaxAmount } from '@recur/money';
+import { formatMoney, formatPercentage, type Money, money, subtract, type TaxAmount } from '@recur/money';
 import PDFDocument from 'pdfkit';
 import SVGtoPDF from 'svg-to-pdfkit';
 import { addressLines, type SellerProfile } from '../seller/seller-profile';
-import type { Invoice } from './invoice';
+import { appliedBalance, type Invoice } from './invoice';
 
 /**
  * DejaVu Sans (shipped by the `dejavu-fonts-ttf` package) rather than the 14 standard PDF
@@ -18,7 +18,7 @@ const BOLD = join(FONT_DIR, 'DejaVuSans-Bold.ttf');
 const STATUS_MARKS: Partial<Record<Invoice['status'], string>> = { draft: 'DRAFT', paid: 'PAID', void: 'VOID', refunded: 'REFUNDED' };
 
 /** A tax amount's name on the PDF: `VAT 16%`, `TVA 18% included`. */
-const taxLabel = (tax: TaxAmount): string => `${tax.taxRate.displayName} ${formatPercentage(tax.taxRate.ratePpm)}%${tax.taxRate.inclusive ? ' included' : ''}`;
+export const taxLabel = (tax: TaxAmount): string => `${tax.taxRate.displayName} ${formatPercentage(tax.taxRate.ratePpm)}%${tax.taxRate.inclusive ? ' included' : ''}`;
 
 /** The wording an untaxed invoice of an exempt or reverse-charge customer carries (docs/api/invoices.md#tax-and-rounding). */
 const TAX_STATUS_FACTS: Partial<Record<Invoice['customerTaxExempt'], [string, string][]>> = {
@@ -94,6 +94,7 @@ export function renderInvoicePdf(invoice: Invoice, context: PdfContext): Promise
       ...(invoice.totalTaxAmounts.length === 0 ? [] : [['Total excluding tax', format(subtract(invoice.total, invoice.tax)), false] as [string, string, boolean]]),
       ...invoice.totalTaxAmounts.map((tax): [string, string, boolean] => [`${taxLabel(tax)} on ${format(tax.taxableAmount)}`, format(tax.amount), false]),
       ['Total', format(invoice.total), true],
+      ...(appliedBalance(invoice) === 0 ? [] : [['Applied balance', `−${format(money(appliedBalance(invoice), invoice.currency))}`, false] as [string, string, boolean]]),
       ['Amount paid', format(invoice.amountPaid), false],
       ['Amount due', format(invoice.amountDue), true],
     ],

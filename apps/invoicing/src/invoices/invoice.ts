@@ -72,6 +72,12 @@ export interface Invoice {
   paymentRetryAt: Date[];
   /** The customer's tax status when raised; `reverse` prints the reverse-charge wording. */
   customerTaxExempt: TaxExemptStatus;
+  /**
+   * The customer's balance before and after the invoice consumed it at finalization (negative:
+   * credit; zero on drafts and when there was none): docs/api/customer-balance.md#invoices-consume-credit.
+   */
+  startingBalance: Money;
+  endingBalance: Money;
 }
 
 /**
@@ -197,6 +203,8 @@ export function taxedTotals<L extends Omit<InvoiceLine, 'taxAmounts'>>(currency:
     amountPaid: zero(currency),
     amountRefunded: zero(currency),
     customerTaxExempt: taxing.customerTaxExempt,
+    startingBalance: zero(currency),
+    endingBalance: zero(currency),
   };
 }
 
@@ -410,6 +418,8 @@ export interface Finalization {
   customer: BilledCustomer;
   paymentUrl: string;
   paymentToken: string;
+  /** The customer's balance as locked for this finalization (absent: none consumed). */
+  balance?: Money;
 }
 
 /**
@@ -428,11 +438,28 @@ export function finalizeInvoice(invoice: Invoice, finalization: Finalization, no
     paymentToken: finalization.paymentToken,
     finalizedAt: now,
     updatedAt: now,
+    ...consumeBalance(invoice.amountDue, finalization.balance),
   };
   if (finalized.amountDue.amountMinor > 0) return { invoice: finalized, events: [{ kind: 'finalized', invoice: finalized }] };
   const paid: Invoice = { ...finalized, status: 'paid', paidAt: now };
   return { invoice: paid, events: [{ kind: 'finalized', invoice: finalized }, { kind: 'paid', invoice: paid, paymentId: NOTHING_COLLECTED }] };
 }
+
+/**
+ * What finalization takes of a customer's credit (a negative balance of the invoice's currency):
+ * as much as the invoice owes and no more. A balance of another currency, or none, is left as it
+ * is (docs/api/customer-balance.md#invoices-consume-credit).
+ */
+export function consumeBalance(amountDue: Money, balance: Money | undefined): Pick<Invoice, 'amountDue' | 'startingBalance' | 'endingBalance'> {
+  if (!balance || balance.currency !== amountDue.currency || balance.amountMinor >= 0) {
+    return { amountDue, startingBalance: zero(amountDue.currency), endingBalance: zero(amountDue.currency) };
+  }
+  const applied = Math.min(-balance.amountMinor, amountDue.amountMinor);
+  return { amountDue: money(amountDue.amountMinor - applied, amountDue.currency), startingBalance: balance, endingBalance: money(balance.amountMinor + applied, balance.currency) };
+}
+
+/** The credit an invoice took from its customer's balance (0 when none). */
+export const appliedBalance = (invoice: Pick<Invoice, 'startingBalance' | 'endingBalance'>): number => invoice.endingBalance.amountMinor - invoice.startingBalance.amountMinor;
 
 /** The payment id of an invoice paid with nothing due: none (`data.payment` is null). */
 export const NOTHING_COLLECTED = '';

@@ -36,6 +36,7 @@ import {
 } from './invoice';
 import { type InvoiceFilter, InvoicesRepository, type SubscriptionInvoiceKey, tenantKey } from './invoices.repository';
 import { TaxRatesService } from '../tax-rates/tax-rates.service';
+import { balanceKey, CustomerBalancesService } from '../balances/customer-balances.service';
 
 /** Each one-off line's own rate ids; the one-line (`amount`) form names none. */
 const oneOffLineRateIds = (fields: OneOffInvoiceFields): string[][] =>
@@ -72,6 +73,7 @@ export class InvoicesService {
     private readonly mailer: InvoiceMailer<OpenTransaction>,
     private readonly plain: PlainTransactions,
     private readonly taxRates: TaxRatesService,
+    private readonly balances: CustomerBalancesService,
   ) {}
 
   /** `sellerName` is the account's name, printed on the PDF of the e-mail sent when created open. */
@@ -157,13 +159,20 @@ export class InvoicesService {
         const range = counts.get(tenantKey(invoice.tenant)) ?? { tenant: invoice.tenant, count: 0 };
         counts.set(tenantKey(invoice.tenant), { ...range, count: range.count + 1 });
       }
+      // Each customer's credit, locked once for the batch (before the counters, as every
+      // finalization takes them: docs/api/customer-balance.md#concurrency) and consumed in number order.
+      const balances = await this.balances.lockForFinalization(tx, drafts.map(({ invoice, customer }) => ({ ...invoice, customer })));
       const nextNumbers = drafts.length === 0 ? new Map<string, number>() : await this.invoices.takeNumbers(tx, [...counts.values()]);
       const changes = drafts.map(({ invoice, customer }) => {
         const key = tenantKey(invoice.tenant);
         const number = nextNumbers.get(key)!;
         nextNumbers.set(key, number + 1);
-        return createdAndFinalized(finalizeInvoice(invoice, { number: formatInvoiceNumber(number), customer, ...this.paymentPage() }, now));
+        const owner = balanceKey(invoice.tenant, customer.id);
+        const change = finalizeInvoice(invoice, { number: formatInvoiceNumber(number), customer, ...this.paymentPage(), balance: balances.get(owner) }, now);
+        if (balances.has(owner) && change.invoice.startingBalance.amountMinor !== 0) balances.set(owner, change.invoice.endingBalance);
+        return createdAndFinalized(change);
       });
+      await this.balances.recordConsumed(tx, changes.map(({ invoice }) => invoice), now);
       await this.invoices.insertAll(tx, changes);
       // The subscription service does not know the account's name: the PDF's seller line stays generic.
       if (this.config.mailOnFinalize) await this.mailer.queueAll(tx, changes.map(({ invoice }) => invoice), { kind: 'invoice', sendKey: FINALIZED_SEND_KEY, sellerName: '' });
@@ -267,8 +276,15 @@ export class InvoicesService {
     // Judge the move and the customer first: a refused finalization never waits for the counter.
     assertMove(invoice, 'finalize');
     const billed = billableCustomer(customer);
+    // The customer's credit is locked until the transaction ends: a concurrent finalization of
+    // the same customer waits and sees what this one left. Balances are locked before the
+    // invoice counter everywhere, so no two finalizations wait on each other in a cycle
+    // (docs/api/customer-balance.md#concurrency).
+    const balances = await this.balances.lockForFinalization(tx, [{ ...invoice, customer: billed }]);
     const number = await this.invoices.nextNumber(tx, invoice.tenant);
-    return finalizeInvoice(invoice, { number, customer: billed, ...this.paymentPage() }, now);
+    const change = finalizeInvoice(invoice, { number, customer: billed, ...this.paymentPage(), balance: balances.get(balanceKey(invoice.tenant, billed.id)) }, now);
+    await this.balances.recordConsumed(tx, [change.invoice], now);
+    return change;
   }
 
   /** The invoice and its tenant, found by the token of its hosted payment page (the page's only credential). */

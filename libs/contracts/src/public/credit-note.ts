@@ -1,6 +1,7 @@
 import { fromInt64 } from '@recur/money';
 import type { CreditNote } from '../gen/recur/invoicing/v1/credit_note_pb';
 import { moneyFromMessage } from '../money';
+import { presentTaxAmount, type TaxAmountJson } from './tax-rate';
 
 /**
  * The public JSON of a credit note, the document of a full refund: what `/v1/refunds` answers
@@ -18,6 +19,9 @@ export interface CreditNoteJson {
   customer_email: string;
   amount: number;
   currency: string;
+  /** The invoice's tax this credit note gives back (included in amount), per rate and in all. */
+  total_tax_amounts: TaxAmountJson[];
+  tax: number;
   reason: string;
   payment: string;
   created: number;
@@ -37,6 +41,9 @@ export function presentCreditNote(note: CreditNote): CreditNoteJson {
     customer_email: note.customerEmail,
     amount: amount.amountMinor,
     currency: amount.currency,
+    // From an older invoicing release: no tax carried back was recorded.
+    total_tax_amounts: note.taxAmounts.map(presentTaxAmount),
+    tax: note.tax ? moneyFromMessage(note.tax, 'tax').amountMinor : 0,
     reason: note.reason,
     payment: note.paymentId,
     created: fromInt64(note.created, 'created'),

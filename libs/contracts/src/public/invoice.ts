@@ -51,6 +51,9 @@ export interface InvoiceJson {
   /** The customer's tax status when raised: none, exempt, or reverse (reverse charge, no tax). */
   customer_tax_exempt: string;
   amount_due: number;
+  /** The customer's balance before and after this invoice consumed credit at finalization (negative: credit): amount_due = total − (ending_balance − starting_balance). */
+  starting_balance: number;
+  ending_balance: number;
   amount_paid: number;
   /** Refunded of amount_paid so far (credit notes of refunds); the invoice is `refunded` once it is all of it. */
   amount_refunded: number;
@@ -105,6 +108,9 @@ export function presentInvoice(invoice: Invoice): InvoiceJson {
     total_excluding_tax: moneyFromMessage(invoice.totalExcludingTax ?? invoice.total, 'total_excluding_tax').amountMinor,
     customer_tax_exempt: invoice.customerTaxExempt || 'none',
     amount_due: moneyFromMessage(invoice.amountDue, 'amount_due').amountMinor,
+    // Unset from an invoicing release before customer balances: no credit was consumed.
+    starting_balance: invoice.startingBalance ? moneyFromMessage(invoice.startingBalance, 'starting_balance').amountMinor : 0,
+    ending_balance: invoice.endingBalance ? moneyFromMessage(invoice.endingBalance, 'ending_balance').amountMinor : 0,
     amount_paid: moneyFromMessage(invoice.amountPaid, 'amount_paid').amountMinor,
     // Unset from an invoicing release before partial refunds: all of it or nothing was refunded.
     amount_refunded: invoice.amountRefunded

@@ -1,0 +1,51 @@
+import { invalidArgument, type TenantRef } from '@recur/kernel';
+import { AMOUNT_MAX, checkCurrencyCode, type Money, money } from '@recur/money';
+
+/**
+ * A customer's balance and its ledger (docs/api/customer-balance.md). Signed as Stripe signs it:
+ * negative is credit the customer holds, which the next invoices consume. One currency per
+ * customer, as Stripe's customer has one; a balance holds credit only (never a debt).
+ */
+export type BalanceTransactionType = 'adjustment' | 'applied_to_invoice' | 'credit_note';
+
+export interface BalanceTransaction {
+  id: string;
+  tenant: TenantRef;
+  customerId: string;
+  type: BalanceTransactionType;
+  /** The change; negative credits the customer. */
+  amount: Money;
+  endingBalance: Money;
+  description: string | null;
+  invoiceId: string | null;
+  creditNoteId: string | null;
+  createdAt: Date;
+}
+
+export const BALANCE_DESCRIPTION_MAX = 500;
+
+/**
+ * The balance after a manual adjustment of `amount` to `balance` (null: the customer never had
+ * one). Refused: 0 or too large an amount, a currency other than the balance's while it is not
+ * zero, and a result above zero (a balance holds credit only: to charge a customer, invoice them).
+ */
+export function adjustedBalance(balance: Money | null, amount: { amountMinor: number; currency: string }): Money {
+  const currency = checkCurrencyCode(amount.currency);
+  if (!Number.isInteger(amount.amountMinor) || amount.amountMinor === 0 || Math.abs(amount.amountMinor) > AMOUNT_MAX) {
+    throw invalidArgument('amount', `amount must be a non-zero integer of minor units, at most ${AMOUNT_MAX} either way`);
+  }
+  if (balance && balance.amountMinor !== 0 && balance.currency !== currency) {
+    throw invalidArgument('currency', `The customer's balance is in ${balance.currency}; an adjustment must be in ${balance.currency} too.`, 'currency_mismatch');
+  }
+  const ending = (balance && balance.currency === currency ? balance.amountMinor : 0) + amount.amountMinor;
+  if (ending > 0) {
+    throw invalidArgument('amount', `A balance holds credit only: this adjustment would leave the customer owing ${ending} ${currency}; at most ${amount.amountMinor - ending} can be added.`, 'amount_too_large');
+  }
+  return money(ending, currency);
+}
+
+export function checkBalanceDescription(description: string): string | null {
+  const trimmed = description.trim();
+  if (trimmed.length > BALANCE_DESCRIPTION_MAX) throw invalidArgument('description', `description must be at most ${BALANCE_DESCRIPTION_MAX} characters`);
+  return trimmed.length === 0 ? null : trimmed;
+}

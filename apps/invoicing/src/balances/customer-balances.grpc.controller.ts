@@ -1,0 +1,61 @@
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import { Controller } from '@nestjs/common';
+import { GrpcMethod } from '@nestjs/microservices';
+import { invoicingV1, requireTenant, toMoneyMessage } from '@recur/contracts';
+import { checkPage, invalidArgument, pageInfo } from '@recur/kernel';
+import { fromInt64 } from '@recur/money';
+import { CustomerDirectory } from '../customers/customer-directory.client';
+import { Commands } from '../infrastructure/commands';
+import type { BalanceTransaction } from './customer-balance';
+import { CustomerBalancesService } from './customer-balances.service';
+
+/** The most customers one GetCustomerBalances asks (a list page is at most 100). */
+const MAX_BALANCES_ASKED = 100;
+
+const toTransactionMessage = (entry: BalanceTransaction): MessageInitShape<typeof invoicingV1.CustomerBalanceTransactionSchema> => ({
+  id: entry.id,
+  livemode: entry.tenant.livemode,
+  customerId: entry.customerId,
+  type: entry.type,
+  amount: toMoneyMessage(entry.amount),
+  endingBalance: toMoneyMessage(entry.endingBalance),
+  description: entry.description ?? '',
+  invoiceId: entry.invoiceId ?? '',
+  creditNoteId: entry.creditNoteId ?? '',
+  created: BigInt(Math.floor(entry.createdAt.getTime() / 1000)),
+});
+
+/** gRPC edge of customer balances: decode, look the customer up, call, encode. No rules live here. */
+@Controller()
+export class CustomerBalancesGrpcController {
+  constructor(
+    private readonly balances: CustomerBalancesService,
+    private readonly customers: CustomerDirectory,
+    private readonly commands: Commands,
+  ) {}
+
+  @GrpcMethod('InvoicingService', 'CreateCustomerBalanceTransaction')
+  async createCustomerBalanceTransaction(request: invoicingV1.CreateCustomerBalanceTransactionRequest): Promise<invoicingV1.CreateCustomerBalanceTransactionResponse> {
+    const tenant = requireTenant(request.tenant);
+    if (!request.amount) throw invalidArgument('amount', 'amount is required', 'parameter_missing');
+    const amount = { amountMinor: fromInt64(request.amount.amountMinor, 'amount'), currency: request.amount.currency };
+    const customer = await this.customers.lookup(tenant, request.customerId);
+    return this.commands.run(tenant, request, invoicingV1.CreateCustomerBalanceTransactionResponseSchema, async (tx) => ({
+      transaction: toTransactionMessage(await this.balances.adjust(tx, tenant, customer, amount, request.description)),
+    }));
+  }
+
+  @GrpcMethod('InvoicingService', 'ListCustomerBalanceTransactions')
+  async listCustomerBalanceTransactions(request: invoicingV1.ListCustomerBalanceTransactionsRequest): Promise<MessageInitShape<typeof invoicingV1.ListCustomerBalanceTransactionsResponseSchema>> {
+    const page = checkPage(request.page?.limit, request.page?.offset);
+    const { transactions, total } = await this.balances.list(requireTenant(request.tenant), request.customerId, page);
+    return { transactions: transactions.map(toTransactionMessage), page: pageInfo(page, transactions.length, total) };
+  }
+
+  @GrpcMethod('InvoicingService', 'GetCustomerBalances')
+  async getCustomerBalances(request: invoicingV1.GetCustomerBalancesRequest): Promise<MessageInitShape<typeof invoicingV1.GetCustomerBalancesResponseSchema>> {
+    if (request.customerIds.length > MAX_BALANCES_ASKED) throw invalidArgument('customer_ids', `at most ${MAX_BALANCES_ASKED} customers at once`);
+    const balances = await this.balances.balancesOf(requireTenant(request.tenant), request.customerIds);
+    return { balances: request.customerIds.map((customerId, index) => ({ customerId, balance: balances[index] ? toMoneyMessage(balances[index]) : { amountMinor: 0n, currency: '' } })) };
+  }
+}

@@ -1,0 +1,64 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CLOCK, type Clock, newId, type Page, type TenantRef } from '@recur/kernel';
+import { type Money, money } from '@recur/money';
+import type { OpenTransaction } from '@recur/persistence';
+import { appliedBalance, billableCustomer, type CustomerLookup, type Invoice } from '../invoices/invoice';
+import { adjustedBalance, type BalanceTransaction, checkBalanceDescription } from './customer-balance';
+import { balanceKey, CustomerBalancesRepository } from './customer-balances.repository';
+
+/** Customers' balances (docs/api/customer-balance.md): manual adjustments, reads, and what finalization consumes. */
+@Injectable()
+export class CustomerBalancesService {
+  constructor(
+    private readonly balances: CustomerBalancesRepository,
+    @Inject(CLOCK) private readonly now: Clock,
+  ) {}
+
+  /** A manual adjustment of an existing, undeleted customer's balance, under its lock. */
+  async adjust(tx: OpenTransaction, tenant: TenantRef, customer: CustomerLookup, amount: { amountMinor: number; currency: string }, description: string): Promise<BalanceTransaction> {
+    const { id: customerId } = billableCustomer(customer);
+    const text = checkBalanceDescription(description);
+    const now = this.now();
+    const current = await this.balances.lockOne(tx, tenant, customerId, amount.currency.toLowerCase(), now);
+    const endingBalance = adjustedBalance(current, amount);
+    const entry: BalanceTransaction = {
+      id: newId('cbtx'), tenant, customerId, type: 'adjustment', amount: money(amount.amountMinor, endingBalance.currency), endingBalance,
+      description: text, invoiceId: null, creditNoteId: null, createdAt: now,
+    };
+    await this.balances.record(tx, [entry]);
+    return entry;
+  }
+
+  list(tenant: TenantRef, customerId: string, page: Page) {
+    return this.balances.list(tenant, customerId, page);
+  }
+
+  balancesOf(tenant: TenantRef, customerIds: readonly string[]): Promise<(Money | null)[]> {
+    return this.balances.balances(tenant, customerIds);
+  }
+
+  /**
+   * Locks the balances of the customers these invoices bill, before they are finalized: the
+   * finalizations read them from the answer (by balanceKey) and `recordConsumed` writes what they took.
+   */
+  lockForFinalization(tx: OpenTransaction, invoices: readonly Invoice[]): Promise<Map<string, Money>> {
+    return this.balances.lockMany(tx, invoices.filter(consumesBalance).map((invoice) => ({ tenant: invoice.tenant, customerId: invoice.customer.id })));
+  }
+
+  /** The `applied_to_invoice` entries of finalized invoices that took credit, in their order. */
+  async recordConsumed(tx: OpenTransaction, finalized: readonly Invoice[], now: Date): Promise<void> {
+    await this.balances.record(tx, finalized.flatMap((invoice): BalanceTransaction[] => {
+      const applied = appliedBalance(invoice);
+      if (applied === 0) return [];
+      return [{
+        id: newId('cbtx'), tenant: invoice.tenant, customerId: invoice.customer.id, type: 'applied_to_invoice', amount: money(applied, invoice.currency),
+        endingBalance: invoice.endingBalance, description: null, invoiceId: invoice.id, creditNoteId: null, createdAt: now,
+      }];
+    }));
+  }
+}
+
+/** A wallet top-up buys prepaid money: it is paid in money, never from the balance (docs/api/customer-balance.md#invoices-consume-credit). */
+export const consumesBalance = (invoice: Invoice): boolean => invoice.billingReason !== 'top_up';
+
+export { balanceKey };

@@ -1,0 +1,156 @@
+import { invoicingV1, type ServiceClient, subscriptionV1 } from '@recur/contracts';
+import { grpcFailure, queryDatabase, startServiceUnderTest, type ServiceUnderTest } from '@recur/testing';
+import { randomBytes } from 'node:crypto';
+
+/**
+ * Customer balances (docs/api/customer-balance.md) in the invoicing service as its own process on
+ * a real PostgreSQL database, the real subscription service beside it, through gRPC only.
+ */
+jest.setTimeout(60_000);
+
+let subscription: ServiceUnderTest<typeof subscriptionV1.SubscriptionService>;
+let invoicing: ServiceUnderTest<typeof invoicingV1.InvoicingService>;
+let client: ServiceClient<typeof invoicingV1.InvoicingService>;
+
+const newTenant = () => ({ accountId: `acct_${randomBytes(6).toString('hex')}`, livemode: false });
+type Tenant = ReturnType<typeof newTenant>;
+const usd = (amount: number) => ({ amountMinor: BigInt(amount), currency: 'usd' });
+const minor = (value: { amountMinor: bigint } | undefined) => Number(value!.amountMinor);
+
+beforeAll(async () => {
+  subscription = await startServiceUnderTest('subscription', subscriptionV1.SubscriptionService, { CATALOG_GRPC_ADDR: '127.0.0.1:9', INVOICING_GRPC_ADDR: '127.0.0.1:9', USAGE_METERING_GRPC_ADDR: '127.0.0.1:9', PAYMENTS_GRPC_ADDR: '127.0.0.1:9' });
+  invoicing = await startServiceUnderTest('invoicing', invoicingV1.InvoicingService, { SUBSCRIPTION_GRPC_ADDR: subscription.grpcAddress, INVOICE_MAIL_ON_FINALIZE: 'false', SMTP_URL: 'smtp://127.0.0.1:9' });
+  client = invoicing.client;
+}, 120_000);
+
+afterAll(async () => {
+  await invoicing?.stop();
+  await subscription?.stop();
+});
+
+const newCustomer = async (tenant: Tenant) => (await subscription.client.createCustomer({ tenant, name: 'Ada Lovelace', email: 'ada@example.com' })).customer!;
+const credit = (tenant: Tenant, customerId: string, amount: number, requestId = `req_${randomBytes(6).toString('hex')}`) =>
+  client.createCustomerBalanceTransaction({ tenant, customerId, amount: usd(amount), description: 'Goodwill', requestId });
+const balanceOf = async (tenant: Tenant, customerId: string) => minor((await client.getCustomerBalances({ tenant, customerIds: [customerId] })).balances[0].balance);
+const openInvoice = async (tenant: Tenant, customerId: string, amount: number) =>
+  (await client.createInvoice({ tenant, customerId, amount: BigInt(amount), description: 'Consulting', status: 'open' })).invoice!;
+
+describe('customer balance ledger', () => {
+  it('records manual adjustments, newest first, and keeps one currency and credit only', async () => {
+    const tenant = newTenant();
+    const customer = await newCustomer(tenant);
+    expect((await client.getCustomerBalances({ tenant, customerIds: [customer.id] })).balances[0].balance).toMatchObject({ amountMinor: 0n, currency: '' });
+    const first = (await credit(tenant, customer.id, -5_000, 'req_first')).transaction!;
+    expect(first).toMatchObject({ type: 'adjustment', amount: usd(-5_000), endingBalance: usd(-5_000), description: 'Goodwill', customerId: customer.id });
+    expect(first.id).toMatch(/^cbtx_/);
+    // A repeat of the same request answers the first answer and moves nothing.
+    expect((await credit(tenant, customer.id, -5_000, 'req_first')).transaction!.id).toBe(first.id);
+    const second = (await credit(tenant, customer.id, 1_500)).transaction!;
+    expect(second.endingBalance).toMatchObject(usd(-3_500));
+    expect(await balanceOf(tenant, customer.id)).toBe(-3_500);
+    // Taking back more than the credit would leave the customer owing: refused, nothing moved.
+    expect(await grpcFailure(credit(tenant, customer.id, 3_501))).toMatchObject({ errorCode: 'amount_too_large', param: 'amount' });
+    expect(await grpcFailure(client.createCustomerBalanceTransaction({ tenant, customerId: customer.id, amount: { amountMinor: -1n, currency: 'eur' }, requestId: 'req_eur' })))
+      .toMatchObject({ errorCode: 'currency_mismatch', param: 'currency' });
+    expect(await grpcFailure(credit(tenant, 'cus_missing', -1))).toMatchObject({ errorCode: 'resource_missing', param: 'customer' });
+    const { transactions, page } = await client.listCustomerBalanceTransactions({ tenant, customerId: customer.id, page: { limit: 10 } });
+    expect(transactions.map((entry) => entry.id)).toEqual([second.id, first.id]);
+    expect(page!.total).toBe(2);
+    expect(await balanceOf(tenant, customer.id)).toBe(-3_500);
+  });
+
+  it('lets the next finalized invoice consume credit: amount_due is what is left, and a fully covered invoice is paid at once', async () => {
+    const tenant = newTenant();
+    const customer = await newCustomer(tenant);
+    await credit(tenant, customer.id, -5_000);
+    const covered = await openInvoice(tenant, customer.id, 1_200);
+    expect(covered).toMatchObject({ status: 'paid', total: usd(1_200), amountDue: usd(0), amountPaid: usd(0), startingBalance: usd(-5_000), endingBalance: usd(-3_800) });
+    const partly = await openInvoice(tenant, customer.id, 10_000);
+    expect(partly).toMatchObject({ status: 'open', total: usd(10_000), amountDue: usd(6_200), startingBalance: usd(-3_800), endingBalance: usd(0) });
+    const after = await openInvoice(tenant, customer.id, 700);
+    expect(after).toMatchObject({ status: 'open', amountDue: usd(700), startingBalance: usd(0), endingBalance: usd(0) });
+    expect(await balanceOf(tenant, customer.id)).toBe(0);
+    const { transactions } = await client.listCustomerBalanceTransactions({ tenant, customerId: customer.id, page: { limit: 10 } });
+    expect(transactions.map((entry) => [entry.type, minor(entry.amount), minor(entry.endingBalance), entry.invoiceId])).toEqual([
+      ['applied_to_invoice', 3_800, 0, partly.id],
+      ['applied_to_invoice', 1_200, -3_800, covered.id],
+      ['adjustment', -5_000, -5_000, ''],
+    ]);
+  });
+
+  it('never lets concurrent finalizations consume the same credit (real PostgreSQL, 12 at once)', async () => {
+    const tenant = newTenant();
+    const customer = await newCustomer(tenant);
+    await credit(tenant, customer.id, -1_000);
+    const drafts = await Promise.all(Array.from({ length: 12 }, () => client.createInvoice({ tenant, customerId: customer.id, amount: 300n, description: 'Seat' })));
+    const finalized = await Promise.all(drafts.map(({ invoice }) => client.finalizeInvoice({ tenant, id: invoice!.id })));
+    const applied = finalized.map(({ invoice }) => minor(invoice!.endingBalance) - minor(invoice!.startingBalance));
+    // 1 000 of credit over 300-unit invoices: three covered, one for 100, the rest untouched.
+    expect(applied.reduce((a, b) => a + b, 0)).toBe(1_000);
+    expect([...applied].sort((a, b) => b - a)).toEqual([300, 300, 300, 100, 0, 0, 0, 0, 0, 0, 0, 0]);
+    for (const { invoice } of finalized) expect(minor(invoice!.amountDue) + minor(invoice!.endingBalance) - minor(invoice!.startingBalance)).toBe(300);
+    expect(finalized.filter(({ invoice }) => invoice!.status === 'paid')).toHaveLength(3);
+    expect(await balanceOf(tenant, customer.id)).toBe(0);
+    // Balance in = balance out: the ledger sums to the balance, and each entry starts where the one before ended.
+    const rows = await queryDatabase<{ amount: string; ending_balance: string }>(invoicing.databaseUrl,
+      'SELECT amount, ending_balance FROM customer_balance_transactions WHERE account_id = $1 ORDER BY ending_balance ASC', [tenant.accountId]);
+    expect(rows.reduce((sum, row) => sum + Number(row.amount), 0)).toBe(0);
+    expect(rows.map((row) => Number(row.ending_balance))).toEqual([-1_000, -700, -400, -100, 0]);
+  });
+
+  it('lets a manual adjustment racing finalizations neither lose nor double credit', async () => {
+    const tenant = newTenant();
+    const customer = await newCustomer(tenant);
+    await credit(tenant, customer.id, -600);
+    const drafts = await Promise.all(Array.from({ length: 6 }, () => client.createInvoice({ tenant, customerId: customer.id, amount: 250n, description: 'Seat' })));
+    const [finalized] = await Promise.all([
+      Promise.all(drafts.map(({ invoice }) => client.finalizeInvoice({ tenant, id: invoice!.id }))),
+      credit(tenant, customer.id, -900),
+    ]);
+    const applied = finalized.reduce((sum, { invoice }) => sum + minor(invoice!.endingBalance) - minor(invoice!.startingBalance), 0);
+    expect(applied + -(await balanceOf(tenant, customer.id))).toBe(1_500);
+  });
+
+  it('has renewal batches consume each customer\'s credit in period order', async () => {
+    const tenant = newTenant();
+    const customer = await newCustomer(tenant);
+    await credit(tenant, customer.id, -1_500);
+    const renewal = (periodStart: number) => ({
+      tenant, customerId: customer.id, subscriptionId: 'sub_balance', periodStart: BigInt(periodStart), periodEnd: BigInt(periodStart + 2_592_000),
+      currency: 'usd', billingReason: 'subscription_cycle', dueInDays: 7, lines: [{ kind: 'plan', description: 'Team', quantity: 1n, amount: usd(1_000) }],
+    });
+    const { results } = await client.createSubscriptionInvoices({ invoices: [renewal(1_802_592_000), renewal(1_800_000_000)] });
+    const [later, earlier] = results.map((result) => result.invoice!);
+    expect(earlier).toMatchObject({ status: 'paid', amountDue: usd(0), startingBalance: usd(-1_500), endingBalance: usd(-500) });
+    expect(later).toMatchObject({ status: 'open', amountDue: usd(500), startingBalance: usd(-500), endingBalance: usd(0) });
+    expect(await balanceOf(tenant, customer.id)).toBe(0);
+  });
+});
+
+describe('tax carried back by refunds\' credit notes', () => {
+  it('gives back a taxed invoice\'s tax in proportion, per rate, and exactly all of it over partial refunds', async () => {
+    const tenant = newTenant();
+    const customer = await newCustomer(tenant);
+    const vat = (await client.createTaxRate({ tenant, displayName: 'VAT', ratePpm: 160_000n, inclusive: false, requestId: 'req_vat' })).taxRate!;
+    const levy = (await client.createTaxRate({ tenant, displayName: 'Levy', ratePpm: 180_000n, inclusive: true, requestId: 'req_levy' })).taxRate!;
+    const invoice = (await client.createInvoice({
+      tenant, customerId: customer.id, currency: 'usd', status: 'open', lines: [
+        { description: 'Hosting', amount: 10_000n, quantity: 1n, taxRateIds: [vat.id] },
+        { description: 'Support', amount: 5_900n, quantity: 1n, taxRateIds: [levy.id] },
+      ],
+    })).invoice!;
+    // 10 000 + 16 % = 11 600; 5 900 with 18 % inside = 5 000 net + 900 tax: total 17 500, tax 2 500.
+    expect([minor(invoice.total), minor(invoice.tax)]).toEqual([17_500, 2_500]);
+    await client.payInvoice({ tenant, id: invoice.id, paymentId: 'pay_tax_1', amount: usd(17_500), paidAt: 1_800_000_000n, requestId: 'req_pay_tax' });
+    const refund = async (amount: number, n: number) => (await client.recordRefund({ tenant, id: invoice.id, creditNoteId: `cn_tax${n}`, paymentId: 'pay_tax_1', amount: usd(amount), reason: 'requested_by_customer' })).creditNote!;
+    const notes = [await refund(5_000, 1), await refund(3_333, 2), await refund(9_167, 3)];
+    const perRate = (rateId: string) => notes.map((note) => minor(note.taxAmounts.find((tax) => tax.taxRateId === rateId)?.amount));
+    // VAT 1 600 × 5 000 / 17 500 = 457.14 → 457; then 1 600 × 8 333 / 17 500 = 761.87 → 762, less 457 = 305; the rest 838.
+    expect(perRate(vat.id)).toEqual([457, 305, 838]);
+    expect(perRate(vat.id).reduce((a, b) => a + b, 0)).toBe(1_600);
+    expect(perRate(levy.id).reduce((a, b) => a + b, 0)).toBe(900);
+    expect(notes.map((note) => minor(note.tax))).toEqual(notes.map((note) => note.taxAmounts.reduce((sum, tax) => sum + minor(tax.amount), 0)));
+    // The credit note as read back keeps its tax.
+    expect((await client.getCreditNote({ tenant, id: 'cn_tax2' })).creditNote!.taxAmounts.map((tax) => minor(tax.amount))).toEqual(notes[1].taxAmounts.map((tax) => minor(tax.amount)));
+  });
+});
