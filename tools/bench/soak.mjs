@@ -101,8 +101,10 @@ for (let minute = 1; minute <= MINUTES; minute++) {
   const mem = memoryByProcess(stack);
   memory.push({ at: now.at, ...mem });
   const errors = tally.count((status) => !isSuccess(status));
+  // Which answers they were: a shed request (503 admission, 429 rate limit) is the gateway's choice, a 500 a bug.
+  const errorKinds = errors === 0 ? '' : ` (${tally.describe().split(', ').filter((entry) => !entry.startsWith('2')).join(', ')})`;
   console.log(
-    `min ${String(minute).padStart(2)}  ${p50p99(tally.latencies(isSuccess))}  errors ${errors}  | ${Object.entries(mem).map(([group, mib]) => `${group} ${mib.toFixed(0)} MiB`).join(', ')}` +
+    `min ${String(minute).padStart(2)}  ${p50p99(tally.latencies(isSuccess))}  errors ${errors}${errorKinds}  | ${Object.entries(mem).map(([group, mib]) => `${group} ${mib.toFixed(0)} MiB`).join(', ')}` +
       `  | outbox unpublished ${now.outbox}, inbox ${now.inbox} (+${now.inbox - previousInbox}), jobs due ${now.jobs}, webhooks received ${receiver.received()}`,
   );
   previousInbox = now.inbox;
