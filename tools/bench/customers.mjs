@@ -138,11 +138,18 @@ function api(stack) {
 
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * This bench measures what a request costs, so the gateway admits every request of its 16 clients:
+ * with admission control on, a machine loaded by other work made it refuse most creates at once
+ * (`503`s counted in the rates and dividing the CPU). `npm run bench:overload` measures admission control.
+ */
+const WITHOUT_ADMISSION_CONTROL = { ADMISSION_MAX_IN_FLIGHT: '0' };
+
 if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
 const startedAt = Date.now();
 const stack = MODE === 'processes'
-  ? await startProcesses({ name: 'customers', scaled: 'subscription', replicas: REPLICAS, profileDir: PROFILE_DIR })
-  : await startSingleProcess({ profileArgs: profileArgs(PROFILE_DIR, 'single-process') });
+  ? await startProcesses({ name: 'customers', scaled: 'subscription', replicas: REPLICAS, profileDir: PROFILE_DIR, appEnv: { gateway: WITHOUT_ADMISSION_CONTROL } })
+  : await startSingleProcess({ profileArgs: profileArgs(PROFILE_DIR, 'single-process'), env: WITHOUT_ADMISSION_CONTROL });
 console.log(`\nRecur customer benchmark (${stack.description})`);
 console.log(`${CONCURRENCY} concurrent clients, ${SECONDS} s per phase; stack ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s; memory at rest ${treeRssMiB(stack.pids()).toFixed(0)} MiB`);
 console.log(`load average before: ${loadAverage()} on ${require('node:os').availableParallelism()} cores\n`);
@@ -161,7 +168,7 @@ console.log(`CPU at rest (ms per s): ${Object.keys(atRest).filter((g) => g !== '
 
 // The disk's share: WAL flushes per request (every database of the cluster), /v1 against raw.
 const admin = new Pool({ connectionString: stack.urlFor('postgres'), max: 1 });
-const { results, alternate, cpuCost, printCpuTable } = phases(stack, { counters: { 'WAL flushes': () => walSyncs(admin) } });
+const { results, alternate, cpuCost, printCpuTable, windows } = phases(stack, { counters: { 'WAL flushes': () => walSyncs(admin) } });
 if (WORK.has('create')) {
   await alternate(loop, ROUNDS, [['rawCreate', 'raw SQL: create (tx)', (slice) => closedLoop(slice, rawCreate(raw))], ['v1Create', '/v1: POST /v1/customers', (slice) => closedLoop(slice, v1.create)]]);
 }
@@ -198,6 +205,8 @@ await raw.pool.end();
 await admin.end();
 await stack.stop();
 if (PROFILE_DIR) {
-  console.log(`\nCPU profiles in ${PROFILE_DIR}:`);
-  summariseProfiles(PROFILE_DIR);
+  // The closed-loop /v1 phase's samples alone (create's when it ran): start-up and the raw phases left out.
+  const measuredWindows = windows.v1Create ?? windows.v1Retrieve;
+  console.log(`\nCPU profiles in ${PROFILE_DIR}, samples of the closed-loop ${windows.v1Create ? 'create' : 'retrieve'} phase through /v1:`);
+  summariseProfiles(PROFILE_DIR, measuredWindows);
 }

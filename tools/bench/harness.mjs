@@ -568,7 +568,7 @@ export function startBalancer(backends) {
 /**
  * Every app as its own process (as Kubernetes runs them) on one durable embedded PostgreSQL,
  * events through Kafka; `replicas` gateways and `replicas` processes of the `scaled` service,
- * each set behind a balancer. `profileDir`: CPU profiles of the gateways and the scaled service.
+ * each set behind a balancer. `profileDir`: CPU profiles of every app process.
  * `appEnv`: extra environment per app. `ownBroker`: a broker of its own even where KAFKA_BROKERS
  * names one (startInfrastructure). `proxied`: a hop to put between two parties, e.g. a
  * Toxiproxy (faults.mjs): `{ gatewayTo: [service…], databaseOf: [service…], through(name,
@@ -621,7 +621,7 @@ export async function startProcesses({ name, scaled, replicas = 1, profileDir, a
       apps.push(await startApp(service, {
         env: { ...common, ...peerAddresses, DATABASE_URL: databaseUrl, GRPC_PORT: String(grpcPort), ...envOf(service) },
         ready: { grpcPort },
-        nodeArgs: [...imageNodeFlags(), ...(service === scaled ? profileArgs(profileDir, `${service}-${replica + 1}`) : [])],
+        nodeArgs: [...imageNodeFlags(), ...profileArgs(profileDir, `${service}-${replica + 1}`)],
       }));
     }
   }
@@ -668,9 +668,8 @@ export async function startProcesses({ name, scaled, replicas = 1, profileDir, a
     ensureDatabase: (database) => postgres.ensureDatabase(database),
     pids: () => apps.map((app) => app.pid),
     processGroups: (table) => ({
-      gateway: apps.filter((app) => app.app === 'gateway').map((app) => app.pid),
-      [scaled]: apps.filter((app) => app.app === scaled).map((app) => app.pid),
-      'other apps': apps.filter((app) => app.app !== 'gateway' && app.app !== scaled).map((app) => app.pid),
+      // Each app apart (its replicas together): a CPU table then says which app spends what.
+      ...Object.fromEntries(['gateway', ...SERVICES].map((name) => [name, apps.filter((app) => app.app === name).map((app) => app.pid)])),
       postgresql: descendantsNamed(table, process.pid, 'postgres'),
       ...(kafka ? { kafka: descendantsNamed(table, process.pid, 'java') } : {}),
     }),

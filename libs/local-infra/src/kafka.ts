@@ -232,7 +232,7 @@ export async function startKafkaBroker(options: KafkaBrokerOptions = {}): Promis
   }
 
   tail.length = 0; // error messages from here on are about the broker, not the formatter
-  const child = spawn(java, [...jvmArgs, 'kafka.Kafka', serverProperties], {
+  const child = spawn(java, [...BROKER_JVM_ARGS, ...jvmArgs, 'kafka.Kafka', serverProperties], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   collectLines(child, onLine);
@@ -273,6 +273,14 @@ export async function startKafkaBroker(options: KafkaBrokerOptions = {}): Promis
   }
   return { brokers, stop };
 }
+
+/**
+ * The broker's JIT: C1 only. With C2, the JIT's compiler threads spent more CPU than the broker's
+ * request handlers through a benchmark's first minutes (720 against 590 ms in 15 s of creates,
+ * /proc/<pid>/task, docs/performance.md#every-app-its-own-process-with-kafka): a broker started
+ * for tests, `npm start` or a benchmark never runs long enough to earn that back.
+ */
+const BROKER_JVM_ARGS = ['-XX:TieredStopAtLevel=1'];
 
 function renderServerProperties(port: number, controllerPort: number, logDir: string): string {
   const settings: Record<string, string | number | boolean> = {

@@ -19,6 +19,20 @@ async function retrying<T>(step: () => Promise<T>, onError: (error: Error, attem
 /** Partitions of each events topic: the parallelism of one consumer group. */
 const TOPIC_PARTITIONS = 3;
 
+/**
+ * How often a batch consumer commits its offsets at most (kafkajs committed after every fetched
+ * batch: at a request's rate, one offset commit per event and group, the broker's largest cost,
+ * docs/performance.md#every-app-its-own-process-with-kafka). Offsets still follow the handlers:
+ * a crash re-delivers at most this long's events, which the consumers' inboxes drop.
+ */
+export const OFFSET_COMMIT_INTERVAL_MS = 1_000;
+
+/** A batch consumer's offsets not yet committed: the commit that writes them, and the timer that will. */
+interface PendingCommit {
+  commit?: () => Promise<void>;
+  timer?: NodeJS.Timeout;
+}
+
 export interface KafkaBusOptions {
   brokers: string[];
   clientId: string;
@@ -33,6 +47,7 @@ export class KafkaEventBus implements EventBus {
   private readonly kafka: Kafka;
   private producer?: Producer;
   private readonly consumers: Consumer[] = [];
+  private readonly pendingCommits: PendingCommit[] = [];
 
   constructor(private readonly options: KafkaBusOptions) {
     this.kafka = new Kafka({
@@ -88,24 +103,39 @@ export class KafkaEventBus implements EventBus {
   }
 
   async subscribeBatch(group: string, topics: string[], handler: BatchHandler): Promise<void> {
+    const pending: PendingCommit = {};
+    this.pendingCommits.push(pending);
     await this.run(group, topics, {
-      // Offsets are resolved here, chunk by chunk, each only after its handler resolved.
+      // Offsets are resolved here, chunk by chunk, each only after its handler resolved, and
+      // committed at most every OFFSET_COMMIT_INTERVAL_MS (kafkajs's autoCommit commits after every batch).
       eachBatchAutoResolve: false,
-      eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
+      autoCommit: false,
+      autoCommitInterval: OFFSET_COMMIT_INTERVAL_MS,
+      eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, uncommittedOffsets, isRunning, isStale }) => {
         for (let start = 0; start < batch.messages.length; start += BATCH_HANDLER_MAX) {
           if (!isRunning() || isStale()) return;
           const chunk = batch.messages.slice(start, start + BATCH_HANDLER_MAX);
           await handler(chunk.map((message) => busMessage(batch.topic, message)));
           resolveOffset(chunk[chunk.length - 1].offset);
+          // Commits every resolved offset of the group once the interval has passed since the last commit.
           await commitOffsetsIfNecessary();
           await heartbeat();
+        }
+        // What this batch left uncommitted is committed by the next batch past the interval, or by this timer when none comes.
+        pending.commit = () => commitOffsetsIfNecessary(uncommittedOffsets());
+        if (!pending.timer && uncommittedOffsets().topics.length > 0) {
+          pending.timer = setTimeout(() => {
+            pending.timer = undefined;
+            pending.commit?.().catch((error: Error) => this.options.log?.('WARN', `committing offsets of ${group} failed (they are committed with the next batch): ${error.message}`));
+          }, OFFSET_COMMIT_INTERVAL_MS);
+          pending.timer.unref();
         }
       },
     });
   }
 
   /** A consumer of the group on the topics, its partitions handled in parallel, started without waiting for the join. */
-  private async run(group: string, topics: string[], handlers: Pick<ConsumerRunConfig, 'eachMessage' | 'eachBatch' | 'eachBatchAutoResolve'>): Promise<void> {
+  private async run(group: string, topics: string[], handlers: Pick<ConsumerRunConfig, 'eachMessage' | 'eachBatch' | 'eachBatchAutoResolve' | 'autoCommit' | 'autoCommitInterval'>): Promise<void> {
     await retrying(() => this.ensureTopics(topics), (error, attempt) => this.options.log?.('WARN', `creating topics failed (attempt ${attempt}): ${error.message}`));
     // A 10 s session (kafkajs default: 30 s) lets a restarted replica take over a crashed
     // one's partitions quickly.
@@ -125,6 +155,11 @@ export class KafkaEventBus implements EventBus {
   }
 
   async close(): Promise<void> {
+    // The offsets handled since the last commit, so a graceful stop re-delivers nothing.
+    await Promise.all(this.pendingCommits.map(async (pending) => {
+      clearTimeout(pending.timer);
+      await pending.commit?.().catch(() => undefined);
+    }));
     await Promise.all(this.consumers.map((consumer) => consumer.disconnect()));
     await this.producer?.disconnect();
   }

@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { Kafka } from 'kafkajs';
 import { eventually, testKafkaBrokers } from '@recur/testing';
 import { type BusMessage, KafkaEventBus } from '../src';
+import { OFFSET_COMMIT_INTERVAL_MS } from '../src/kafka-bus';
 import { KafkaRequestQueue } from '../src/kafkajs-idle-timer';
+
+/** kafkajs's broker connection class, whose `offsetCommit` sends one OffsetCommit request. */
+const KafkaBroker = createRequire(require.resolve('kafkajs'))('./src/broker') as { prototype: { offsetCommit(request: { groupId: string }): Promise<unknown> } };
 
 jest.setTimeout(90_000);
 
@@ -42,6 +48,46 @@ describe('KafkaEventBus.subscribeBatch', () => {
     for (const key of keys) {
       const firstSeen = [...new Set(handled.filter((value) => value.startsWith(`${key}:`)))];
       expect(firstSeen).toEqual(sent.filter((sentMessage) => sentMessage.key === key).map((sentMessage) => sentMessage.value));
+    }
+  });
+});
+
+describe('KafkaEventBus.subscribeBatch offset commits', () => {
+  it('commits at most once an interval while events flow, and what the last batch left once the stream is idle', async () => {
+    const topic = `commits-${randomBytes(4).toString('hex')}`;
+    const group = `group-${topic}`;
+    await bus.ensureTopics([topic]);
+    const handled: string[] = [];
+    await bus.subscribeBatch(group, [topic], async (messages) => {
+      handled.push(...messages.map((received) => received.value));
+    });
+    await bus.publish([message(topic, 'k_first', 0)]);
+    await eventually(async () => handled.length === 1, 60_000, 'the first message handled (the group has joined)');
+
+    const offsetCommit = jest.spyOn(KafkaBroker.prototype, 'offsetCommit');
+    const sent = 20;
+    try {
+      // One message at a time, each its own fetched batch, over about half the interval.
+      const started = Date.now();
+      for (let n = 1; n <= sent; n++) {
+        await bus.publish([message(topic, `k_${n % 4}`, n)]);
+        await eventually(async () => handled.length === n + 1, 10_000, `message ${n} handled`);
+      }
+      const commitsWhileFlowing = offsetCommit.mock.calls.filter(([request]) => request.groupId === group).length;
+      // kafkajs's autoCommit sent one OffsetCommit per batch: 20 here.
+      expect(commitsWhileFlowing).toBeLessThanOrEqual(Math.ceil((Date.now() - started) / OFFSET_COMMIT_INTERVAL_MS) + 1);
+    } finally {
+      offsetCommit.mockRestore();
+    }
+
+    // Idle now: every handled offset is committed within about an interval, with no batch to carry it.
+    const admin = new Kafka({ clientId: 'kafka-batch-test-admin', brokers: (await testKafkaBrokers()).split(',') }).admin();
+    await admin.connect();
+    try {
+      const committed = async () => (await admin.fetchOffsets({ groupId: group, topics: [topic] }))[0].partitions.reduce((sum, { offset }) => sum + Math.max(0, Number(offset)), 0);
+      await eventually(async () => (await committed()) === sent + 1, 3 * OFFSET_COMMIT_INTERVAL_MS, 'every handled offset committed');
+    } finally {
+      await admin.disconnect();
     }
   });
 });
