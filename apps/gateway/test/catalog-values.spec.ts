@@ -2,10 +2,13 @@ import { ApiError } from '../src/http/api-error';
 import { createValidationPipe } from '../src/http/validation';
 import { CreateCouponDto, UpdateCouponDto } from '../src/coupons/coupons.dto';
 import { CreatePlanDto, CreatePriceComponentDto, UpdatePlanDto } from '../src/plans/plans.dto';
+import { CreateSalesLinkDto } from '../src/sales-links/sales-links.dto';
+import { ChangeBillingIntervalDto, CreateSubscriptionDto } from '../src/subscriptions/subscriptions.dto';
 
 /**
  * The catalog's value sets (pricing models, billing intervals, price component and coupon types,
- * coupon durations) are the catalog's to check: the gateway's door passes any string on, so a
+ * coupon durations) are the services' to check (the catalog's, and the subscription service's for
+ * a subscription's or a sales link's interval): the gateway's door passes any string on, so a
  * catalog release that adds a value needs no gateway release, and the catalog's INVALID_ARGUMENT
  * is the documented 400 (tests/mesh/test/catalog.mesh.spec.ts). What is not a string is still
  * refused at the door, with its param.
@@ -29,6 +32,10 @@ describe("the gateway's door, on the catalog's value sets", () => {
     ['a price component', CreatePriceComponentDto, { type: 'seat_based', name: 'Seats', unit_amount: 5 }],
     ['a coupon', CreateCouponDto, { ...COUPON, type: 'free_trial_days', duration: 'twice' }],
     ['a coupon change', UpdateCouponDto, { type: 'free_trial_days', duration: 'twice' }],
+    // The subscription service checks a subscription's interval against the plan it sells.
+    ['a subscription', CreateSubscriptionDto, { customer: 'cus_1', plan: 'plan_1', billing_interval: 'weekly' }],
+    ['an interval change', ChangeBillingIntervalDto, { billing_interval: 'weekly' }],
+    ['a sales link', CreateSalesLinkDto, { kind: 'plan', title: 'Pro', plan_id: 'plan_1', billing_interval: 'weekly' }],
   ])('passes on values a newer catalog may accept, in %s', async (_what, metatype, body) => {
     expect(JSON.parse(JSON.stringify(await validate(body, metatype)))).toEqual(body);
   });
