@@ -37,7 +37,7 @@ const { translateCustomerEvent } = subscription('customers/customer-events.trans
 const postgres = await startEmbeddedPostgres({ dataDir: join(benchDir('commands'), 'postgres'), persistent: true });
 await postgres.ensureDatabase('recur_subscription');
 const databaseUrl = postgres.urlFor('recur_subscription');
-await applyMigrations({ databaseUrl, migrationsDir: join(ROOT, 'apps', 'subscription', 'prisma', 'migrations') });
+await applyMigrations({ databaseUrl, migrationsDir: join(ROOT, 'apps', 'subscription', 'prisma', 'migrations'), libraries: [require('@recur/messaging').MESSAGING_MIGRATIONS, require('@recur/persistence').PERSISTENCE_MIGRATIONS] });
 const prisma = new PrismaService(databaseUrl);
 const repository = new CustomersRepository(prisma);
 const tenant = { accountId: 'acct_bench', livemode: false };

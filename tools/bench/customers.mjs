@@ -61,7 +61,7 @@ async function prepareRaw(stack, customerId) {
   const { applyMigrations } = require('@recur/persistence');
   const rawDb = `bench_raw_${randomBytes(3).toString('hex')}`;
   await stack.ensureDatabase(rawDb);
-  await applyMigrations({ databaseUrl: stack.urlFor(rawDb), migrationsDir: join(ROOT, 'apps', 'subscription', 'prisma', 'migrations') });
+  await applyMigrations({ databaseUrl: stack.urlFor(rawDb), migrationsDir: join(ROOT, 'apps', 'subscription', 'prisma', 'migrations'), libraries: [require('@recur/messaging').MESSAGING_MIGRATIONS, require('@recur/persistence').PERSISTENCE_MIGRATIONS] });
   const service = new Pool({ connectionString: stack.urlFor(databaseName('subscription')), max: 1 });
   const [customer] = (await service.query('SELECT * FROM customers WHERE id = $1', [customerId])).rows;
   const outbox = (await service.query("SELECT id, topic, key, type, payload, headers FROM outbox_events WHERE key = $1 ORDER BY seq", [customerId])).rows;

@@ -205,7 +205,7 @@ async function rawRenewals(n) {
   const rawDb = `bench_raw_${randomBytes(3).toString('hex')}`;
   await postgres.ensureDatabase(rawDb);
   const { applyMigrations } = require('@recur/persistence');
-  await applyMigrations({ databaseUrl: postgres.urlFor(rawDb), migrationsDir: join(ROOT, 'apps', 'subscription', 'prisma', 'migrations') });
+  await applyMigrations({ databaseUrl: postgres.urlFor(rawDb), migrationsDir: join(ROOT, 'apps', 'subscription', 'prisma', 'migrations'), libraries: [require('@recur/messaging').MESSAGING_MIGRATIONS, require('@recur/persistence').PERSISTENCE_MIGRATIONS] });
   const pool = new Pool({ connectionString: postgres.urlFor(rawDb), max: 8 });
   const [template] = (await sql('subscription', 'SELECT * FROM subscriptions LIMIT 1')).rows;
   const [event] = (await sql('subscription', "SELECT topic, key, type, payload, headers FROM outbox_events WHERE topic LIKE '%.public' LIMIT 1")).rows;

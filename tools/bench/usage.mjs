@@ -128,7 +128,7 @@ const [template] = (await service.query('SELECT account_id, livemode, period_sta
 await service.end();
 const rawDb = `bench_usage_raw_${runId}`;
 await stack.ensureDatabase(rawDb);
-await applyMigrations({ databaseUrl: stack.urlFor(rawDb), migrationsDir: join(ROOT, 'apps', 'usage-metering', 'prisma', 'migrations') });
+await applyMigrations({ databaseUrl: stack.urlFor(rawDb), migrationsDir: join(ROOT, 'apps', 'usage-metering', 'prisma', 'migrations'), libraries: [require('@recur/messaging').MESSAGING_MIGRATIONS, require('@recur/persistence').PERSISTENCE_MIGRATIONS] });
 const raw = new Pool({ connectionString: stack.urlFor(rawDb), max: CONCURRENCY });
 const rawRow = (phase, worker, i) => {
   const record = recordFor(phase, worker, i);

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Lints every app's Prisma migrations with squawk 2.66 (the root's optional dependency
+// Lints every app's Prisma migrations, and the platform libraries' (libs/messaging/migrations,
+// libs/persistence/migrations, tools/db/platform-models.mjs), with squawk 2.66 (the root's optional dependency
 // @squawk-cli/linux-x64: squawk-cli's own package would name the other platforms' binaries, which
 // 2.66.0 never published, and npm ci refuses a lockfile without them; elsewhere set SQUAWK=<binary>):
 // a migration must keep the previous release's replicas working while it runs and after (expand/
@@ -24,6 +25,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { commitExists, git, lastRelease, RELEASED, ROOT } from '../release/projects.mjs';
 import { mappedColumns, removals } from './migration-rules.mjs';
+import { PLATFORM_LIBRARIES, platformModelDrift } from './platform-models.mjs';
 
 /** Not about rolling upgrades: integer widths and serial vs identity are style. */
 const EXCLUDED_RULES = [
@@ -56,11 +58,12 @@ if (!existsSync(squawk)) {
   console.error(`migration lint: no squawk at ${squawk}: npm installs it on linux-x64 only; elsewhere install squawk 2.66 and set SQUAWK`);
   process.exit(1);
 }
-const migrations = readdirSync(join(ROOT, 'apps'))
-  .flatMap((app) => {
-    const dir = join(ROOT, 'apps', app, 'prisma/migrations');
-    return existsSync(dir) ? readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => join(dir, entry.name)) : [];
-  })
+const migrationFolders = (dir) => (existsSync(dir) ? readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => join(dir, entry.name)) : []);
+const libraryMigrationDirs = PLATFORM_LIBRARIES.map(({ migrationsDir }) => join(ROOT, migrationsDir));
+const migrations = [
+  ...readdirSync(join(ROOT, 'apps')).flatMap((app) => migrationFolders(join(ROOT, 'apps', app, 'prisma/migrations'))),
+  ...libraryMigrationDirs.flatMap(migrationFolders),
+]
   .filter((dir) => existsSync(join(dir, 'migration.sql')))
   .sort();
 
@@ -125,6 +128,34 @@ for (const project of RELEASED.filter((p) => p.dir.startsWith('apps/'))) {
       );
     }
   }
+}
+
+// A library's migrations run on every service's database: a new one must not drop what any app's
+// last release maps (the platform's tables are in each app's Prisma schema of that release).
+const releasedApps = RELEASED.filter((p) => p.dir.startsWith('apps/')).map((project) => ({ project, release: lastRelease(project) }))
+  .filter(({ project, release }) => release && commitExists(release.commit) && existsSync(join(ROOT, project.dir, 'prisma/schema.prisma')));
+for (const { migrationsDir } of PLATFORM_LIBRARIES) {
+  for (const dir of migrations.filter((d) => d.startsWith(join(ROOT, migrationsDir) + '/'))) {
+    const folder = dir.slice(dir.lastIndexOf('/') + 1);
+    for (const { project, release } of releasedApps) {
+      const releasedFolders = spawnSync('git', ['ls-tree', '--name-only', `${release.commit}:${migrationsDir}`], { cwd: ROOT, encoding: 'utf8' }).stdout ?? '';
+      if (releasedFolders.split('\n').includes(folder)) continue;
+      const readByRelease = mappedColumns(git('show', `${release.commit}:${project.dir}/prisma/schema.prisma`));
+      for (const { table, column, verb } of removals(sql(dir))) {
+        const columns = readByRelease.get(table);
+        if (!columns || (column && !columns.has(column))) continue;
+        failures.push(
+          `${relative(ROOT, dir)}/migration.sql ${verb} ${column ? `column ${table}.${column}` : `table ${table}`}, which ${project.key}'s last release ${release.version} ` +
+            `(commit ${release.commit.slice(0, 12)}) still reads.\n    why: a library's migration runs on every service's database, and that release's replicas run beside the new ones during the rollout; ` +
+            'stop using it in this release and drop it in the next one (expand/contract)',
+        );
+      }
+    }
+  }
+}
+
+for (const { app, model } of platformModelDrift(ROOT)) {
+  failures.push(`apps/${app}/prisma/schema.prisma: model ${model} differs from the block its owning library declares; run node tools/db/platform-models.mjs --write`);
 }
 
 const excusedCount = excused.size;

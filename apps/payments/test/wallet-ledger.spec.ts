@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import type { Clock, TenantRef } from '@recur/kernel';
 import { applyMigrations } from '@recur/persistence';
+import { SERVICE_PLATFORM_MIGRATIONS } from '@recur/service-host';
 import { createTestDatabase, queryDatabase } from '@recur/testing';
 import { PrismaService } from '../src/infrastructure/prisma.service';
 import type { Wallet } from '../src/wallets/wallet';
@@ -30,7 +31,7 @@ const newTenant = (): TenantRef => ({ accountId: `acct_wallet_${++tenantCount}_$
 
 beforeAll(async () => {
   databaseUrl = await createTestDatabase('payments_wallets');
-  await applyMigrations({ databaseUrl, migrationsDir: join(__dirname, '..', 'prisma', 'migrations') });
+  await applyMigrations({ databaseUrl, migrationsDir: join(__dirname, '..', 'prisma', 'migrations'), libraries: SERVICE_PLATFORM_MIGRATIONS });
   prisma = new PrismaService(databaseUrl);
   // Never called by these tests (applyEntry talks to no other service); a closed port if it were.
   invoicing = new WalletInvoicing({ invoicingGrpcAddr: '127.0.0.1:9' } as never);

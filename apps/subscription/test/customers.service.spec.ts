@@ -187,13 +187,16 @@ describe('SubscriptionService customers', () => {
 });
 
 describe('subscription migrate command', () => {
-  it('applies every migration to an empty database, once', async () => {
+  it("applies every migration to an empty database, the app's and the platform libraries', once", async () => {
     const url = await createTestDatabase('migrate');
     const migrate = () => spawnSync(process.execPath, [join(REPO_ROOT, 'apps/subscription/dist/main.js'), 'migrate'], { env: { ...process.env, DATABASE_URL: url }, encoding: 'utf8' });
     const first = migrate();
     expect(first.status).toBe(0);
-    const expected = readdirSync(join(REPO_ROOT, 'apps/subscription/prisma/migrations')).filter((entry) => /^\d{14}_/.test(entry));
-    expect(JSON.parse(first.stdout.trim().split('\n').pop()!).applied).toEqual(expected);
+    const folders = (dir: string) => readdirSync(join(REPO_ROOT, dir)).filter((entry) => /^\d{14}_/.test(entry));
+    const expected = folders('apps/subscription/prisma/migrations');
+    // The app's own, then the platform's tables from the libraries that own them, each with its history.
+    const libraries = [...folders('libs/messaging/migrations').map((name) => `messaging/${name}`), ...folders('libs/persistence/migrations').map((name) => `persistence/${name}`)];
+    expect(JSON.parse(first.stdout.trim().split('\n').pop()!).applied).toEqual([...expected, ...libraries]);
     const second = migrate();
     expect(second.status).toBe(0);
     expect(JSON.parse(second.stdout.trim().split('\n').pop()!).applied).toEqual([]);

@@ -83,6 +83,25 @@ export const internalEventsTopic = (service: string, env: NodeJS.ProcessEnv = pr
 export const publicEventsTopic = (service: string, env: NodeJS.ProcessEnv = process.env): string => `${topicNamespace(env)}.${service}.public`;
 export const consumerGroup = (service: string, env: NodeJS.ProcessEnv = process.env): string => `${topicNamespace(env)}.${service}`;
 
+/** What an outbox row records to route it: its producer, the kind of its envelope, and its event type. */
+export interface EventRoute {
+  producer: string;
+  kind: 'internal' | 'public';
+  /** The envelope's `type`: `recur.subscription.v1.CustomerCreated`, `customer.created`. */
+  type: string;
+}
+
+/**
+ * Where an event goes. The relay resolves every row's topic from the map it runs with when it
+ * publishes the row, not when the row was written, so a topic split (a type moved to a topic of
+ * its own) also moves the rows written before it and still unpublished (docs/architecture.md#events).
+ */
+export type TopicMap = (route: EventRoute, env?: NodeJS.ProcessEnv) => string;
+
+/** Today's map: every producer's internal events on its internal topic, its public ones on its public topic. */
+export const defaultTopicMap: TopicMap = ({ producer, kind }, env = process.env) =>
+  kind === 'internal' ? internalEventsTopic(producer, env) : publicEventsTopic(producer, env);
+
 /** The routing fields of a public event, as webhook-dispatch's fan-out reads them. */
 export interface PublicEventRoute {
   id: string;

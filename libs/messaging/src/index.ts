@@ -6,3 +6,4 @@ export * from './inbox';
 export * from './kafka-bus';
 export * from './outbox';
 export * from './relay';
+export * from './migrations';

@@ -1,17 +1,25 @@
 import { injectTraceHeaders } from '@recur/telemetry';
-import { encodeEvent, internalEventsTopic, isInternalEvent, type OutboxEvent, publicEventsTopic } from './event';
+import { defaultTopicMap, encodeEvent, isInternalEvent, type OutboxEvent } from './event';
 
 /**
- * The outbox table every producing service has (`outbox_events`, in its own Prisma schema):
- *   seq bigserial, id text primary key (the event id), topic, key, type, payload jsonb,
- *   headers jsonb, created_at, published_at (null until relayed).
+ * The outbox table every service's database has (`outbox_events`, owned by this library:
+ * libs/messaging/migrations):
+ *   seq bigserial, id text unique (the event id), topic, key, type, payload jsonb,
+ *   headers jsonb, created_at, published_at (null until relayed), producer and kind (what the
+ *   relay resolves the topic from when it publishes; null on rows of releases before it).
  */
 export const OUTBOX_TABLE = 'outbox_events';
 export const OUTBOX_CHANNEL = 'recur_outbox';
 
 export interface OutboxRow {
   id: string;
+  /**
+   * The topic of today's map when written: what a relay of the release before topic resolution
+   * publishes to during a rollout. This release's relay resolves the topic from producer and kind.
+   */
   topic: string;
+  producer: string;
+  kind: 'internal' | 'public';
   key: string;
   type: string;
   payload: object;
@@ -33,10 +41,10 @@ export type OutboxTransaction = PrismaOutboxTransaction | NotifyingOutboxTransac
 
 /** The rows, from a JSON array of OutboxRow (parameter `jsonParam`), kept in its order for `seq`. */
 const insertSql = (jsonParam: string) => `
-    INSERT INTO ${OUTBOX_TABLE} (id, topic, key, type, payload, headers)
-    SELECT id, topic, key, type, payload, headers
-      FROM ROWS FROM (jsonb_to_recordset(${jsonParam}::jsonb) AS (id text, topic text, key text, type text, payload jsonb, headers jsonb))
-           WITH ORDINALITY AS event (id, topic, key, type, payload, headers, position)
+    INSERT INTO ${OUTBOX_TABLE} (id, topic, producer, kind, key, type, payload, headers)
+    SELECT id, topic, producer, kind, key, type, payload, headers
+      FROM ROWS FROM (jsonb_to_recordset(${jsonParam}::jsonb) AS (id text, topic text, producer text, kind text, key text, type text, payload jsonb, headers jsonb))
+           WITH ORDINALITY AS event (id, topic, producer, kind, key, type, payload, headers, position)
      ORDER BY position`;
 
 /**
@@ -63,8 +71,9 @@ export interface OutboxChange {
  * (delivered only if it commits). No event exists without its change, nor a change without it.
  * Given the `change` itself, it runs it and writes the rows in one statement (a data-modifying
  * `WITH`): one round trip for both.
- * The topic follows from the envelope: an InternalEvent can only go to the producer's
- * internal topic, a PublicEvent only to its public one. The payload is the wire JSON.
+ * A row records its producer and the kind of its envelope (an InternalEvent can only go to an
+ * internal topic, a PublicEvent only to a public one); the relay picks the topic from those when it
+ * publishes. The payload is the wire JSON.
  */
 export async function appendToOutbox(tx: OutboxTransaction, producer: string, events: OutboxEvent[], change?: OutboxChange): Promise<void> {
   if (events.length === 0) {
@@ -72,14 +81,19 @@ export async function appendToOutbox(tx: OutboxTransaction, producer: string, ev
     return;
   }
   const headers = injectTraceHeaders();
-  const rows: OutboxRow[] = events.map((event) => ({
-    id: event.id,
-    topic: isInternalEvent(event) ? internalEventsTopic(producer) : publicEventsTopic(producer),
-    key: event.aggregateId,
-    type: event.type,
-    payload: encodeEvent(event),
-    headers: { ...headers, 'event-id': event.id, 'event-type': event.type },
-  }));
+  const rows: OutboxRow[] = events.map((event) => {
+    const kind = isInternalEvent(event) ? 'internal' : 'public';
+    return {
+      id: event.id,
+      topic: defaultTopicMap({ producer, kind, type: event.type }),
+      producer,
+      kind,
+      key: event.aggregateId,
+      type: event.type,
+      payload: encodeEvent(event),
+      headers: { ...headers, 'event-id': event.id, 'event-type': event.type },
+    };
+  });
   const values = [...(change?.values ?? []), JSON.stringify(rows)];
   const jsonParam = `$${values.length}`;
   const withChange = change ? `WITH change AS (${change.sql})` : '';

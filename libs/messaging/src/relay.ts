@@ -6,6 +6,7 @@ import { eventsPublished, outboxRowsPurged } from '@recur/telemetry';
 import { INDEX_SCANS_ONLY, sqlLiteral } from '@recur/persistence';
 import { Pool, type PoolClient, type QueryResult } from 'pg';
 import type { BusMessage, EventBus } from './bus';
+import { defaultTopicMap, type EventRoute, type TopicMap } from './event';
 import { OUTBOX_CHANNEL, OUTBOX_TABLE } from './outbox';
 
 export interface RelayOptions {
@@ -14,6 +15,8 @@ export interface RelayOptions {
   bus: EventBus;
   /** Stamps `published_at`. */
   clock: Clock;
+  /** Where each row goes, resolved when it is published; default defaultTopicMap. */
+  topics?: TopicMap;
   /** Rows published (one Kafka produce request) and stamped per transaction; default DEFAULT_RELAY_BATCH_SIZE. */
   batchSize?: number;
   /** How long a published row stays in the outbox before the relay deletes it; default DEFAULT_OUTBOX_RETENTION_MS. */
@@ -51,7 +54,7 @@ export const DEFAULT_RELAY_BATCH_SIZE = 1000;
  * its stored JSON text: published unchanged, without a parse and a re-stringify.
  */
 export function unpublishedBatchSql(limit: number): string {
-  return `SELECT id, topic, key, payload::text AS value, headers FROM ${OUTBOX_TABLE}
+  return `SELECT id, topic, producer, kind, type, key, payload::text AS value, headers FROM ${OUTBOX_TABLE}
    WHERE published_at IS NULL AND (SELECT pg_try_advisory_xact_lock(${OUTBOX_RELAY_LOCK_KEY}))
    ORDER BY seq LIMIT ${Math.trunc(limit)}`;
 }
@@ -87,7 +90,27 @@ interface OutboxBatch {
   client: PoolClient;
   /** Returns the connection to the pool (discarding it after an error). */
   release(error?: Error): void;
-  rows: { id: string; topic: string; key: string; value: string; headers: Record<string, string> }[];
+  rows: OutboxBatchRow[];
+}
+
+interface OutboxBatchRow {
+  id: string;
+  /** The topic of the map the writer ran with: where a row without a producer goes. */
+  topic: string;
+  producer: string | null;
+  kind: EventRoute['kind'] | null;
+  type: string;
+  key: string;
+  value: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * A row's topic, from the map the relay runs now. A row written by a release before topic
+ * resolution has no producer (expand/contract: the column came later) and goes where it says.
+ */
+export function resolveTopic(row: Pick<OutboxBatchRow, 'topic' | 'producer' | 'kind' | 'type'>, topics: TopicMap = defaultTopicMap): string {
+  return row.producer && row.kind ? topics({ producer: row.producer, kind: row.kind, type: row.type }) : row.topic;
 }
 
 const tracer = trace.getTracer('@recur/messaging');
@@ -237,7 +260,7 @@ export class OutboxRelay {
 
   private async publishAndStamp({ client, release, rows }: OutboxBatch): Promise<void> {
     try {
-      const messages: BusMessage[] = rows.map(({ topic, key, value, headers }) => ({ topic, key, value, headers }));
+      const messages: BusMessage[] = rows.map((row) => ({ topic: resolveTopic(row, this.options.topics), key: row.key, value: row.value, headers: row.headers }));
       await this.publishTraced(messages);
       this.publishedBatches += 1;
       if (this.publishedBatches === this.killAfterPublishes) process.kill(process.pid, 'SIGKILL');

@@ -1,9 +1,9 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { applyMigrations } from '@recur/persistence';
+import { applyMigrations, PERSISTENCE_MIGRATIONS } from '@recur/persistence';
 import { commitAndOutliveRunningTransactions, createTestDatabase } from '@recur/testing';
 import { Client } from 'pg';
-import { claimBatchSql, OUTBOX_RELAY_LOCK_KEY, OUTBOX_TABLE, unpublishedBatchSql } from '../src';
+import { claimBatchSql, MESSAGING_MIGRATIONS, OUTBOX_RELAY_LOCK_KEY, OUTBOX_TABLE, unpublishedBatchSql } from '../src';
 
 jest.setTimeout(60_000);
 
@@ -14,10 +14,10 @@ const servicesWithOutbox = readdirSync(APPS).filter((app) => {
   return existsSync(schema) && readFileSync(schema, 'utf8').includes(`@@map("${OUTBOX_TABLE}")`);
 });
 
-/** A new database with `app`'s migrations applied, and a client connected to it. */
+/** A new database with `app`'s migrations and the platform's applied, as the service applies them, and a client connected to it. */
 async function migratedDatabase(app: string, label: string): Promise<{ client: Client; databaseUrl: string }> {
   const databaseUrl = await createTestDatabase(label);
-  await applyMigrations({ databaseUrl, migrationsDir: join(APPS, app, 'prisma/migrations') });
+  await applyMigrations({ databaseUrl, migrationsDir: join(APPS, app, 'prisma/migrations'), libraries: [MESSAGING_MIGRATIONS, PERSISTENCE_MIGRATIONS] });
   const client = new Client({ connectionString: databaseUrl });
   await client.connect();
   return { client, databaseUrl };

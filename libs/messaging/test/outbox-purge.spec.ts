@@ -1,7 +1,7 @@
 import { createTestDatabase, eventually, sleep } from '@recur/testing';
 import { Pool } from 'pg';
 import { type BusMessage, DEFAULT_OUTBOX_RETENTION_MS, InProcessEventBus, OUTBOX_RELAY_LOCK_KEY, OutboxRelay, PURGE_PUBLISHED_SQL } from '../src';
-import { MESSAGING_TABLES } from './support';
+import { createMessagingTables } from './support';
 
 jest.setTimeout(30_000);
 
@@ -16,7 +16,7 @@ const running: OutboxRelay[] = [];
 beforeAll(async () => {
   databaseUrl = await createTestDatabase('purge');
   pool = new Pool({ connectionString: databaseUrl, max: 4 });
-  await pool.query(MESSAGING_TABLES);
+  await createMessagingTables(databaseUrl);
 });
 afterEach(async () => {
   await Promise.all(running.splice(0).map((relay) => relay.stop()));

@@ -6,7 +6,7 @@ import { Client, Pool } from 'pg';
 import {
   appendToOutbox, type BusMessage, claimInboxEvent, decodePublicEvent, FAULT_KILL_AFTER_PUBLISH, InProcessEventBus, newPublicEvent, OUTBOX_CHANNEL, OutboxRelay, type PublicEvent, publicEventsTopic,
 } from '../src';
-import { MESSAGING_TABLES, pgTransaction } from './support';
+import { createMessagingTables, pgTransaction } from './support';
 
 jest.setTimeout(30_000);
 
@@ -23,7 +23,7 @@ const running: OutboxRelay[] = [];
 beforeAll(async () => {
   databaseUrl = await createTestDatabase('messaging');
   pool = new Pool({ connectionString: databaseUrl, max: 8 });
-  await pool.query(MESSAGING_TABLES);
+  await createMessagingTables(databaseUrl);
 });
 afterEach(async () => {
   await Promise.all(running.splice(0).map((relay) => relay.stop().catch(() => undefined)));

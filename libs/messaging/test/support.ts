@@ -1,17 +1,20 @@
+import { applyMigrations } from '@recur/persistence';
+import { queryDatabase } from '@recur/testing';
 import type { PoolClient } from 'pg';
 import type { InboxTransaction } from '../src/inbox';
+import { MESSAGING_MIGRATIONS } from '../src/migrations';
 import type { PrismaOutboxTransaction } from '../src/outbox';
 
-/** The outbox and inbox tables as every service's Prisma schema declares them, and a table of "changes". */
-export const MESSAGING_TABLES = `
-  CREATE TABLE outbox_events (
-    seq bigserial PRIMARY KEY, id text NOT NULL UNIQUE, topic text NOT NULL, key text NOT NULL, type text NOT NULL,
-    payload jsonb NOT NULL, headers jsonb NOT NULL, created_at timestamptz(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
-    published_at timestamptz(3));
-  CREATE INDEX outbox_events_unpublished_seq_idx ON outbox_events (seq) WHERE published_at IS NULL;
-  CREATE TABLE inbox_events (
-    event_id text NOT NULL, consumer text NOT NULL, processed_at timestamptz(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
-    PRIMARY KEY (event_id, consumer));
+/**
+ * The outbox and inbox tables from the library's own migrations (what every service's database
+ * gets), and tables of "changes" for the tests.
+ */
+export async function createMessagingTables(databaseUrl: string): Promise<void> {
+  await applyMigrations({ databaseUrl, migrationsDir: MESSAGING_MIGRATIONS.migrationsDir, libraries: [] });
+  await queryDatabase(databaseUrl, TEST_TABLES);
+}
+
+const TEST_TABLES = `
   CREATE TABLE widgets (id text PRIMARY KEY);
   CREATE TABLE widget_events_seen (event_id text PRIMARY KEY);
   CREATE TABLE publish_log (event_id text NOT NULL, publisher text NOT NULL);`;

@@ -7,8 +7,36 @@ export interface ApplyMigrationsOptions {
   databaseUrl: string;
   /** A Prisma migrations folder: `<timestamp>_<name>/migration.sql` and `migration_lock.toml`. */
   migrationsDir: string;
+  /**
+   * The platform's own tables (outbox, inbox, command results), whose migrations live in the
+   * libraries that use them: applied after the app's, in this order, each with its own history
+   * table, under the same lock (docs/operations/upgrades.md#the-platforms-tables).
+   */
+  libraries?: readonly LibraryMigrations[];
   log?: (line: string) => void;
 }
+
+/** A library's migrations: a Prisma-format folder with a history of its own in every database it is applied to. */
+export interface LibraryMigrations {
+  /** The library, e.g. `messaging`; names its applied migrations (`messaging/<folder>`) in the result and logs. */
+  library: string;
+  migrationsDir: string;
+  /** Its history table, the shape of `_prisma_migrations`, so its migrations and the app's are numbered apart. */
+  historyTable: string;
+}
+
+/** The history table of an app's own migrations: Prisma Migrate's, so `prisma migrate deploy` reads it. */
+export const APP_MIGRATIONS_TABLE = '_prisma_migrations';
+
+/**
+ * libs/persistence's own migrations (the `command_results` table), applied to every service's
+ * database beside the app's: docs/operations/upgrades.md#the-platforms-tables.
+ */
+export const PERSISTENCE_MIGRATIONS: LibraryMigrations = {
+  library: 'persistence',
+  migrationsDir: path.join(__dirname, '..', 'migrations'),
+  historyTable: '_recur_persistence_migrations',
+};
 
 export interface ApplyMigrationsResult {
   /** Names of the migrations this call applied, in order (empty when up to date). */
@@ -51,9 +79,9 @@ interface MigrationRow {
 export const PRISMA_MIGRATE_LOCK_KEY = 72707369;
 
 /** Prisma's own DDL for its history table (schema engine, PostgreSQL connector): its bookkeeping keeps the database's time. */
-// eslint-disable-next-line no-restricted-syntax -- Prisma's DDL, verbatim
-const CREATE_MIGRATIONS_TABLE = `
-CREATE TABLE IF NOT EXISTS _prisma_migrations (
+/* eslint-disable no-restricted-syntax -- Prisma's DDL, verbatim */
+const createHistoryTable = (table: string) => `
+CREATE TABLE IF NOT EXISTS ${table} (
     id                      VARCHAR(36) PRIMARY KEY NOT NULL,
     checksum                VARCHAR(64) NOT NULL,
     finished_at             TIMESTAMPTZ,
@@ -63,6 +91,7 @@ CREATE TABLE IF NOT EXISTS _prisma_migrations (
     started_at              TIMESTAMPTZ NOT NULL DEFAULT now(),
     applied_steps_count     INTEGER NOT NULL DEFAULT 0
 )`;
+/* eslint-enable no-restricted-syntax */
 
 /**
  * Applies the unapplied migrations of a Prisma-format folder, each in its own transaction together
@@ -71,7 +100,14 @@ CREATE TABLE IF NOT EXISTS _prisma_migrations (
  */
 export async function applyMigrations(options: ApplyMigrationsOptions): Promise<ApplyMigrationsResult> {
   const log = options.log ?? (() => undefined);
-  const migrations = await readMigrations(options.migrationsDir);
+  const sets = [
+    { prefix: '', migrationsDir: options.migrationsDir, historyTable: APP_MIGRATIONS_TABLE },
+    ...(options.libraries ?? []).map((library) => ({ prefix: `${library.library}/`, migrationsDir: library.migrationsDir, historyTable: library.historyTable })),
+  ];
+  for (const set of sets) {
+    if (!/^[a-z_][a-z0-9_]*$/.test(set.historyTable)) throw new Error(`invalid migration history table name: ${set.historyTable}`);
+  }
+  const migrationSets = await Promise.all(sets.map(async (set) => ({ ...set, migrations: await readMigrations(set.migrationsDir) })));
 
   // One session throughout: the advisory lock belongs to it.
   const client = new Client({ connectionString: options.databaseUrl });
@@ -83,22 +119,25 @@ export async function applyMigrations(options: ApplyMigrationsOptions): Promise<
       log('waiting for the migration lock held by another process');
       await client.query('SELECT pg_advisory_lock($1)', [PRISMA_MIGRATE_LOCK_KEY]);
     }
-    await client.query(CREATE_MIGRATIONS_TABLE);
-
-    // Rolled-back rows do not count as applied (Prisma re-applies those too).
-    const { rows } = await client.query<MigrationRow>(
-      'SELECT migration_name, checksum, finished_at FROM _prisma_migrations WHERE rolled_back_at IS NULL ORDER BY started_at',
-    );
-    const recorded = new Map(rows.map((row) => [row.migration_name, row]));
-    checkHistory(migrations, recorded, log);
-
     const applied: string[] = [];
-    for (const migration of migrations) {
-      if (recorded.has(migration.name)) continue;
-      const started = performance.now();
-      await (migration.outsideTransaction ? applyOutsideTransaction(client, migration) : applyOne(client, migration));
-      applied.push(migration.name);
-      log(`applied migration ${migration.name} (${Math.round(performance.now() - started)} ms)`);
+    // The app's first: its released migrations created the platform's tables before the libraries
+    // owned them, and each library's first migration adopts what they created (IF NOT EXISTS).
+    for (const { prefix, historyTable, migrations } of migrationSets) {
+      await client.query(createHistoryTable(historyTable));
+      // Rolled-back rows do not count as applied (Prisma re-applies those too).
+      const { rows } = await client.query<MigrationRow>(
+        `SELECT migration_name, checksum, finished_at FROM ${historyTable} WHERE rolled_back_at IS NULL ORDER BY started_at`,
+      );
+      const recorded = new Map(rows.map((row) => [row.migration_name, row]));
+      checkHistory(migrations, recorded, log);
+
+      for (const migration of migrations) {
+        if (recorded.has(migration.name)) continue;
+        const started = performance.now();
+        await (migration.outsideTransaction ? applyOutsideTransaction(client, historyTable, migration) : applyOne(client, historyTable, migration));
+        applied.push(`${prefix}${migration.name}`);
+        log(`applied migration ${prefix}${migration.name} (${Math.round(performance.now() - started)} ms)`);
+      }
     }
     return { applied };
   } finally {
@@ -107,18 +146,18 @@ export async function applyMigrations(options: ApplyMigrationsOptions): Promise<
   }
 }
 
-async function applyOne(client: Client, migration: MigrationFile): Promise<void> {
+async function applyOne(client: Client, historyTable: string, migration: MigrationFile): Promise<void> {
   await client.query('BEGIN');
   try {
     const id = randomUUID();
     await client.query(
-      'INSERT INTO _prisma_migrations (id, checksum, migration_name, started_at) VALUES ($1, $2, $3, clock_timestamp())',
+      `INSERT INTO ${historyTable} (id, checksum, migration_name, started_at) VALUES ($1, $2, $3, clock_timestamp())`,
       [id, migration.checksum, migration.name],
     );
     // No parameters: simple-query protocol, so the file may hold many statements.
     await client.query(migration.sql);
     await client.query(
-      'UPDATE _prisma_migrations SET finished_at = clock_timestamp(), applied_steps_count = 1 WHERE id = $1',
+      `UPDATE ${historyTable} SET finished_at = clock_timestamp(), applied_steps_count = 1 WHERE id = $1`,
       [id],
     );
     await client.query('COMMIT');
@@ -134,7 +173,7 @@ async function applyOne(client: Client, migration: MigrationFile): Promise<void>
  * The history row is written once every statement succeeded; on a failure nothing is recorded,
  * so the next start runs the migration again from its first statement.
  */
-async function applyOutsideTransaction(client: Client, migration: MigrationFile): Promise<void> {
+async function applyOutsideTransaction(client: Client, historyTable: string, migration: MigrationFile): Promise<void> {
   const startedAt = await client.query<{ now: Date }>('SELECT clock_timestamp() AS now');
   for (const statement of splitStatements(migration.sql)) {
     try {
@@ -149,7 +188,7 @@ async function applyOutsideTransaction(client: Client, migration: MigrationFile)
     }
   }
   await client.query(
-    `INSERT INTO _prisma_migrations (id, checksum, migration_name, started_at, finished_at, applied_steps_count)
+    `INSERT INTO ${historyTable} (id, checksum, migration_name, started_at, finished_at, applied_steps_count)
      VALUES ($1, $2, $3, $4, clock_timestamp(), 1)`,
     [randomUUID(), migration.checksum, migration.name, startedAt.rows[0]!.now],
   );

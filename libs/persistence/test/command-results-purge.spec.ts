@@ -1,6 +1,6 @@
 import { createTestDatabase, eventually, sleep } from '@recur/testing';
 import { Pool } from 'pg';
-import { COMMAND_RESULTS_RETENTION_MS, CommandResultsPurge } from '../src';
+import { applyMigrations, COMMAND_RESULTS_RETENTION_MS, CommandResultsPurge, PERSISTENCE_MIGRATIONS } from '../src';
 
 jest.setTimeout(30_000);
 
@@ -13,12 +13,8 @@ let pool: Pool;
 beforeAll(async () => {
   databaseUrl = await createTestDatabase('purge');
   pool = new Pool({ connectionString: databaseUrl });
-  // The table as every service's schema declares it (command-results.ts).
-  await pool.query(`CREATE TABLE command_results (
-    account_id text NOT NULL, livemode boolean NOT NULL, rpc text NOT NULL, request_id text NOT NULL,
-    response bytea, error_kind text, error_code text, error_message text, error_param text,
-    created_at timestamptz(3) NOT NULL DEFAULT now(),
-    PRIMARY KEY (account_id, livemode, rpc, request_id))`);
+  // The table from the library's own migrations, as every service's database gets it.
+  await applyMigrations({ databaseUrl, migrationsDir: PERSISTENCE_MIGRATIONS.migrationsDir });
 });
 afterAll(() => pool.end());
 

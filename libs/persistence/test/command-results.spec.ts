@@ -2,7 +2,7 @@ import { StringValueSchema } from '@bufbuild/protobuf/wkt';
 import { DomainError, invalidArgument, isDomainError } from '@recur/kernel';
 import { createTestDatabase, eventually, recordingPool } from '@recur/testing';
 import { Client, Pool } from 'pg';
-import { CoalescingNotifier, CommandResults, COMMAND_RESULTS_TABLE, type PgTransaction, PgTransactions } from '../src';
+import { applyMigrations, CoalescingNotifier, CommandResults, COMMAND_RESULTS_TABLE, type PgTransaction, PgTransactions, PERSISTENCE_MIGRATIONS } from '../src';
 
 /**
  * CommandResults on a plain `pg` transaction (PgTransactions), against a real PostgreSQL. The same
@@ -19,13 +19,9 @@ let commands: CommandResults<PgTransaction>;
 beforeAll(async () => {
   databaseUrl = await createTestDatabase('persistence');
   pool = new Pool({ connectionString: databaseUrl, max: 8 });
-  await pool.query(`
-    CREATE TABLE ${COMMAND_RESULTS_TABLE} (
-      account_id text NOT NULL, livemode boolean NOT NULL, rpc text NOT NULL, request_id text NOT NULL,
-      response bytea, error_kind text, error_code text, error_message text, error_param text,
-      created_at timestamptz(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
-      PRIMARY KEY (account_id, livemode, rpc, request_id));
-    CREATE TABLE widgets (id text PRIMARY KEY);`);
+  // The table from the library's own migrations, as every service's database gets it.
+  await applyMigrations({ databaseUrl, migrationsDir: PERSISTENCE_MIGRATIONS.migrationsDir });
+  await pool.query('CREATE TABLE widgets (id text PRIMARY KEY)');
   commands = new CommandResults(new PgTransactions(pool));
 });
 afterEach(() => pool.query(`TRUNCATE ${COMMAND_RESULTS_TABLE}, widgets`));

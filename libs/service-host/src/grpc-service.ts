@@ -7,6 +7,7 @@ import { grpcPackageDefinition, unregisterInProcessHandlers } from '@recur/contr
 import { createEventBus, type EventBus, InProcessEventBus, OutboxRelay } from '@recur/messaging';
 import { systemClock } from '@recur/kernel';
 import { applyMigrations, CommandResultsPurge } from '@recur/persistence';
+import { SERVICE_PLATFORM_MIGRATIONS } from './platform-migrations';
 import { JsonLogger, startMetricsServer } from '@recur/telemetry';
 import { HealthImplementation } from 'grpc-health-check';
 import type { Server as HttpServer } from 'node:http';
@@ -55,7 +56,7 @@ export interface RunningService {
 export async function startGrpcService(spec: GrpcServiceSpec, config: ServiceConfig, bus?: EventBus): Promise<RunningService> {
   const logger = new JsonLogger(spec.name);
   if (config.migrateOnStart) {
-    const { applied } = await applyMigrations({ databaseUrl: config.databaseUrl, migrationsDir: spec.migrationsDir });
+    const { applied } = await applyMigrations({ databaseUrl: config.databaseUrl, migrationsDir: spec.migrationsDir, libraries: SERVICE_PLATFORM_MIGRATIONS });
     if (applied.length > 0) logger.info('migrations applied', { applied });
   }
 

@@ -1,4 +1,4 @@
-import { applyMigrations } from '@recur/persistence';
+import { applyMigrations, type LibraryMigrations } from '@recur/persistence';
 import { JsonLogger, shutdownTelemetry } from '@recur/telemetry';
 
 /**
@@ -17,7 +17,16 @@ export interface Stoppable {
  * migrations and exits (the Helm migration Job); otherwise the app starts and stops
  * cleanly on SIGTERM or SIGINT. Boot failures (e.g. missing configuration) exit 1.
  */
-export function runMain(name: string, options: { migrationsDir: string; databaseUrl: () => string; start: () => Promise<Stoppable> }): void {
+export function runMain(
+  name: string,
+  options: {
+    migrationsDir: string;
+    /** The platform's migrations this app's database gets beside its own (SERVICE_PLATFORM_MIGRATIONS for a service). */
+    libraries?: readonly LibraryMigrations[];
+    databaseUrl: () => string;
+    start: () => Promise<Stoppable>;
+  },
+): void {
   const logger = new JsonLogger(name);
   const command = process.argv[2] ?? 'serve';
 
@@ -27,7 +36,7 @@ export function runMain(name: string, options: { migrationsDir: string; database
   };
 
   if (command === 'migrate') {
-    applyMigrations({ databaseUrl: options.databaseUrl(), migrationsDir: options.migrationsDir })
+    applyMigrations({ databaseUrl: options.databaseUrl(), migrationsDir: options.migrationsDir, libraries: options.libraries })
       .then(({ applied }) => {
         logger.info('migrations applied', { applied });
         process.exit(0);

@@ -123,7 +123,11 @@ describe('catalog through the gateway', () => {
       ['POST', '/v1/plans', { name: 'x', pricing_model: 'flat_rate', amount_monthly: '5' }, 'parameter_invalid', 'amount_monthly'],
       ['POST', '/v1/plans', { name: 'x', pricing_model: 'flat_rate', amount_monthly: 5, currency: 'dollars' }, 'parameter_invalid', 'currency'],
       ['POST', '/v1/plans', { name: 'x', pricing_model: 'flat_rate', amount_monthly: 5, color: 'red' }, 'parameter_unknown', 'color'],
-      ['POST', '/v1/plans', { name: 'x', pricing_model: 'flat_rate', amount_monthly: 5, billing_intervals: ['weekly'] }, 'parameter_invalid', 'billing_intervals'],
+      // The catalog's value sets are the catalog's to check: its INVALID_ARGUMENT is the 400, with the item's param.
+      ['POST', '/v1/plans', { name: 'x', pricing_model: 'flat_rate', amount_monthly: 5, billing_intervals: ['weekly'] }, 'parameter_invalid', 'billing_intervals[0]'],
+      ['PATCH', `/v1/plans/${plans.flat_rate}`, { pricing_model: 'stairstep' }, 'parameter_invalid', 'pricing_model'],
+      ['POST', `/v1/plans/${plans.flat_rate}/price-components`, { type: 'seat_based', name: 'x', unit_amount: 1 }, 'parameter_invalid', 'type'],
+      ['POST', '/v1/coupons', { name: 'x', type: 'percentage', value: 10, duration: 'twice' }, 'parameter_invalid', 'duration'],
       ['PUT', `/v1/plans/${plans.volume}/tiers`, { tiers: [{ up_to: 10, unit_amount: 500 }, { up_to: 5, unit_amount: 400 }, { up_to: null, unit_amount: 1 }] }, 'parameter_invalid', 'tiers[1].up_to'],
       ['PUT', `/v1/plans/${plans.volume}/tiers`, { tiers: [{ up_to: 10, unit_amount: 500 }, { up_to: null, unit_amount: -1 }] }, 'parameter_invalid', 'tiers[1].unit_amount'],
       ['PUT', `/v1/plans/${plans.volume}/tiers`, { tiers: [{ up_to: 10, unit_amount: 500 }, { up_to: 20, unit_amount: 1 }] }, 'parameter_invalid', 'tiers[1].up_to'],

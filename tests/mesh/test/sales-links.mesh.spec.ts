@@ -329,6 +329,8 @@ describe('sales links', () => {
     }
     expect(error(await call('POST', '/v1/sales-links', { kind: 'bundle', title: 'x', plan_id: planId, billing_interval: 'monthly' }))).toEqual([400, 'parameter_invalid', 'kind']);
     expect(error(await call('POST', '/v1/sales-links', { kind: 'plan', title: 'x', plan_id: planId, billing_interval: 'quarterly' }))).toEqual([400, 'parameter_invalid', 'billing_interval']);
+    // Not one of the intervals at all: the subscription service's refusal, relayed by the gateway.
+    expect(error(await call('POST', '/v1/sales-links', { kind: 'plan', title: 'x', plan_id: planId, billing_interval: 'weekly' }))).toEqual([400, 'parameter_invalid', 'billing_interval']);
     expect(error(await call('POST', '/v1/sales-links', { kind: 'plan', title: 'x', plan_id: 'plan_nope', billing_interval: 'monthly' }))).toEqual([400, 'resource_missing', 'plan']);
     expect((await fetch(`${mesh.baseUrl}/buy/not-a-token`)).status).toBe(404);
   });

@@ -2,7 +2,7 @@ import { COUPON_DURATIONS, COUPON_PERIODS_MAX } from '@recur/vocabulary';
 import { COUPON_TYPES } from '@recur/pricing';
 import { IsDefined, IsInt, IsNumber, Max, Min } from 'class-validator';
 import { ListQueryDto } from '../http/list';
-import { Currency, Metadata, Name, OneOf } from '../plans/plans.dto';
+import { CatalogValue, Currency, Metadata, Name } from '../plans/plans.dto';
 import { Nullable, Optional } from '../http/optional';
 
 const Periods = () => (target: object, key: string | symbol) => {
@@ -16,7 +16,7 @@ export class CreateCouponDto {
   name!: string;
 
   /** percentage or fixed_amount. */
-  @IsDefined() @OneOf('type', COUPON_TYPES)
+  @IsDefined() @CatalogValue('type', COUPON_TYPES)
   type!: string;
 
   /** percentage: greater than 0, at most 100, two decimals at most; fixed_amount: a positive integer in minor units. */
@@ -28,7 +28,7 @@ export class CreateCouponDto {
   currency?: string;
 
   /** once, repeating or forever. */
-  @IsDefined() @OneOf('duration', COUPON_DURATIONS)
+  @IsDefined() @CatalogValue('duration', COUPON_DURATIONS)
   duration!: string;
 
   /** Required for repeating (1 to 120 billing periods), not allowed otherwise. */
@@ -44,7 +44,7 @@ export class UpdateCouponDto {
   @Optional() @Name()
   name?: string;
 
-  @Optional() @OneOf('type', COUPON_TYPES)
+  @Optional() @CatalogValue('type', COUPON_TYPES)
   type?: string;
 
   @Optional() @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'value must be a number' })
@@ -54,7 +54,7 @@ export class UpdateCouponDto {
   @Nullable('string') @Currency()
   currency?: string | null;
 
-  @Optional() @OneOf('duration', COUPON_DURATIONS)
+  @Optional() @CatalogValue('duration', COUPON_DURATIONS)
   duration?: string;
 
   /** null removes it. */

@@ -33,6 +33,24 @@ export const TaxRates = () =>
     IsString({ each: true, message: 'tax_rates must hold tax rate ids' }),
     MaxLength(64, { each: true, message: 'tax_rates must hold tax rate ids' }),
   );
+/**
+ * A value of one of the catalog's value sets (pricing model, billing interval, price component or
+ * coupon type, coupon duration). The gateway checks only that it is a string; the catalog checks it
+ * is one of its set and refuses it with INVALID_ARGUMENT, which the gateway answers as the documented
+ * `400 parameter_invalid` with its `param`. So a catalog release that adds a value needs no gateway
+ * release, and an older gateway passes it on (docs/operations/upgrades.md#value-sets-belong-to-their-service).
+ * `documented` only lists, in the OpenAPI document, the values the catalog of this build accepts.
+ */
+export const CatalogValue = (field: string, documented: readonly string[]) =>
+  apply(IsString({ message: `${field} must be a string` }), JSONSchema({ type: 'string', enum: [...documented] }) as PropertyDecorator);
+/** An array of catalog values (billing_intervals), checked as CatalogValue. */
+export const CatalogValues = (field: string, documented: readonly string[]) =>
+  apply(
+    IsArray({ message: `${field} must be an array` }),
+    ArrayMinSize(1, { message: `${field} must not be empty` }),
+    IsString({ each: true, message: `${field} must hold only strings` }),
+    JSONSchema({ type: 'array', minItems: 1, items: { type: 'string', enum: [...documented] } }) as PropertyDecorator,
+  );
 
 export class CreatePlanDto {
   @Name()
@@ -42,7 +60,7 @@ export class CreatePlanDto {
   description?: string;
 
   /** flat_rate, per_unit, package, graduated (tiered) or volume. */
-  @IsDefined() @OneOf('pricing_model', PRICING_MODELS)
+  @IsDefined() @CatalogValue('pricing_model', PRICING_MODELS)
   pricing_model!: string;
 
   /** The monthly base amount in minor units. */
@@ -58,8 +76,7 @@ export class CreatePlanDto {
   package_size?: number;
 
   /** The intervals the plan may be sold on; default all (monthly, quarterly, yearly). */
-  @Optional() @IsArray({ message: 'billing_intervals must be an array' }) @ArrayMinSize(1, { message: 'billing_intervals must not be empty' })
-  @IsIn([...BILLING_INTERVALS], { each: true, message: `billing_intervals must hold only ${BILLING_INTERVALS.join(', ')}` })
+  @Optional() @CatalogValues('billing_intervals', BILLING_INTERVALS)
   billing_intervals?: string[];
 
   @Metadata()
@@ -78,7 +95,7 @@ export class UpdatePlanDto {
   @Description()
   description?: string | null;
 
-  @Optional() @OneOf('pricing_model', PRICING_MODELS)
+  @Optional() @CatalogValue('pricing_model', PRICING_MODELS)
   pricing_model?: string;
 
   @Optional() @Amount('amount_monthly')
@@ -90,8 +107,7 @@ export class UpdatePlanDto {
   @Optional() @IsInt({ message: 'package_size must be an integer' }) @Min(1, { message: 'package_size must be at least 1' }) @Max(PACKAGE_SIZE_MAX, { message: `package_size must be at most ${PACKAGE_SIZE_MAX}` })
   package_size?: number;
 
-  @Optional() @IsArray({ message: 'billing_intervals must be an array' }) @ArrayMinSize(1, { message: 'billing_intervals must not be empty' })
-  @IsIn([...BILLING_INTERVALS], { each: true, message: `billing_intervals must hold only ${BILLING_INTERVALS.join(', ')}` })
+  @Optional() @CatalogValues('billing_intervals', BILLING_INTERVALS)
   billing_intervals?: string[];
 
   /** Merged into the existing pairs; a key set to "" is removed. */
@@ -146,7 +162,7 @@ const UsageLimit = () =>
 
 export class CreatePriceComponentDto {
   /** metered (per unit of usage of metric_name) or fixed (a monthly fee). */
-  @IsDefined() @OneOf('type', PRICE_COMPONENT_TYPES)
+  @IsDefined() @CatalogValue('type', PRICE_COMPONENT_TYPES)
   type!: string;
 
   @Name()

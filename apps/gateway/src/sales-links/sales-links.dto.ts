@@ -1,6 +1,7 @@
 import { BILLING_INTERVALS } from '@recur/pricing';
 import { IsBoolean, IsIn, IsInt, IsNotEmpty, IsString, IsUrl, Max, MaxLength, Min } from 'class-validator';
 import { Optional } from '../http/optional';
+import { CatalogValue } from '../plans/plans.dto';
 
 /** What a link sells; docs/api/sales-links.md. */
 export const SALES_LINK_KINDS = ['plan', 'one_time'] as const;
@@ -17,7 +18,7 @@ export class CreateSalesLinkDto {
   @IsString({ message: 'plan_id must be a plan id' }) @IsNotEmpty({ message: 'plan_id must be a plan id' }) @MaxLength(100)
   plan_id!: string;
 
-  @IsIn(BILLING_INTERVALS, { message: `billing_interval must be one of ${BILLING_INTERVALS.join(', ')}` })
+  @CatalogValue('billing_interval', BILLING_INTERVALS)
   billing_interval!: string;
 
   /** Every sale starts with this trial (no payment at checkout). Default 0; a `one_time` link takes none. */

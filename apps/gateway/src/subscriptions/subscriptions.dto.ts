@@ -5,7 +5,7 @@ import { Type } from 'class-transformer';
 import { JSONSchema } from 'class-validator-jsonschema';
 import { ArrayMaxSize, IsArray, IsBoolean, IsDefined, IsInt, IsNotEmpty, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import { ListQueryDto } from '../http/list';
-import { Metadata, OneOf } from '../plans/plans.dto';
+import { CatalogValue, Metadata, OneOf } from '../plans/plans.dto';
 import { Optional } from '../http/optional';
 
 const ID_MAX = 100;
@@ -53,7 +53,7 @@ export class CreateSubscriptionDto {
   plan!: string;
 
   /** monthly, quarterly or yearly; one the plan offers. */
-  @IsDefined({ message: 'billing_interval is required' }) @OneOf('billing_interval', BILLING_INTERVALS)
+  @IsDefined({ message: 'billing_interval is required' }) @CatalogValue('billing_interval', BILLING_INTERVALS)
   billing_interval!: string;
 
   /** Default 1. */
@@ -135,7 +135,7 @@ export class ChangePlanDto {
 
 export class ChangeBillingIntervalDto {
   /** monthly, quarterly or yearly; one the plan offers. */
-  @IsDefined({ message: 'billing_interval is required' }) @OneOf('billing_interval', BILLING_INTERVALS)
+  @IsDefined({ message: 'billing_interval is required' }) @CatalogValue('billing_interval', BILLING_INTERVALS)
   billing_interval!: string;
 }
 

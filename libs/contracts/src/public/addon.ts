@@ -1,5 +1,5 @@
 import type { Addon } from '../gen/recur/catalog/v1/addon_pb';
-import { moneyFromMessage } from '../money';
+import { priceOrDeprecated } from '../money';
 
 /** The public JSON of an add-on: what `/v1/addons` answers. */
 export interface AddonJson {
@@ -20,7 +20,7 @@ export interface AddonJson {
 }
 
 export function presentAddon(addon: Addon): AddonJson {
-  const price = moneyFromMessage(addon.price, 'price');
+  const price = priceOrDeprecated(addon.price, { amountMinor: addon.priceMonthly, currency: addon.currency }, 'price');
   return {
     id: addon.id,
     object: 'addon',

@@ -1,6 +1,6 @@
 import { fromInt64 } from '@recur/money';
 import type { Plan, PlanTier, PriceComponent } from '../gen/recur/catalog/v1/plan_pb';
-import { moneyFromMessage } from '../money';
+import { priceOrDeprecated } from '../money';
 
 /** The public JSON of a plan: what `/v1/plans` answers. Times are unix seconds, amounts minor units. */
 export interface PlanJson {
@@ -24,7 +24,7 @@ export interface PlanJson {
 }
 
 export function presentPlan(plan: Plan): PlanJson {
-  const price = moneyFromMessage(plan.price, 'price');
+  const price = priceOrDeprecated(plan.price, { amountMinor: plan.amountMonthly, currency: plan.currency }, 'price');
   return {
     id: plan.id,
     object: 'plan',
