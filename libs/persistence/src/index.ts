@@ -7,3 +7,4 @@ export * from './notifier';
 export * from './sql-rows';
 export * from './pools';
 export * from './index-scans';
+export * from './list-page';
