@@ -215,6 +215,30 @@ describe('cursor rules', () => {
   });
 });
 
+describe('every list of the document', () => {
+  it('applies a cursor: an unknown starting_after is a 400 resource_missing, not page one (nor a 503 from an ignored cursor)', async () => {
+    const document = (await (await fetch(`${mesh.baseUrl}/openapi.json`)).json()) as { paths: Record<string, { get?: { parameters?: { name: string }[] } }> };
+    const customer = (await wholeList('/v1/customers'))[0]!;
+    const subscription = (await wholeList('/v1/subscriptions'))[0]!;
+    const wallet = await post('/v1/wallets', { customer, currency: 'zmw' });
+    const salesLink = await post('/v1/sales-links', { kind: 'plan', title: 'Fibre 50 at home', plan_id: plan, billing_interval: 'monthly' });
+    const parents: Record<string, string> = {
+      '/v1/plans/{id}/price-components': plan, '/v1/customers/{id}/payment-methods': customer, '/v1/subscriptions/{id}/addons': subscription,
+      '/v1/webhooks/{id}/deliveries': endpoint, '/v1/wallets/{id}/transactions': wallet, '/v1/sales-links/{id}/checkouts': salesLink,
+    };
+    const required: Record<string, string> = { '/v1/usage': `subscription=${subscription}&` };
+    const lists = Object.entries(document.paths).filter(([, item]) => item.get?.parameters?.some((parameter) => parameter.name === 'starting_after')).map(([path]) => path);
+    expect(lists.length).toBeGreaterThanOrEqual(23);
+    const answers = [];
+    for (const path of lists) {
+      const url = path.replace('{id}', parents[path] ?? 'missing_parent');
+      const answer = await call('GET', `${url}?${required[path] ?? ''}starting_after=zz_unknown`);
+      answers.push([path, answer.status, answer.body.error?.code, answer.body.error?.param]);
+    }
+    expect(answers).toEqual(lists.map((path) => [path, 400, 'resource_missing', 'starting_after']));
+  }, 120_000);
+});
+
 describe('a service that predates cursors', () => {
   it('is refused with 503 cursor_paging_unavailable instead of answering page one as if it were the next', async () => {
     const releases = await builtReleases();

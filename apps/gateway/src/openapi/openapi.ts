@@ -135,7 +135,9 @@ function tightenRequestSchemas(schemas: DtoSchemas): DtoSchemas {
 
 function queryParameters(query: ClassConstructor<object> | undefined, schemas: DtoSchemas) {
   if (!query) return [];
-  const schema = schemas[query.name];
+  // A DTO that only extends another (ListCouponsQueryDto extends ListQueryDto) has no schema of its own: its parent's is it.
+  let schema = schemas[query.name];
+  for (let type: unknown = Object.getPrototypeOf(query); schema === undefined && typeof type === 'function' && type.name; type = Object.getPrototypeOf(type)) schema = schemas[type.name];
   return Object.entries(schema?.properties ?? {}).map(([name, property]) => ({ name, in: 'query', required: schema.required?.includes(name) ?? false, schema: property }));
 }
 
