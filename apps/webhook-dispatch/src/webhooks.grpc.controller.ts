@@ -2,7 +2,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { requireTenant, webhookDispatchV1 as v1 } from '@recur/contracts';
-import { checkPage, pageInfo } from '@recur/kernel';
+import { checkListPage } from '@recur/kernel';
 import { DeliveriesService } from './deliveries/deliveries.service';
 import { EndpointsService, toEndpointMessage } from './endpoints/endpoints.service';
 import { Commands } from './infrastructure/commands';
@@ -27,9 +27,9 @@ export class WebhooksGrpcController {
 
   @GrpcMethod('WebhookDispatchService', 'ListEndpoints')
   async listEndpoints(request: v1.ListEndpointsRequest): Promise<MessageInitShape<typeof v1.ListEndpointsResponseSchema>> {
-    const page = checkPage(request.page?.limit, request.page?.offset);
-    const { endpoints, total } = await this.endpoints.list(requireTenant(request.tenant), page);
-    return { endpoints: endpoints.map((endpoint) => toEndpointMessage(endpoint)), page: pageInfo(page, endpoints.length, total) };
+    const page = checkListPage(request.page);
+    const { endpoints, page: info } = await this.endpoints.list(requireTenant(request.tenant), page);
+    return { endpoints: endpoints.map((endpoint) => toEndpointMessage(endpoint)), page: info };
   }
 
   @GrpcMethod('WebhookDispatchService', 'UpdateEndpoint')
@@ -57,9 +57,9 @@ export class WebhooksGrpcController {
 
   @GrpcMethod('WebhookDispatchService', 'ListDeliveries')
   async listDeliveries(request: v1.ListDeliveriesRequest): Promise<MessageInitShape<typeof v1.ListDeliveriesResponseSchema>> {
-    const page = checkPage(request.page?.limit, request.page?.offset);
-    const { deliveries, total } = await this.deliveries.list(requireTenant(request.tenant), request.endpointId, page);
-    return { deliveries, page: pageInfo(page, deliveries.length, total) };
+    const page = checkListPage(request.page);
+    const { deliveries, page: info } = await this.deliveries.list(requireTenant(request.tenant), request.endpointId, page);
+    return { deliveries, page: info };
   }
 
   /** A read: the secret is stored as is because it must sign; only the portal asks for it. */

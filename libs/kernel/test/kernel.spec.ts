@@ -1,6 +1,6 @@
 import {
-  checkMetadata, checkPage, ConfigError, DomainError, failedPrecondition, hasPrefix, isDomainError, intEnv, invalidArgument, mergeMetadata, newId, notFound, optionalEnv, PAGE_LIMIT_DEFAULT, pageInfo,
-  requireEnv, systemClock, unixSeconds,
+  checkListPage, checkMetadata, checkPage, ConfigError, DomainError, failedPrecondition, hasPrefix, isDomainError, intEnv, invalidArgument, mergeMetadata, newId, notFound, optionalEnv, PAGE_LIMIT_DEFAULT, pageInfo,
+  requireEnv, systemClock, unixSeconds, windowOf,
 } from '../src';
 
 describe('newId', () => {
@@ -39,9 +39,46 @@ describe('checkPage', () => {
 
 describe('pageInfo', () => {
   it('says whether items follow the window', () => {
-    expect(pageInfo({ limit: 2, offset: 0 }, 2, 3)).toEqual({ total: 3, hasMore: true });
-    expect(pageInfo({ limit: 2, offset: 2 }, 1, 3)).toEqual({ total: 3, hasMore: false });
-    expect(pageInfo({ limit: 10, offset: 20 }, 0, 3)).toEqual({ total: 3, hasMore: false });
+    expect(pageInfo({ limit: 2, offset: 0 }, 2, 3)).toEqual({ total: 3, hasMore: true, cursor: '' });
+    expect(pageInfo({ limit: 2, offset: 2 }, 1, 3)).toEqual({ total: 3, hasMore: false, cursor: '' });
+    expect(pageInfo({ limit: 10, offset: 20 }, 0, 3)).toEqual({ total: 3, hasMore: false, cursor: '' });
+  });
+});
+
+describe('checkListPage', () => {
+  it("reads proto3's empty strings as no cursor, and keeps the one given", () => {
+    expect(checkListPage({ limit: 0, offset: 0, startingAfter: '', endingBefore: '' })).toEqual({ limit: PAGE_LIMIT_DEFAULT, offset: 0 });
+    expect(checkListPage({ limit: 5, offset: 0, startingAfter: 'cus_1', endingBefore: '' })).toEqual({ limit: 5, offset: 0, startingAfter: 'cus_1' });
+    expect(checkListPage(undefined)).toEqual({ limit: PAGE_LIMIT_DEFAULT, offset: 0 });
+  });
+
+  it.each([
+    [{ startingAfter: 'cus_1', endingBefore: 'cus_2' }, 'ending_before'],
+    [{ startingAfter: 'cus_1', offset: 3 }, 'offset'],
+    [{ endingBefore: 'cus_1', offset: 3 }, 'offset'],
+  ])('refuses %p (param %s)', (request, param) => {
+    expect(() => checkListPage(request)).toThrow(expect.objectContaining({ name: 'DomainError', param, kind: 'invalid_argument' }));
+  });
+});
+
+describe('windowOf', () => {
+  const items = ['a', 'b', 'c', 'd', 'e'].map((id) => ({ id }));
+  const ids = (window: { data: { id: string }[] }) => window.data.map((item) => item.id);
+
+  it('pages by offset, after a cursor and before one, echoing the cursor', () => {
+    expect(windowOf(items, { limit: 2, offset: 1 }, 'thing', (item) => item.id)).toEqual({ data: [{ id: 'b' }, { id: 'c' }], page: { total: 5, hasMore: true, cursor: '' } });
+    const after = windowOf(items, { limit: 2, offset: 0, startingAfter: 'c' }, 'thing', (item) => item.id);
+    expect([ids(after), after.page]).toEqual([['d', 'e'], { total: 5, hasMore: false, cursor: 'c' }]);
+    const before = windowOf(items, { limit: 2, offset: 0, endingBefore: 'd' }, 'thing', (item) => item.id);
+    expect([ids(before), before.page]).toEqual([['b', 'c'], { total: 5, hasMore: true, cursor: 'd' }]);
+    const first = windowOf(items, { limit: 9, offset: 0, endingBefore: 'b' }, 'thing', (item) => item.id);
+    expect([ids(first), first.page.hasMore]).toEqual([['a'], false]);
+  });
+
+  it("answers an id that is not in the list as Stripe does: 400 resource_missing naming the parameter", () => {
+    expect(() => windowOf(items, { limit: 2, offset: 0, endingBefore: 'z' }, 'thing', (item) => item.id)).toThrow(
+      expect.objectContaining({ kind: 'invalid_argument', code: 'resource_missing', param: 'ending_before', message: "No such thing: 'z'" }),
+    );
   });
 });
 

@@ -8,3 +8,4 @@ export * from './sql-rows';
 export * from './pools';
 export * from './index-scans';
 export * from './database-unavailable';
+export * from './list-page';

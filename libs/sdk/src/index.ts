@@ -1,7 +1,7 @@
 // @recur/node: Recur's Node.js client (docs/sdk.md).
 export { Recur, type RecurOptions, SDK_VERSION } from './client';
 export { ApiError, AuthenticationError, ConnectionError, type ErrorBody, type ErrorType, errorFromResponse, IdempotencyError, InvalidRequestError, PermissionError, RateLimitError, RecurError } from './errors';
-export { type Page, PageRequest } from './pagination';
+export { type Page, type PageCursor, PageRequest } from './pagination';
 export type { CreditNote, Customer, Event, Invoice, Payment, Plan, Refund, RequestOptions, Schemas, Subscription, Wallet, WebhookEndpoint } from './resources';
 export { backoffMs, DEFAULT_RETRY_POLICY, retryAfterMs, type RetryPolicy } from './retry';
 export type { components, paths, webhooks } from './generated/openapi';

@@ -1,7 +1,7 @@
 import type { Client } from 'openapi-fetch';
 import { errorFromResponse } from './errors';
 import type { components, paths } from './generated/openapi';
-import { type Page, PageRequest } from './pagination';
+import { type Page, type PageCursor, PageRequest } from './pagination';
 
 export type Schemas = components['schemas'];
 export type Customer = Schemas['Customer'];
@@ -17,8 +17,8 @@ export type Wallet = Schemas['Wallet'];
 
 /** The JSON body of an operation. */
 type BodyOf<Operation> = Operation extends { requestBody?: { content: { 'application/json': infer Body } } } ? Body : never;
-/** The query parameters of an operation, less the paging ones a list() manages. */
-type ListParams<Operation> = Operation extends { parameters: { query?: infer Query } } ? Omit<NonNullable<Query>, 'offset'> & { offset?: number } : never;
+/** The query parameters of an operation: its filters, `limit`, and where the first page starts (`offset` or a cursor). */
+type ListParams<Operation> = Operation extends { parameters: { query?: infer Query } } ? NonNullable<Query> : never;
 
 export interface RequestOptions {
   /** Sent as `Idempotency-Key` on a POST; without it the client makes one, reused on its retries. */
@@ -40,9 +40,14 @@ const init = (options?: RequestOptions) => ({
   ...(options?.signal ? { signal: options.signal } : {}),
 });
 
-/** A `list()`: awaited, the first page; iterated, every item. */
-function list<T extends { id: string }, Q extends { offset?: number }>(params: Q | undefined, fetchPage: (query: Q) => Answer<Page<T>>): PageRequest<T> {
-  return new PageRequest<T>((offset) => answer(fetchPage({ ...(params ?? ({} as Q)), offset })), params?.offset ?? 0);
+/**
+ * A `list()`: awaited, the first page (as `params` ask); iterated, every item, the pages after the
+ * first read by cursor from where the one before ended (PageRequest), `params`' filters kept.
+ */
+function list<T extends { id: string }, Q extends { offset?: number; starting_after?: string; ending_before?: string }>(params: Q | undefined, fetchPage: (query: Q) => Answer<Page<T>>): PageRequest<T> {
+  const { offset, starting_after, ending_before, ...filters } = params ?? ({} as Q);
+  const first = { ...filters, offset, starting_after, ending_before } as Q;
+  return new PageRequest<T>((cursor?: PageCursor) => answer(fetchPage(cursor === undefined ? first : ({ ...filters, ...cursor } as Q))), ending_before !== undefined);
 }
 
 type Api = Client<paths>;

@@ -114,22 +114,34 @@ describe('@recur/node', () => {
     expect((thrown as Error).message).toContain('after 3 attempt(s)');
   });
 
-  it('awaited, a list is its first page; iterated with for await, every item of every page once', async () => {
+  it('awaited, a list is its first page; iterated with for await, every item of every page once, the later pages by cursor', async () => {
     const items = Array.from({ length: 25 }, (_, index) => customer(`cus_${String(index).padStart(2, '0')}`));
-    const page = (offset: number, limit: number) => ({ object: 'list', url: '/v1/customers', data: items.slice(offset, offset + limit), total: items.length, limit, offset, has_more: offset + limit < items.length });
     const serve: Handler = (request, res) => {
       const query = new URL(request.url, baseUrl).searchParams;
-      const offset = Number(query.get('offset') ?? 0);
-      // An insert between two reads pushes the last item of a page onto the next one.
-      json(res, 200, page(offset === 0 ? 0 : offset - 1, Number(query.get('limit') ?? 10)));
+      const limit = Number(query.get('limit') ?? 10);
+      const after = query.get('starting_after');
+      const before = query.get('ending_before');
+      const at = (id: string) => items.findIndex((item) => item.id === id);
+      const [from, to] = before !== null ? [Math.max(0, at(before) - limit), at(before)] : [after === null ? 0 : at(after) + 1, (after === null ? 0 : at(after) + 1) + limit];
+      const hasMore = before !== null ? from > 0 : to < items.length;
+      json(res, 200, { object: 'list', url: '/v1/customers', data: items.slice(from, to), total: items.length, limit, offset: 0, has_more: hasMore });
     };
     handlers = Array(10).fill(serve);
     const client = recur();
     const first = await client.customers.list({ limit: 10 });
     expect(first.data.map((item) => item.id)).toEqual(items.slice(0, 10).map((item) => item.id));
     const ids: string[] = [];
-    for await (const item of client.customers.list({ limit: 10 })) ids.push(item.id);
+    for await (const item of client.customers.list({ limit: 10, email: 'a@example.com' })) ids.push(item.id);
     expect(ids).toEqual(items.map((item) => item.id));
-    expect(seen.slice(1).map((request) => new URL(request.url, baseUrl).searchParams.get('offset'))).toEqual(['0', '10', '20']);
+    const forwards = seen.slice(1).map((request) => new URL(request.url, baseUrl).searchParams);
+    expect(forwards.map((query) => [query.get('starting_after'), query.get('offset'), query.get('email')])).toEqual([
+      [null, null, 'a@example.com'], ['cus_09', null, 'a@example.com'], ['cus_19', null, 'a@example.com'],
+    ]);
+
+    // From a cursor backwards: towards the newest, each page's items yielded oldest first.
+    const backwards: string[] = [];
+    for await (const item of client.customers.list({ limit: 10, ending_before: 'cus_15' })) backwards.push(item.id);
+    expect(backwards).toEqual(items.slice(0, 15).map((item) => item.id).reverse());
+    expect(seen.slice(4).map((request) => new URL(request.url, baseUrl).searchParams.get('ending_before'))).toEqual(['cus_15', 'cus_05']);
   });
 });

@@ -3,7 +3,7 @@ import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { catalogV1, requireTenant } from '@recur/contracts';
 import { ADDON_STATUSES } from '@recur/vocabulary';
-import { checkPage, pageInfo } from '@recur/kernel';
+import { checkListPage } from '@recur/kernel';
 import { fromInt64 } from '@recur/money';
 import { checkOneOf } from '../common/fields';
 import { toAddonMessage } from './addon.mapper';
@@ -33,10 +33,10 @@ export class AddonsGrpcController {
   @GrpcMethod('CatalogService', 'ListAddons')
   async listAddons(request: catalogV1.ListAddonsRequest): Promise<MessageInitShape<typeof catalogV1.ListAddonsResponseSchema>> {
     const tenant = requireTenant(request.tenant);
-    const page = checkPage(request.page?.limit, request.page?.offset);
+    const page = checkListPage(request.page);
     const status = request.status === undefined ? undefined : checkOneOf(request.status, ADDON_STATUSES, 'status');
-    const { addons, total } = await this.addons.list(tenant, page, status);
-    return { addons: addons.map(toAddonMessage), page: pageInfo(page, addons.length, total) };
+    const { addons, page: info } = await this.addons.list(tenant, page, status);
+    return { addons: addons.map(toAddonMessage), page: info };
   }
 
   @GrpcMethod('CatalogService', 'UpdateAddon')

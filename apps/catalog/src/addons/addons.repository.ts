@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { notFound, type Page, type TenantRef } from '@recur/kernel';
+import { notFound, type Page, type PageInfo, type TenantRef } from '@recur/kernel';
+import { NEWEST_FIRST, readListPage } from '@recur/persistence';
 import type { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 import type { Addon, AddonStatus } from './addon';
@@ -24,13 +25,14 @@ export class AddonsRepository {
   }
 
 
-  async list(tenant: TenantRef, page: Page, status?: AddonStatus): Promise<{ addons: Addon[]; total: number }> {
+  async list(tenant: TenantRef, page: Page, status?: AddonStatus): Promise<{ addons: Addon[]; page: PageInfo }> {
     const where = { accountId: tenant.accountId, livemode: tenant.livemode, ...(status === undefined ? {} : { status }) };
-    const [rows, total] = await Promise.all([
-      this.prisma.addon.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
-      this.prisma.addon.count({ where }),
-    ]);
-    return { addons: rows.map(fromAddonRow), total };
+    const { rows, page: info } = await readListPage(page, {
+      resource: 'add-on', order: NEWEST_FIRST, where, cursorScope: { accountId: tenant.accountId, livemode: tenant.livemode },
+      findMany: (read) => this.prisma.addon.findMany(read),
+      count: (query) => this.prisma.addon.count(query),
+    });
+    return { addons: rows.map(fromAddonRow), page: info };
   }
 
   async insert(tx: Tx, addon: Addon): Promise<void> {

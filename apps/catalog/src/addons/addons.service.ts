@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CLOCK, type Clock, type Page, type TenantRef } from '@recur/kernel';
+import { type Clock, CLOCK, type Page, type PageInfo, type TenantRef } from '@recur/kernel';
 import type { Prisma } from '../generated/prisma/client';
 import { type Addon, type AddonFields, type AddonStatus, createAddon, putOnSale, takeOffSale, updateAddon } from './addon';
 import { AddonsRepository } from './addons.repository';
@@ -24,7 +24,7 @@ export class AddonsService {
     return this.addons.get(tenant, id);
   }
 
-  list(tenant: TenantRef, page: Page, status?: AddonStatus): Promise<{ addons: Addon[]; total: number }> {
+  list(tenant: TenantRef, page: Page, status?: AddonStatus): Promise<{ addons: Addon[]; page: PageInfo }> {
     return this.addons.list(tenant, page, status);
   }
 

@@ -2,7 +2,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { catalogV1, requireTenant } from '@recur/contracts';
-import { checkPage, pageInfo } from '@recur/kernel';
+import { checkListPage } from '@recur/kernel';
 import { toCouponMessage, toPromotionCodeMessage } from './coupon.mapper';
 import { CouponsService } from './coupons.service';
 import { Commands } from '../infrastructure/commands';
@@ -38,9 +38,9 @@ export class CouponsGrpcController {
   @GrpcMethod('CatalogService', 'ListCoupons')
   async listCoupons(request: catalogV1.ListCouponsRequest): Promise<MessageInitShape<typeof catalogV1.ListCouponsResponseSchema>> {
     const tenant = requireTenant(request.tenant);
-    const page = checkPage(request.page?.limit, request.page?.offset);
-    const { coupons, total } = await this.coupons.list(tenant, page);
-    return { coupons: coupons.map(toCouponMessage), page: pageInfo(page, coupons.length, total) };
+    const page = checkListPage(request.page);
+    const { coupons, page: info } = await this.coupons.list(tenant, page);
+    return { coupons: coupons.map(toCouponMessage), page: info };
   }
 
   @GrpcMethod('CatalogService', 'UpdateCoupon')
@@ -86,9 +86,9 @@ export class CouponsGrpcController {
   @GrpcMethod('CatalogService', 'ListPromotionCodes')
   async listPromotionCodes(request: catalogV1.ListPromotionCodesRequest): Promise<MessageInitShape<typeof catalogV1.ListPromotionCodesResponseSchema>> {
     const tenant = requireTenant(request.tenant);
-    const page = checkPage(request.page?.limit, request.page?.offset);
-    const { codes, total } = await this.coupons.listCodes(tenant, page, { couponId: request.couponId, code: request.code });
-    return { promotionCodes: codes.map(toPromotionCodeMessage), page: pageInfo(page, codes.length, total) };
+    const page = checkListPage(request.page);
+    const { codes, page: info } = await this.coupons.listCodes(tenant, page, { couponId: request.couponId, code: request.code });
+    return { promotionCodes: codes.map(toPromotionCodeMessage), page: info };
   }
 
   @GrpcMethod('CatalogService', 'UpdatePromotionCode')

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { DomainError, invalidArgument, notFound, type Page, type TenantRef } from '@recur/kernel';
+import { DomainError, invalidArgument, notFound, type Page, type PageInfo, type TenantRef } from '@recur/kernel';
+import { NEWEST_FIRST, readListPage } from '@recur/persistence';
 import type { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 import type { Coupon } from './coupon';
@@ -34,13 +35,14 @@ export class CouponsRepository {
   }
 
 
-  async list(tenant: TenantRef, page: Page): Promise<{ coupons: Coupon[]; total: number }> {
+  async list(tenant: TenantRef, page: Page): Promise<{ coupons: Coupon[]; page: PageInfo }> {
     const where = { accountId: tenant.accountId, livemode: tenant.livemode, deletedAt: null };
-    const [rows, total] = await Promise.all([
-      this.prisma.coupon.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
-      this.prisma.coupon.count({ where }),
-    ]);
-    return { coupons: rows.map(fromCouponRow), total };
+    const { rows, page: info } = await readListPage(page, {
+      resource: 'coupon', order: NEWEST_FIRST, where, cursorScope: { accountId: tenant.accountId, livemode: tenant.livemode },
+      findMany: (read) => this.prisma.coupon.findMany(read),
+      count: (query) => this.prisma.coupon.count(query),
+    });
+    return { coupons: rows.map(fromCouponRow), page: info };
   }
 
   async insert(tx: Tx, coupon: Coupon): Promise<void> {
@@ -69,7 +71,7 @@ export class CouponsRepository {
   }
 
 
-  async listCodes(tenant: TenantRef, page: Page, filter: { couponId?: string; code?: string }): Promise<{ codes: PromotionCode[]; total: number }> {
+  async listCodes(tenant: TenantRef, page: Page, filter: { couponId?: string; code?: string }): Promise<{ codes: PromotionCode[]; page: PageInfo }> {
     const where = {
       accountId: tenant.accountId,
       livemode: tenant.livemode,
@@ -77,11 +79,12 @@ export class CouponsRepository {
       ...(filter.couponId === undefined ? {} : { couponId: filter.couponId }),
       ...(filter.code === undefined ? {} : { codeKey: codeKey(filter.code) }),
     };
-    const [rows, total] = await Promise.all([
-      this.prisma.promotionCode.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
-      this.prisma.promotionCode.count({ where }),
-    ]);
-    return { codes: rows.map(fromPromotionCodeRow), total };
+    const { rows, page: info } = await readListPage(page, {
+      resource: 'promotion code', order: NEWEST_FIRST, where, cursorScope: { accountId: tenant.accountId, livemode: tenant.livemode },
+      findMany: (read) => this.prisma.promotionCode.findMany(read),
+      count: (query) => this.prisma.promotionCode.count(query),
+    });
+    return { codes: rows.map(fromPromotionCodeRow), page: info };
   }
 
   /** Codes are unique per app ignoring case; a taken text changes nothing and is refused. */

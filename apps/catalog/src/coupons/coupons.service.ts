@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CLOCK, type Clock, invalidArgument, type Page, type TenantRef } from '@recur/kernel';
+import { type Clock, CLOCK, invalidArgument, type Page, type PageInfo, type TenantRef } from '@recur/kernel';
 import type { Prisma } from '../generated/prisma/client';
 import { type Coupon, type CouponFields, createCoupon, deleteCoupon, updateCoupon } from './coupon';
 import { CouponsRepository } from './coupons.repository';
@@ -25,7 +25,7 @@ export class CouponsService {
     return this.coupons.get(tenant, id);
   }
 
-  list(tenant: TenantRef, page: Page): Promise<{ coupons: Coupon[]; total: number }> {
+  list(tenant: TenantRef, page: Page): Promise<{ coupons: Coupon[]; page: PageInfo }> {
     return this.coupons.list(tenant, page);
   }
 
@@ -55,7 +55,7 @@ export class CouponsService {
     return this.coupons.getCode(tenant, id);
   }
 
-  listCodes(tenant: TenantRef, page: Page, filter: { couponId?: string; code?: string }): Promise<{ codes: PromotionCode[]; total: number }> {
+  listCodes(tenant: TenantRef, page: Page, filter: { couponId?: string; code?: string }): Promise<{ codes: PromotionCode[]; page: PageInfo }> {
     return this.coupons.listCodes(tenant, page, filter);
   }
 

@@ -3,7 +3,7 @@ import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { catalogV1, requireTenant } from '@recur/contracts';
 import { PLAN_STATUSES } from '@recur/vocabulary';
-import { checkPage, pageInfo } from '@recur/kernel';
+import { checkListPage } from '@recur/kernel';
 import { fromInt64 } from '@recur/money';
 import { checkOneOf } from '../common/fields';
 import { fromTierMessage, toPlanMessage, toPriceComponentMessage, toTierMessage } from './plan.mapper';
@@ -46,10 +46,10 @@ export class PlansGrpcController {
   @GrpcMethod('CatalogService', 'ListPlans')
   async listPlans(request: catalogV1.ListPlansRequest): Promise<MessageInitShape<typeof catalogV1.ListPlansResponseSchema>> {
     const tenant = requireTenant(request.tenant);
-    const page = checkPage(request.page?.limit, request.page?.offset);
+    const page = checkListPage(request.page);
     const status = request.status === undefined ? undefined : checkOneOf(request.status, PLAN_STATUSES, 'status');
-    const { plans, total } = await this.plans.list(tenant, page, status);
-    return { plans: plans.map(toPlanMessage), page: pageInfo(page, plans.length, total) };
+    const { plans, page: info } = await this.plans.list(tenant, page, status);
+    return { plans: plans.map(toPlanMessage), page: info };
   }
 
   @GrpcMethod('CatalogService', 'UpdatePlan')
@@ -103,9 +103,9 @@ export class PlansGrpcController {
   @GrpcMethod('CatalogService', 'ListPriceComponents')
   async listPriceComponents(request: catalogV1.ListPriceComponentsRequest): Promise<MessageInitShape<typeof catalogV1.ListPriceComponentsResponseSchema>> {
     const tenant = requireTenant(request.tenant);
-    const page = checkPage(request.page?.limit, request.page?.offset);
-    const { components, total } = await this.plans.components(tenant, request.planId, page);
-    return { priceComponents: components.map(toPriceComponentMessage), page: pageInfo(page, components.length, total) };
+    const page = checkListPage(request.page);
+    const { components, page: info } = await this.plans.components(tenant, request.planId, page);
+    return { priceComponents: components.map(toPriceComponentMessage), page: info };
   }
 
   @GrpcMethod('CatalogService', 'CreatePriceComponent')

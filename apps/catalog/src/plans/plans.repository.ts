@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { notFound, type Page, type TenantRef } from '@recur/kernel';
+import { notFound, type Page, type PageInfo, type TenantRef } from '@recur/kernel';
+import { NEWEST_FIRST, OLDEST_FIRST, readListPage } from '@recur/persistence';
 import { toInt64 } from '@recur/money';
 import type { Tier } from '@recur/pricing';
 import type { Prisma } from '../generated/prisma/client';
@@ -32,13 +33,14 @@ export class PlansRepository {
   }
 
 
-  async list(tenant: TenantRef, page: Page, status?: PlanStatus): Promise<{ plans: Plan[]; total: number }> {
+  async list(tenant: TenantRef, page: Page, status?: PlanStatus): Promise<{ plans: Plan[]; page: PageInfo }> {
     const where = { ...this.scope(tenant), ...(status === undefined ? {} : { status }) };
-    const [rows, total] = await Promise.all([
-      this.prisma.plan.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
-      this.prisma.plan.count({ where }),
-    ]);
-    return { plans: rows.map(fromPlanRow), total };
+    const { rows, page: info } = await readListPage(page, {
+      resource: 'plan', order: NEWEST_FIRST, where, cursorScope: { accountId: tenant.accountId, livemode: tenant.livemode },
+      findMany: (read) => this.prisma.plan.findMany(read),
+      count: (query) => this.prisma.plan.count(query),
+    });
+    return { plans: rows.map(fromPlanRow), page: info };
   }
 
   async insert(tx: Tx, plan: Plan): Promise<void> {
@@ -73,13 +75,18 @@ export class PlansRepository {
     });
   }
 
-  async components(tenant: TenantRef, planId: string, page?: Page, tx: Tx = this.prisma): Promise<{ components: PriceComponent[]; total: number }> {
+  async components(tenant: TenantRef, planId: string, page?: Page, tx: Tx = this.prisma): Promise<{ components: PriceComponent[]; page: PageInfo }> {
     const where = { planId, ...this.scope(tenant) };
-    const [rows, total] = await Promise.all([
-      tx.priceComponent.findMany({ where, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], ...(page ? { skip: page.offset, take: page.limit } : {}) }),
-      tx.priceComponent.count({ where }),
-    ]);
-    return { components: rows.map(fromPriceComponentRow), total };
+    if (page === undefined) {
+      const rows = await tx.priceComponent.findMany({ where, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+      return { components: rows.map(fromPriceComponentRow), page: { total: rows.length, hasMore: false, cursor: '' } };
+    }
+    const { rows, page: info } = await readListPage(page, {
+      resource: 'price component', order: OLDEST_FIRST, where, cursorScope: this.scope(tenant),
+      findMany: (read) => tx.priceComponent.findMany(read),
+      count: (query) => tx.priceComponent.count(query),
+    });
+    return { components: rows.map(fromPriceComponentRow), page: info };
   }
 
   async component(tx: Tx, tenant: TenantRef, planId: string, id: string): Promise<PriceComponent> {

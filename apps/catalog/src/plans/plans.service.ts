@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CLOCK, type Clock, newId, type Page, type TenantRef } from '@recur/kernel';
+import { CLOCK, type Clock, newId, type Page, type PageInfo, type TenantRef } from '@recur/kernel';
 import { isTiered, type Tier } from '@recur/pricing';
 import type { Prisma } from '../generated/prisma/client';
 import { archivePlan, clonePlan, createPlan, type Plan, type PlanFields, type PlanStatus, replaceTiers, restorePlan, updatePlan } from './plan';
@@ -37,7 +37,7 @@ export class PlansService {
     return this.plans.get(tenant, id);
   }
 
-  list(tenant: TenantRef, page: Page, status?: PlanStatus): Promise<{ plans: Plan[]; total: number }> {
+  list(tenant: TenantRef, page: Page, status?: PlanStatus): Promise<{ plans: Plan[]; page: PageInfo }> {
     return this.plans.list(tenant, page, status);
   }
 
@@ -89,7 +89,7 @@ export class PlansService {
     return checked;
   }
 
-  async components(tenant: TenantRef, planId: string, page: Page): Promise<{ components: PriceComponent[]; total: number }> {
+  async components(tenant: TenantRef, planId: string, page: Page): Promise<{ components: PriceComponent[]; page: PageInfo }> {
     await this.plans.get(tenant, planId);
     return this.plans.components(tenant, planId, page);
   }

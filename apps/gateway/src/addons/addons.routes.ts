@@ -1,7 +1,7 @@
 import { type AddonJson, presentAddon } from '@recur/contracts';
 import { ADDON_STATUSES } from '@recur/vocabulary';
 import { toInt64 } from '@recur/money';
-import { listEnvelope } from '../http/list';
+import { listEnvelope, pageRequest } from '../http/list';
 import { requireActiveTaxRates } from '../tax-rates/require-tax-rates';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
 import { CreateAddonDto, ListAddonsQueryDto, UpdateAddonDto } from './addons.dto';
@@ -31,7 +31,7 @@ export const ADDON_ROUTES = defineRoutes('Add-ons', [
   listRoute({
     method: 'GET', path: '/v1/addons', summary: 'List add-ons', query: ListAddonsQueryDto, response: ADDON_SCHEMA,
     handler: async ({ services, tenant, query }) => {
-      const { addons, page } = await services.catalog.listAddons({ tenant, page: { limit: query.limit ?? 0, offset: query.offset ?? 0 }, status: query.status });
+      const { addons, page } = await services.catalog.listAddons({ tenant, page: pageRequest(query), status: query.status });
       return listEnvelope('/v1/addons', addons.map(presentAddon), query, page);
     },
   }),

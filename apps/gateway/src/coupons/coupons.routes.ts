@@ -1,7 +1,7 @@
 import { type CouponJson, presentCoupon } from '@recur/contracts';
 import { COUPON_DURATIONS } from '@recur/vocabulary';
 import { COUPON_TYPES } from '@recur/pricing';
-import { listEnvelope } from '../http/list';
+import { listEnvelope, pageRequest } from '../http/list';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
 import { CreateCouponDto, ListCouponsQueryDto, UpdateCouponDto } from './coupons.dto';
 
@@ -31,7 +31,7 @@ export const COUPON_ROUTES = defineRoutes('Coupons and promotion codes', [
   listRoute({
     method: 'GET', path: '/v1/coupons', summary: 'List coupons', query: ListCouponsQueryDto, response: COUPON_SCHEMA,
     handler: async ({ services, tenant, query }) => {
-      const { coupons, page } = await services.catalog.listCoupons({ tenant, page: { limit: query.limit ?? 0, offset: query.offset ?? 0 } });
+      const { coupons, page } = await services.catalog.listCoupons({ tenant, page: pageRequest(query) });
       return listEnvelope('/v1/coupons', coupons.map(presentCoupon), query, page);
     },
   }),

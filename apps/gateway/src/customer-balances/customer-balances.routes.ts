@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { type commonV1, type CustomerBalanceTransactionJson, moneyFromMessage, presentCustomerBalanceTransaction } from '@recur/contracts';
-import { ListQueryDto, listEnvelope } from '../http/list';
+import { ListQueryDto, listEnvelope, pageRequest } from '../http/list';
 import type { ServiceClients } from '../infrastructure/service-clients';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
 import { CreateBalanceTransactionDto } from './customer-balances.dto';
@@ -59,7 +59,7 @@ export const CUSTOMER_BALANCE_ROUTES = defineRoutes('Customer balance', [
     handler: async ({ services, tenant, params, query }) => {
       // The customer must exist (404 otherwise), as for every sub-resource of a customer.
       await services.subscription.getCustomer({ tenant, id: params.id });
-      const { transactions, page } = await services.invoicing.listCustomerBalanceTransactions({ tenant, customerId: params.id, page: { limit: query.limit ?? 0, offset: query.offset ?? 0 } });
+      const { transactions, page } = await services.invoicing.listCustomerBalanceTransactions({ tenant, customerId: params.id, page: pageRequest(query) });
       return listEnvelope(`/v1/customers/${params.id}/balance-transactions`, transactions.map(presentCustomerBalanceTransaction), query, page);
     },
   }),

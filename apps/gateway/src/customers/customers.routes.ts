@@ -1,6 +1,6 @@
 import { type CustomerJson, presentCustomer, requireTenant } from '@recur/contracts';
 import { failedPrecondition } from '@recur/kernel';
-import { listEnvelope } from '../http/list';
+import { listEnvelope, pageRequest } from '../http/list';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
 import { type AddressDto, CreateCustomerDto, ListCustomersQueryDto, UpdateCustomerDto } from './customers.dto';
 import { TAX_EXEMPT_STATUSES } from '@recur/vocabulary';
@@ -91,7 +91,7 @@ export const CUSTOMER_ROUTES = defineRoutes('Customers', [
   listRoute({
     method: 'GET', path: '/v1/customers', summary: 'List customers', query: ListCustomersQueryDto, response: CUSTOMER_SCHEMA,
     handler: async ({ services, tenant, query }) => {
-      const { customers, page } = await services.subscription.listCustomers({ tenant, page: { limit: query.limit ?? 0, offset: query.offset ?? 0 }, email: query.email });
+      const { customers, page } = await services.subscription.listCustomers({ tenant, page: pageRequest(query), email: query.email });
       return listEnvelope('/v1/customers', await withBalances(services, tenant, customers), query, page);
     },
   }),

@@ -1,7 +1,7 @@
 import type { eventV1 } from '@recur/contracts';
 import { DomainError, notFound } from '@recur/kernel';
 import { SUBSCRIBABLE_EVENT_TYPES, WEBHOOK_TEST_EVENT_TYPE } from '@recur/vocabulary';
-import { listEnvelope } from '../http/list';
+import { listEnvelope, pageRequest } from '../http/list';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
 import { ListEventsQueryDto } from './events.dto';
 
@@ -43,7 +43,7 @@ export const EVENT_ROUTES = defineRoutes('Events', [
     method: 'GET', path: '/v1/events', summary: 'List events, newest first', query: ListEventsQueryDto, response: EVENT_SCHEMA,
     handler: async ({ services, tenant, query }) => {
       const { events, page, filtersApplied } = await services.webhookDispatch.listEvents({
-        tenant, page: { limit: query.limit ?? 0, offset: query.offset ?? 0 },
+        tenant, page: pageRequest(query),
         type: query.type, createdGte: query.created_gte === undefined ? undefined : BigInt(query.created_gte), createdLte: query.created_lte === undefined ? undefined : BigInt(query.created_lte),
         objectId: query.resource, accountEventsOnly: true,
       });

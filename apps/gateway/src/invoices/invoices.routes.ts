@@ -1,7 +1,7 @@
 import { type InvoiceJson, presentInvoice } from '@recur/contracts';
 import { COLLECTION_METHODS, INVOICE_BILLING_REASONS, INVOICE_STATUSES, TAX_EXEMPT_STATUSES } from '@recur/vocabulary';
 import { toInt64 } from '@recur/money';
-import { listEnvelope } from '../http/list';
+import { listEnvelope, pageRequest } from '../http/list';
 import { defineRoutes, fileRoute, listRoute, responseSchema, route } from '../routing/define-routes';
 import { CreateInvoiceDto, ListInvoicesQueryDto } from './invoices.dto';
 import { TAX_AMOUNT_SCHEMA } from '../tax-rates/tax-rates.routes';
@@ -105,7 +105,7 @@ export const INVOICE_ROUTES = defineRoutes('Invoices', [
     handler: async ({ services, tenant, query }) => {
       const { invoices, page } = await services.invoicing.listInvoices({
         tenant,
-        page: { limit: query.limit ?? 0, offset: query.offset ?? 0 },
+        page: pageRequest(query),
         customerId: query.customer,
         status: query.status,
         subscriptionId: query.subscription,

@@ -135,7 +135,9 @@ function tightenRequestSchemas(schemas: DtoSchemas): DtoSchemas {
 
 function queryParameters(query: ClassConstructor<object> | undefined, schemas: DtoSchemas) {
   if (!query) return [];
-  const schema = schemas[query.name];
+  // A DTO that only extends another (ListCouponsQueryDto extends ListQueryDto) has no schema of its own: its parent's is it.
+  let schema = schemas[query.name];
+  for (let type: unknown = Object.getPrototypeOf(query); schema === undefined && typeof type === 'function' && type.name; type = Object.getPrototypeOf(type)) schema = schemas[type.name];
   return Object.entries(schema?.properties ?? {}).map(([name, property]) => ({ name, in: 'query', required: schema.required?.includes(name) ?? false, schema: property }));
 }
 
@@ -178,7 +180,7 @@ function operationDescription(route: RouteDefinition, paged: boolean): string {
       ? 'A secret key (test or live) or a read_only key may call it; publishable keys may not.'
       : 'A secret key (test or live) may call it; read_only and publishable keys may not.';
   const lines = [`${route.summary}.`, keys];
-  if (route.list && paged) lines.push('Answers a page of the list envelope, newest first: `limit` (1–100, default 10) and `offset` (0–10 000); `has_more` says whether a later page has items.');
+  if (route.list && paged) lines.push('Answers a page of the list envelope, newest first: `limit` (1–100, default 10) and either a cursor, `starting_after` or `ending_before` (an object id; stable while objects are created), or `offset` (0–10 000); `has_more` says whether more items follow in the direction read.');
   else if (route.list) lines.push('Answers the whole list in one list envelope.');
   if (route.method === 'POST') {
     lines.push('Send an `Idempotency-Key` to retry it safely: a repeat with the same key and body answers the first answer (`Idempotent-Replayed: true`) instead of running again.');

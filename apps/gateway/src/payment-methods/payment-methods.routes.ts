@@ -1,8 +1,8 @@
 import { type PaymentMethodJson, presentPaymentMethod } from '@recur/contracts';
-import { notFound, PAGE_LIMIT_DEFAULT } from '@recur/kernel';
+import { notFound } from '@recur/kernel';
 import { PAYMENT_PROVIDER_CODES } from '@recur/vocabulary';
 import { requireCustomer } from '../customers/require-customer';
-import { listEnvelope, ListQueryDto } from '../http/list';
+import { listEnvelope, ListQueryDto, listWindow } from '../http/list';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
 import { CreatePaymentMethodDto } from './payment-methods.dto';
 
@@ -46,9 +46,8 @@ export const PAYMENT_METHOD_ROUTES = defineRoutes('Payment methods', [
     handler: async ({ services, tenant, params, query }) => {
       await requireCustomer(services, tenant, params.id, () => notFound('customer', params.id));
       const { paymentMethods } = await services.payments.listPaymentMethods({ tenant, customerId: params.id });
-      const offset = query.offset ?? 0;
-      const window = paymentMethods.slice(offset, offset + (query.limit ?? PAGE_LIMIT_DEFAULT));
-      return listEnvelope(`/v1/customers/${params.id}/payment-methods`, window.map(presentPaymentMethod), query, { total: paymentMethods.length, hasMore: offset + window.length < paymentMethods.length });
+      const { data, page } = listWindow(paymentMethods, query, 'payment method', (paymentMethod) => paymentMethod.id);
+      return listEnvelope(`/v1/customers/${params.id}/payment-methods`, data.map(presentPaymentMethod), query, page);
     },
   }),
   route({

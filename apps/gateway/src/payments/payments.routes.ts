@@ -1,6 +1,6 @@
 import { type PaymentJson, presentPayment } from '@recur/contracts';
 import { PAYMENT_PROVIDER_CODES, PAYMENT_STATUSES } from '@recur/vocabulary';
-import { listEnvelope } from '../http/list';
+import { listEnvelope, pageRequest } from '../http/list';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
 import { InitiatePaymentDto, ListPaymentsQueryDto } from './payments.dto';
 
@@ -43,7 +43,7 @@ export const PAYMENT_ROUTES = defineRoutes('Payments', [
   listRoute({
     method: 'GET', path: '/v1/payments', summary: 'List payment attempts', query: ListPaymentsQueryDto, response: PAYMENT_SCHEMA,
     handler: async ({ services, tenant, query }) => {
-      const { payments, page } = await services.payments.listPayments({ tenant, page: { limit: query.limit ?? 0, offset: query.offset ?? 0 }, invoiceId: query.invoice });
+      const { payments, page } = await services.payments.listPayments({ tenant, page: pageRequest(query), invoiceId: query.invoice });
       return listEnvelope('/v1/payments', payments.map(presentPayment), query, page);
     },
   }),

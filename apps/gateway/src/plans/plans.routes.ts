@@ -2,7 +2,7 @@ import { type PlanJson, type PlanTiersJson, type PriceComponentJson, presentPlan
 import { PLAN_STATUSES } from '@recur/vocabulary';
 import { BILLING_INTERVALS, PRICE_COMPONENT_TYPES, PRICING_MODELS } from '@recur/pricing';
 import { toInt64 } from '@recur/money';
-import { listEnvelope } from '../http/list';
+import { listEnvelope, pageRequest } from '../http/list';
 import { requireActiveTaxRates } from '../tax-rates/require-tax-rates';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
 import {
@@ -104,7 +104,7 @@ export const PLAN_ROUTES = defineRoutes('Plans', [
   listRoute({
     method: 'GET', path: '/v1/plans', summary: 'List plans', publishable: true, query: ListPlansQueryDto, response: PLAN_SCHEMA,
     handler: async ({ services, tenant, query }) => {
-      const { plans, page } = await services.catalog.listPlans({ tenant, page: { limit: query.limit ?? 0, offset: query.offset ?? 0 }, status: query.status });
+      const { plans, page } = await services.catalog.listPlans({ tenant, page: pageRequest(query), status: query.status });
       return listEnvelope('/v1/plans', plans.map(presentPlan), query, page);
     },
   }),
@@ -169,7 +169,7 @@ export const PLAN_ROUTES = defineRoutes('Plans', [
   listRoute({
     method: 'GET', path: '/v1/plans/:id/price-components', summary: "List a plan's price components", publishable: true, query: ListPriceComponentsQueryDto, response: PRICE_COMPONENT_SCHEMA,
     handler: async ({ services, tenant, params, query }) => {
-      const { priceComponents, page } = await services.catalog.listPriceComponents({ tenant, planId: params.id, page: { limit: query.limit ?? 0, offset: query.offset ?? 0 } });
+      const { priceComponents, page } = await services.catalog.listPriceComponents({ tenant, planId: params.id, page: pageRequest(query) });
       return listEnvelope(`/v1/plans/${params.id}/price-components`, priceComponents.map(presentPriceComponent), query, page);
     },
   }),

@@ -1,5 +1,5 @@
 import { presentPromotionCode, type PromotionCodeJson } from '@recur/contracts';
-import { listEnvelope } from '../http/list';
+import { listEnvelope, pageRequest } from '../http/list';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
 import { CreatePromotionCodeDto, ListPromotionCodesQueryDto, UpdatePromotionCodeDto } from './promotion-codes.dto';
 
@@ -28,7 +28,7 @@ export const PROMOTION_CODE_ROUTES = defineRoutes('Coupons and promotion codes',
     method: 'GET', path: '/v1/promotion-codes', summary: 'List promotion codes', query: ListPromotionCodesQueryDto, response: PROMOTION_CODE_SCHEMA,
     handler: async ({ services, tenant, query }) => {
       const { promotionCodes, page } = await services.catalog.listPromotionCodes({
-        tenant, page: { limit: query.limit ?? 0, offset: query.offset ?? 0 }, couponId: query.coupon, code: query.code,
+        tenant, page: pageRequest(query), couponId: query.coupon, code: query.code,
       });
       return listEnvelope('/v1/promotion-codes', promotionCodes.map(presentPromotionCode), query, page);
     },

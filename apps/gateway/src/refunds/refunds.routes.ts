@@ -1,6 +1,6 @@
 import { type CreditNoteJson, fromGrpcError, presentCreditNote, presentRefund, type RefundJson } from '@recur/contracts';
 import { REFUND_REASONS, REFUND_REASONS_SHOWN } from '@recur/vocabulary';
-import { listEnvelope } from '../http/list';
+import { listEnvelope, pageRequest } from '../http/list';
 import { AlternativeAnswer, defineRoutes, fileRoute, listRoute, responseSchema, routeWithAlternative } from '../routing/define-routes';
 import { CreateRefundDto, ListRefundsQueryDto } from './refunds.dto';
 import { TAX_AMOUNT_SCHEMA } from '../tax-rates/tax-rates.routes';
@@ -66,7 +66,7 @@ export const REFUND_ROUTES = defineRoutes('Refunds', [
     method: 'GET', path: '/v1/refunds', summary: 'List credit notes', query: ListRefundsQueryDto, response: CREDIT_NOTE_SCHEMA,
     handler: async ({ services, tenant, query }) => {
       const { creditNotes, page } = await services.invoicing.listCreditNotes({
-        tenant, page: { limit: query.limit ?? 0, offset: query.offset ?? 0 }, invoiceId: query.invoice, customerId: query.customer,
+        tenant, page: pageRequest(query), invoiceId: query.invoice, customerId: query.customer,
       });
       return listEnvelope('/v1/refunds', creditNotes.map(presentCreditNote), query, page);
     },

@@ -1,5 +1,5 @@
 import type { salesLinkV1 } from '@recur/contracts';
-import { ListQueryDto, listEnvelope } from '../http/list';
+import { ListQueryDto, listEnvelope, pageRequest } from '../http/list';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
 import { CreateSalesLinkDto } from './sales-links.dto';
 
@@ -127,7 +127,7 @@ export const SALES_LINK_ROUTES = defineRoutes('Sales links', [
   listRoute({
     method: 'GET', path: '/v1/sales-links', summary: 'List sales links', query: ListQueryDto, response: SALES_LINK_SCHEMA,
     handler: async ({ services, tenant, query, salesLinkUrl }) => {
-      const { salesLinks, page } = await services.subscription.listSalesLinks({ tenant, page: { limit: query.limit ?? 0, offset: query.offset ?? 0 } });
+      const { salesLinks, page } = await services.subscription.listSalesLinks({ tenant, page: pageRequest(query) });
       return listEnvelope('/v1/sales-links', salesLinks.map((link) => presentSalesLink(link, salesLinkUrl)), query, page);
     },
   }),
@@ -138,7 +138,7 @@ export const SALES_LINK_ROUTES = defineRoutes('Sales links', [
   listRoute({
     method: 'GET', path: '/v1/sales-links/:id/checkouts', summary: 'List sales made through a link', query: ListQueryDto, response: SALES_LINK_CHECKOUT_SCHEMA,
     handler: async ({ services, tenant, params, query }) => {
-      const { checkouts, page } = await services.subscription.listSalesLinkCheckouts({ tenant, id: params.id, page: { limit: query.limit ?? 0, offset: query.offset ?? 0 } });
+      const { checkouts, page } = await services.subscription.listSalesLinkCheckouts({ tenant, id: params.id, page: pageRequest(query) });
       return listEnvelope(`/v1/sales-links/${params.id}/checkouts`, checkouts.map(presentCheckout), query, page);
     },
   }),

@@ -8,8 +8,7 @@ import {
   type SubscriptionJson,
   type UpcomingInvoiceJson,
 } from '@recur/contracts';
-import { PAGE_LIMIT_DEFAULT } from '@recur/kernel';
-import { listEnvelope, ListQueryDto } from '../http/list';
+import { listEnvelope, ListQueryDto, listWindow, pageRequest } from '../http/list';
 import { TAX_AMOUNT_SCHEMA } from '../tax-rates/tax-rates.routes';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
 import {
@@ -199,7 +198,7 @@ export const SUBSCRIPTION_ROUTES = defineRoutes('Subscriptions', [
     method: 'GET', path: '/v1/subscriptions', summary: 'List subscriptions', query: ListSubscriptionsQueryDto, response: SUBSCRIPTION_SCHEMA,
     handler: async ({ services, tenant, query }) => {
       const { subscriptions, page } = await services.subscription.listSubscriptions({
-        tenant, page: { limit: query.limit ?? 0, offset: query.offset ?? 0 }, customerId: query.customer, status: query.status,
+        tenant, page: pageRequest(query), customerId: query.customer, status: query.status,
       });
       return listEnvelope('/v1/subscriptions', subscriptions.map(presentSubscription), query, page);
     },
@@ -265,9 +264,8 @@ export const SUBSCRIPTION_ROUTES = defineRoutes('Subscriptions', [
     handler: async ({ services, tenant, params, query }) => {
       // A subscription carries at most 20 add-ons: one read, paged here.
       const addOns = present(await services.subscription.getSubscription({ tenant, id: params.id })).add_ons;
-      const offset = query.offset ?? 0;
-      const limit = query.limit ?? PAGE_LIMIT_DEFAULT;
-      return listEnvelope(`/v1/subscriptions/${params.id}/addons`, addOns.slice(offset, offset + limit), query, { total: addOns.length, hasMore: offset + limit < addOns.length });
+      const { data, page } = listWindow(addOns, query, 'add-on of this subscription', (addOn) => addOn.addon);
+      return listEnvelope(`/v1/subscriptions/${params.id}/addons`, data, query, page);
     },
   }),
   route({

@@ -1,6 +1,6 @@
 import { presentTaxRate, type TaxRateJson } from '@recur/contracts';
 import { parsePercentage } from '@recur/money';
-import { listEnvelope } from '../http/list';
+import { listEnvelope, pageRequest } from '../http/list';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
 import { CreateTaxRateDto, ListTaxRatesQueryDto, UpdateTaxRateDto } from './tax-rates.dto';
 
@@ -45,7 +45,7 @@ export const TAX_RATE_ROUTES = defineRoutes('Tax rates', [
     method: 'GET', path: '/v1/tax-rates', summary: 'List tax rates', query: ListTaxRatesQueryDto, response: TAX_RATE_SCHEMA,
     handler: async ({ services, tenant, query }) => {
       const active = query.active === undefined ? undefined : query.active === 'true';
-      const { taxRates, page } = await services.invoicing.listTaxRates({ tenant, page: { limit: query.limit ?? 0, offset: query.offset ?? 0 }, active });
+      const { taxRates, page } = await services.invoicing.listTaxRates({ tenant, page: pageRequest(query), active });
       return listEnvelope('/v1/tax-rates', taxRates.map(presentTaxRate), query, page);
     },
   }),

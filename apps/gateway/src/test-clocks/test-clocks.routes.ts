@@ -1,5 +1,5 @@
 import { presentTestClock, type TestClockJson } from '@recur/contracts';
-import { listEnvelope } from '../http/list';
+import { listEnvelope, pageRequest } from '../http/list';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
 import { AdvanceTestClockDto, CreateTestClockDto, ListTestClocksQueryDto } from './test-clocks.dto';
 
@@ -31,7 +31,7 @@ export const TEST_CLOCK_ROUTES = defineRoutes('Test clocks', [
   listRoute({
     method: 'GET', path: '/v1/test-clocks', summary: 'List test clocks (sandbox)', query: ListTestClocksQueryDto, response: TEST_CLOCK_SCHEMA,
     handler: async ({ services, tenant, query }) => {
-      const { testClocks, page } = await services.subscription.listTestClocks({ tenant, page: { limit: query.limit ?? 0, offset: query.offset ?? 0 } });
+      const { testClocks, page } = await services.subscription.listTestClocks({ tenant, page: pageRequest(query) });
       return listEnvelope('/v1/test-clocks', testClocks.map(presentTestClock), query, page);
     },
   }),

@@ -1,5 +1,5 @@
 import { type usageMeteringV1, presentUsageAlert, presentUsageLimit, presentUsageRecord, presentUsageSummary, type UsageAlertJson, type UsageLimitJson, type UsageRecordJson, type UsageSummaryJson } from '@recur/contracts';
-import { listEnvelope } from '../http/list';
+import { listEnvelope, pageRequest } from '../http/list';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
 import type { ServiceClients } from '../infrastructure/service-clients';
 import { ListUsageAlertsQueryDto, ListUsageQueryDto, RecordUsageBatchDto, RecordUsageDto, SetUsageLimitDto, UsageSummaryQueryDto } from './usage.dto';
@@ -156,7 +156,7 @@ export const USAGE_ROUTES = defineRoutes('Usage', [
     handler: async ({ services, tenant, query }) => {
       const { records, page } = await services.usageMetering.listUsageRecords({
         tenant,
-        page: { limit: query.limit ?? 0, offset: query.offset ?? 0 },
+        page: pageRequest(query),
         subscriptionId: query.subscription,
         metricName: query.metric_name,
         ...(query.period_start === undefined ? {} : { periodStart: BigInt(query.period_start) }),
@@ -174,7 +174,7 @@ export const USAGE_ROUTES = defineRoutes('Usage', [
   listRoute({
     method: 'GET', path: '/v1/usage/alerts', summary: 'List recent threshold alerts', query: ListUsageAlertsQueryDto, response: USAGE_ALERT_SCHEMA,
     handler: async ({ services, tenant, query }) => {
-      const { alerts, page } = await services.usageMetering.listUsageAlerts({ tenant, page: { limit: query.limit ?? 0, offset: query.offset ?? 0 }, subscriptionId: query.subscription });
+      const { alerts, page } = await services.usageMetering.listUsageAlerts({ tenant, page: pageRequest(query), subscriptionId: query.subscription });
       return listEnvelope('/v1/usage/alerts', alerts.map(presentUsageAlert), query, page);
     },
   }),

@@ -3,7 +3,7 @@ import { invalidArgument } from '@recur/kernel';
 import { toInt64 } from '@recur/money';
 import { PAYMENT_PROVIDER_CODES } from '@recur/vocabulary';
 import { requireCustomer } from '../customers/require-customer';
-import { ListQueryDto, listEnvelope } from '../http/list';
+import { ListQueryDto, listEnvelope, pageRequest } from '../http/list';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
 import { CreateWalletDto, ListWalletsQueryDto, TopUpWalletDto, UpdateWalletDto } from './wallets.dto';
 
@@ -88,7 +88,7 @@ export const WALLET_ROUTES = defineRoutes('Wallets', [
   listRoute({
     method: 'GET', path: '/v1/wallets', summary: 'List prepaid wallets', query: ListWalletsQueryDto, response: WALLET_SCHEMA,
     handler: async ({ services, tenant, query }) => {
-      const { wallets, page } = await services.payments.listWallets({ tenant, page: { limit: query.limit ?? 0, offset: query.offset ?? 0 }, customerId: query.customer });
+      const { wallets, page } = await services.payments.listWallets({ tenant, page: pageRequest(query), customerId: query.customer });
       return listEnvelope('/v1/wallets', wallets.map(presentWallet), query, page);
     },
   }),
@@ -126,7 +126,7 @@ export const WALLET_ROUTES = defineRoutes('Wallets', [
   listRoute({
     method: 'GET', path: '/v1/wallets/:id/transactions', summary: "List a wallet's ledger", query: ListQueryDto, response: WALLET_TRANSACTION_SCHEMA,
     handler: async ({ services, tenant, params, query }) => {
-      const { transactions, page } = await services.payments.listWalletTransactions({ tenant, walletId: params.id, page: { limit: query.limit ?? 0, offset: query.offset ?? 0 } });
+      const { transactions, page } = await services.payments.listWalletTransactions({ tenant, walletId: params.id, page: pageRequest(query) });
       return listEnvelope(`/v1/wallets/${params.id}/transactions`, transactions.map(presentWalletTransaction), query, page);
     },
   }),

@@ -1,6 +1,6 @@
 import { type DeliveryAttemptJson, presentDelivery, presentWebhookEndpoint, type WebhookDeliveryJson, type WebhookEndpointJson } from '@recur/contracts';
 import { SUBSCRIBABLE_EVENT_TYPES } from '@recur/vocabulary';
-import { listEnvelope, ListQueryDto } from '../http/list';
+import { listEnvelope, ListQueryDto, pageRequest } from '../http/list';
 import { defineRoutes, listRoute, type ObjectSchema, responseSchema, route } from '../routing/define-routes';
 import { CreateWebhookEndpointDto, UpdateWebhookEndpointDto } from './webhooks.dto';
 
@@ -88,7 +88,7 @@ export const WEBHOOK_ROUTES = defineRoutes('Webhooks', [
   listRoute({
     method: 'GET', path: '/v1/webhooks', summary: 'List webhook endpoints', query: ListQueryDto, response: WEBHOOK_ENDPOINT_SCHEMA,
     handler: async ({ services, tenant, query }) => {
-      const { endpoints, page } = await services.webhookDispatch.listEndpoints({ tenant, page: { limit: query.limit ?? 0, offset: query.offset ?? 0 } });
+      const { endpoints, page } = await services.webhookDispatch.listEndpoints({ tenant, page: pageRequest(query) });
       return listEnvelope('/v1/webhooks', endpoints.map(presentWebhookEndpoint), query, page);
     },
   }),
@@ -131,7 +131,7 @@ export const WEBHOOK_ROUTES = defineRoutes('Webhooks', [
   listRoute({
     method: 'GET', path: '/v1/webhooks/:id/deliveries', summary: "List an endpoint's deliveries", query: ListQueryDto, response: WEBHOOK_DELIVERY_SCHEMA,
     handler: async ({ services, tenant, params, query }) => {
-      const { deliveries, page } = await services.webhookDispatch.listDeliveries({ tenant, endpointId: params.id, page: { limit: query.limit ?? 0, offset: query.offset ?? 0 } });
+      const { deliveries, page } = await services.webhookDispatch.listDeliveries({ tenant, endpointId: params.id, page: pageRequest(query) });
       return listEnvelope(`/v1/webhooks/${params.id}/deliveries`, deliveries.map(presentDelivery), query, page);
     },
   }),

@@ -2,7 +2,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { invoicingV1, requireTenant, toMoneyMessage } from '@recur/contracts';
-import { checkPage, invalidArgument, pageInfo } from '@recur/kernel';
+import { checkListPage, invalidArgument } from '@recur/kernel';
 import { fromInt64 } from '@recur/money';
 import { CustomerDirectory } from '../customers/customer-directory.client';
 import { Commands } from '../infrastructure/commands';
@@ -47,9 +47,9 @@ export class CustomerBalancesGrpcController {
 
   @GrpcMethod('InvoicingService', 'ListCustomerBalanceTransactions')
   async listCustomerBalanceTransactions(request: invoicingV1.ListCustomerBalanceTransactionsRequest): Promise<MessageInitShape<typeof invoicingV1.ListCustomerBalanceTransactionsResponseSchema>> {
-    const page = checkPage(request.page?.limit, request.page?.offset);
-    const { transactions, total } = await this.balances.list(requireTenant(request.tenant), request.customerId, page);
-    return { transactions: transactions.map(toTransactionMessage), page: pageInfo(page, transactions.length, total) };
+    const page = checkListPage(request.page);
+    const { transactions, page: info } = await this.balances.list(requireTenant(request.tenant), request.customerId, page);
+    return { transactions: transactions.map(toTransactionMessage), page: info };
   }
 
   @GrpcMethod('InvoicingService', 'GetCustomerBalances')

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import type { Page, TenantRef } from '@recur/kernel';
+import type { Page, PageInfo, TenantRef } from '@recur/kernel';
 import { fromInt64, type Money, money, toInt64 } from '@recur/money';
-import { insertRowsStatement, type OpenTransaction, statementsOf } from '@recur/persistence';
+import { insertRowsStatement, NEWEST_FIRST, type OpenTransaction, readListPage, statementsOf } from '@recur/persistence';
 import { PrismaService } from '../infrastructure/prisma.service';
 import type { BalanceTransaction, BalanceTransactionType } from './customer-balance';
 
@@ -88,12 +88,13 @@ export class CustomerBalancesRepository {
     return customerIds.map((id) => byCustomer.get(id) ?? null);
   }
 
-  async list(tenant: TenantRef, customerId: string, page: Page): Promise<{ transactions: BalanceTransaction[]; total: number }> {
+  async list(tenant: TenantRef, customerId: string, page: Page): Promise<{ transactions: BalanceTransaction[]; page: PageInfo }> {
     const where = { accountId: tenant.accountId, livemode: tenant.livemode, customerId };
-    const [rows, total] = await Promise.all([
-      this.prisma.customerBalanceTransaction.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
-      this.prisma.customerBalanceTransaction.count({ where }),
-    ]);
+    const { rows, page: info } = await readListPage(page, {
+      resource: 'customer balance transaction', order: NEWEST_FIRST, where, cursorScope: where,
+      findMany: (read) => this.prisma.customerBalanceTransaction.findMany(read),
+      count: (query) => this.prisma.customerBalanceTransaction.count(query),
+    });
     return {
       transactions: rows.map((row) => ({
         id: row.id,
@@ -107,7 +108,7 @@ export class CustomerBalancesRepository {
         creditNoteId: row.creditNoteId,
         createdAt: row.createdAt,
       })),
-      total,
+      page: info,
     };
   }
 }

@@ -2,7 +2,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { invoicingV1, moneyFromMessage, requireTenant } from '@recur/contracts';
-import { checkPage, hasPrefix, invalidArgument, pageInfo } from '@recur/kernel';
+import { checkListPage, hasPrefix, invalidArgument } from '@recur/kernel';
 import { Commands } from '../infrastructure/commands';
 import { toInvoiceMessage } from '../invoices/invoice.mapper';
 import { renderCreditNotePdf } from './credit-note-pdf';
@@ -49,9 +49,9 @@ export class CreditNotesGrpcController {
 
   @GrpcMethod('InvoicingService', 'ListCreditNotes')
   async listCreditNotes(request: invoicingV1.ListCreditNotesRequest): Promise<MessageInitShape<typeof invoicingV1.ListCreditNotesResponseSchema>> {
-    const page = checkPage(request.page?.limit, request.page?.offset);
-    const { creditNotes, total } = await this.creditNotes.list(requireTenant(request.tenant), page, { invoiceId: request.invoiceId, customerId: request.customerId });
-    return { creditNotes: creditNotes.map(toCreditNoteMessage), page: pageInfo(page, creditNotes.length, total) };
+    const page = checkListPage(request.page);
+    const { creditNotes, page: info } = await this.creditNotes.list(requireTenant(request.tenant), page, { invoiceId: request.invoiceId, customerId: request.customerId });
+    return { creditNotes: creditNotes.map(toCreditNoteMessage), page: info };
   }
 
   @GrpcMethod('InvoicingService', 'RenderCreditNotePdf')

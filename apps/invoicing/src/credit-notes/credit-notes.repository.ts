@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { notFound, type Page, type TenantRef } from '@recur/kernel';
+import { notFound, type Page, type PageInfo, type TenantRef } from '@recur/kernel';
+import { NEWEST_FIRST, readListPage } from '@recur/persistence';
 import type { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { type CreditNote, formatCreditNoteNumber } from './credit-note';
@@ -28,18 +29,19 @@ export class CreditNotesRepository {
     return row ? fromCreditNoteRow(row) : undefined;
   }
 
-  async list(tenant: TenantRef, page: Page, filter: CreditNoteFilter): Promise<{ creditNotes: CreditNote[]; total: number }> {
+  async list(tenant: TenantRef, page: Page, filter: CreditNoteFilter): Promise<{ creditNotes: CreditNote[]; page: PageInfo }> {
     const where = {
       accountId: tenant.accountId,
       livemode: tenant.livemode,
       ...(filter.invoiceId === undefined ? {} : { invoiceId: filter.invoiceId }),
       ...(filter.customerId === undefined ? {} : { customerId: filter.customerId }),
     };
-    const [rows, total] = await Promise.all([
-      this.prisma.creditNote.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
-      this.prisma.creditNote.count({ where }),
-    ]);
-    return { creditNotes: rows.map(fromCreditNoteRow), total };
+    const { rows, page: info } = await readListPage(page, {
+      resource: 'credit note', order: NEWEST_FIRST, where, cursorScope: { accountId: tenant.accountId, livemode: tenant.livemode },
+      findMany: (read) => this.prisma.creditNote.findMany(read),
+      count: (query) => this.prisma.creditNote.count(query),
+    });
+    return { creditNotes: rows.map(fromCreditNoteRow), page: info };
   }
 
   /** The next credit note number of the tenant: gapless, as invoice numbers are (InvoicesRepository.nextNumber). */

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CLOCK, type Clock, type Page, type TenantRef } from '@recur/kernel';
+import { type Clock, CLOCK, type Page, type PageInfo, type TenantRef } from '@recur/kernel';
 import type { Prisma } from '../generated/prisma/client';
 import { assertMove, type Invoice } from '../invoices/invoice';
 import { InvoicesRepository } from '../invoices/invoices.repository';
@@ -38,7 +38,7 @@ export class CreditNotesService {
     return this.creditNotes.get(tenant, id);
   }
 
-  list(tenant: TenantRef, page: Page, filter: CreditNoteFilter): Promise<{ creditNotes: CreditNote[]; total: number }> {
+  list(tenant: TenantRef, page: Page, filter: CreditNoteFilter): Promise<{ creditNotes: CreditNote[]; page: PageInfo }> {
     return this.creditNotes.list(tenant, page, filter);
   }
 }

@@ -3,7 +3,7 @@ import { Controller, Inject } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { create } from '@bufbuild/protobuf';
 import { invoicingV1, moneyFromMessage, requireTenant, toMoneyMessage } from '@recur/contracts';
-import { checkPage, CLOCK, type Clock, type DomainError, hasPrefix, invalidArgument, isDomainError, newId, pageInfo, type TenantRef } from '@recur/kernel';
+import { checkListPage, CLOCK, type Clock, type DomainError, hasPrefix, invalidArgument, isDomainError, newId, type TenantRef } from '@recur/kernel';
 import { fromInt64, subtract } from '@recur/money';
 import { CustomerDirectory } from '../customers/customer-directory.client';
 import { checkReminder } from '../dunning/dunning-schedule';
@@ -155,13 +155,13 @@ export class InvoicesGrpcController {
 
   @GrpcMethod('InvoicingService', 'ListInvoices')
   async listInvoices(request: invoicingV1.ListInvoicesRequest): Promise<MessageInitShape<typeof invoicingV1.ListInvoicesResponseSchema>> {
-    const page = checkPage(request.page?.limit, request.page?.offset);
-    const { invoices, total } = await this.invoices.list(requireTenant(request.tenant), page, {
+    const page = checkListPage(request.page);
+    const { invoices, page: info } = await this.invoices.list(requireTenant(request.tenant), page, {
       customerId: request.customerId,
       status: request.status,
       subscriptionId: request.subscriptionId,
     });
-    return { invoices: invoices.map(toInvoiceMessage), page: pageInfo(page, invoices.length, total) };
+    return { invoices: invoices.map(toInvoiceMessage), page: info };
   }
 
   @GrpcMethod('InvoicingService', 'FinalizeInvoice')

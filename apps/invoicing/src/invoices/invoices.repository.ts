@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { DomainError, notFound, type Page, type TenantRef } from '@recur/kernel';
+import { DomainError, notFound, type Page, type PageInfo, type TenantRef } from '@recur/kernel';
 import { appendToOutbox } from '@recur/messaging';
-import { insertRowsStatement, type OpenTransaction, statementsOf } from '@recur/persistence';
+import { insertRowsStatement, NEWEST_FIRST, type OpenTransaction, readListPage, statementsOf } from '@recur/persistence';
 import type { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { formatInvoiceNumber, type Invoice, type InvoiceChange } from './invoice';
@@ -74,7 +74,7 @@ export class InvoicesRepository {
     await statementsOf(tx).query('SELECT count(pg_advisory_xact_lock(hashtextextended(key, 0)))::int AS locked FROM unnest($1::text[]) AS key', [locks]);
   }
 
-  async list(tenant: TenantRef, page: Page, filter: InvoiceFilter): Promise<{ invoices: Invoice[]; total: number }> {
+  async list(tenant: TenantRef, page: Page, filter: InvoiceFilter): Promise<{ invoices: Invoice[]; page: PageInfo }> {
     const where = {
       accountId: tenant.accountId,
       livemode: tenant.livemode,
@@ -82,11 +82,12 @@ export class InvoicesRepository {
       ...(filter.status === undefined ? {} : { status: filter.status }),
       ...(filter.subscriptionId === undefined ? {} : { subscriptionId: filter.subscriptionId }),
     };
-    const [rows, total] = await Promise.all([
-      this.prisma.invoice.findMany({ where, include: { lines: true }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
-      this.prisma.invoice.count({ where }),
-    ]);
-    return { invoices: rows.map(fromInvoiceRow), total };
+    const { rows, page: info } = await readListPage(page, {
+      resource: 'invoice', order: NEWEST_FIRST, where, cursorScope: { accountId: tenant.accountId, livemode: tenant.livemode },
+      findMany: (read) => this.prisma.invoice.findMany({ ...read, include: { lines: true } }),
+      count: (query) => this.prisma.invoice.count(query),
+    });
+    return { invoices: rows.map(fromInvoiceRow), page: info };
   }
 
   /**

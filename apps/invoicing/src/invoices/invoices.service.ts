@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { zero } from '@recur/money';
-import { checkTaxRateIds, CLOCK, type Clock, type DomainError, isDomainError, type Page, type TenantRef } from '@recur/kernel';
+import { checkTaxRateIds, CLOCK, type Clock, type DomainError, isDomainError, type Page, type PageInfo, type TenantRef } from '@recur/kernel';
 import { DunningSchedulesRepository } from '../dunning/dunning-schedules.repository';
 import { DEFAULT_PAYMENT_RETRY_SCHEDULE, paymentRetryTimes } from '../dunning/payment-retry-schedule';
 import type { OpenTransaction } from '@recur/persistence';
@@ -198,7 +198,7 @@ export class InvoicesService {
     return taxedTotals(fields.currency, lines, fields.discount ?? zero(fields.currency), taxing);
   }
 
-  list(tenant: TenantRef, page: Page, filter: InvoiceFilter): Promise<{ invoices: Invoice[]; total: number }> {
+  list(tenant: TenantRef, page: Page, filter: InvoiceFilter): Promise<{ invoices: Invoice[]; page: PageInfo }> {
     return this.invoices.list(tenant, page, filter);
   }
 

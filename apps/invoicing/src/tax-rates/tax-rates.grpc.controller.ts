@@ -2,7 +2,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { invoicingV1, requireTenant } from '@recur/contracts';
-import { checkPage, pageInfo } from '@recur/kernel';
+import { checkListPage } from '@recur/kernel';
 import { fromInt64 } from '@recur/money';
 import { Commands } from '../infrastructure/commands';
 import { toTaxRateMessage } from './tax-rate.mapper';
@@ -39,9 +39,9 @@ export class TaxRatesGrpcController {
 
   @GrpcMethod('InvoicingService', 'ListTaxRates')
   async listTaxRates(request: invoicingV1.ListTaxRatesRequest): Promise<MessageInitShape<typeof invoicingV1.ListTaxRatesResponseSchema>> {
-    const page = checkPage(request.page?.limit, request.page?.offset);
-    const { taxRates, total } = await this.taxRates.list(requireTenant(request.tenant), page, request.active);
-    return { taxRates: taxRates.map(toTaxRateMessage), page: pageInfo(page, taxRates.length, total) };
+    const page = checkListPage(request.page);
+    const { taxRates, page: info } = await this.taxRates.list(requireTenant(request.tenant), page, request.active);
+    return { taxRates: taxRates.map(toTaxRateMessage), page: info };
   }
 
   @GrpcMethod('InvoicingService', 'UpdateTaxRate')

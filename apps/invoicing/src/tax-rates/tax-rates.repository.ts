@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { notFound, type Page, type TenantRef } from '@recur/kernel';
-import { type OpenTransaction, statementsOf } from '@recur/persistence';
+import { notFound, type Page, type PageInfo, type TenantRef } from '@recur/kernel';
+import { NEWEST_FIRST, type OpenTransaction, readListPage, statementsOf } from '@recur/persistence';
 import type { Prisma, TaxRate as TaxRateRow } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 import type { TaxRate } from './tax-rate';
@@ -24,13 +24,14 @@ export class TaxRatesRepository {
     return this.get(tenant, id, tx);
   }
 
-  async list(tenant: TenantRef, page: Page, active?: boolean): Promise<{ taxRates: TaxRate[]; total: number }> {
+  async list(tenant: TenantRef, page: Page, active?: boolean): Promise<{ taxRates: TaxRate[]; page: PageInfo }> {
     const where = { accountId: tenant.accountId, livemode: tenant.livemode, ...(active === undefined ? {} : { active }) };
-    const [rows, total] = await Promise.all([
-      this.prisma.taxRate.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
-      this.prisma.taxRate.count({ where }),
-    ]);
-    return { taxRates: rows.map(fromTaxRateRow), total };
+    const { rows, page: info } = await readListPage(page, {
+      resource: 'tax rate', order: NEWEST_FIRST, where, cursorScope: { accountId: tenant.accountId, livemode: tenant.livemode },
+      findMany: (read) => this.prisma.taxRate.findMany(read),
+      count: (query) => this.prisma.taxRate.count(query),
+    });
+    return { taxRates: rows.map(fromTaxRateRow), page: info };
   }
 
   async insert(tx: Tx, rate: TaxRate): Promise<void> {

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CLOCK, type Clock, type Page, type TenantRef } from '@recur/kernel';
+import { CLOCK, type Clock, type Page, type PageInfo, type TenantRef } from '@recur/kernel';
 import type { OpenTransaction } from '@recur/persistence';
 import type { Prisma } from '../generated/prisma/client';
 import type { BilledCustomer, InvoiceTaxing } from '../invoices/invoice';
@@ -35,7 +35,7 @@ export class TaxRatesService {
     return this.taxRates.get(tenant, id);
   }
 
-  list(tenant: TenantRef, page: Page, active?: boolean): Promise<{ taxRates: TaxRate[]; total: number }> {
+  list(tenant: TenantRef, page: Page, active?: boolean): Promise<{ taxRates: TaxRate[]; page: PageInfo }> {
     return this.taxRates.list(tenant, page, active);
   }
 

@@ -2,7 +2,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { paymentsV1, requireTenant, toTenantMessage } from '@recur/contracts';
-import { checkPage, DomainError, invalidArgument, isDomainError, pageInfo } from '@recur/kernel';
+import { checkListPage, DomainError, invalidArgument, isDomainError } from '@recur/kernel';
 import { Commands } from '../infrastructure/commands';
 import { InvoicingClient } from '../invoices/invoicing.client';
 import { toPaymentMessage } from './payment.mapper';
@@ -80,9 +80,9 @@ export class PaymentsGrpcController {
 
   @GrpcMethod('PaymentsService', 'ListPayments')
   async listPayments(request: paymentsV1.ListPaymentsRequest): Promise<MessageInitShape<typeof paymentsV1.ListPaymentsResponseSchema>> {
-    const page = checkPage(request.page?.limit, request.page?.offset);
-    const { payments, total } = await this.payments.list(requireTenant(request.tenant), page, request.invoiceId);
-    return { payments: payments.map(toPaymentMessage), page: pageInfo(page, payments.length, total) };
+    const page = checkListPage(request.page);
+    const { payments, page: info } = await this.payments.list(requireTenant(request.tenant), page, request.invoiceId);
+    return { payments: payments.map(toPaymentMessage), page: info };
   }
 
   @GrpcMethod('PaymentsService', 'GetPayerPage')

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type { Page, TenantRef } from '@recur/kernel';
+import { type Page, type PageInfo, type TenantRef } from '@recur/kernel';
+import { NEWEST_FIRST, readListPage } from '@recur/persistence';
 import { appendToOutbox } from '@recur/messaging';
 import type { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
@@ -65,13 +66,14 @@ export class PaymentsRepository {
     return row ? fromPaymentRow(row) : undefined;
   }
 
-  async list(tenant: TenantRef, page: Page, invoiceId: string | undefined): Promise<{ payments: Payment[]; total: number }> {
+  async list(tenant: TenantRef, page: Page, invoiceId: string | undefined): Promise<{ payments: Payment[]; page: PageInfo }> {
     const where = { accountId: tenant.accountId, livemode: tenant.livemode, ...(invoiceId === undefined ? {} : { invoiceId }) };
-    const [rows, total] = await Promise.all([
-      this.prisma.payment.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
-      this.prisma.payment.count({ where }),
-    ]);
-    return { payments: rows.map(fromPaymentRow), total };
+    const { rows, page: info } = await readListPage(page, {
+      resource: 'payment', order: NEWEST_FIRST, where, cursorScope: { accountId: tenant.accountId, livemode: tenant.livemode },
+      findMany: (read) => this.prisma.payment.findMany(read),
+      count: (query) => this.prisma.payment.count(query),
+    });
+    return { payments: rows.map(fromPaymentRow), page: info };
   }
 
   /** A new payment; a pending one is first checked at its provider at `checkAt`, a settled one is told to invoicing now. */

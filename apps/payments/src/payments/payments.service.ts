@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CLOCK, type Clock, DomainError, failedPrecondition, invalidArgument, isDomainError, type Page, type TenantRef } from '@recur/kernel';
+import { type Clock, CLOCK, DomainError, failedPrecondition, invalidArgument, isDomainError, type Page, type PageInfo, type TenantRef } from '@recur/kernel';
 import { type PaymentProvider, sandboxOutcome, type SandboxOutcome } from '@recur/vocabulary';
 import type { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
@@ -215,7 +215,7 @@ export class PaymentsService {
     return this.payments.get(tenant, id);
   }
 
-  list(tenant: TenantRef, page: Page, invoiceId: string | undefined): Promise<{ payments: Payment[]; total: number }> {
+  list(tenant: TenantRef, page: Page, invoiceId: string | undefined): Promise<{ payments: Payment[]; page: PageInfo }> {
     return this.payments.list(tenant, page, invoiceId);
   }
 

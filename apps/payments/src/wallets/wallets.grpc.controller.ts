@@ -2,7 +2,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { paymentsV1, requireTenant } from '@recur/contracts';
-import { checkPage, pageInfo } from '@recur/kernel';
+import { checkListPage } from '@recur/kernel';
 import { fromInt64 } from '@recur/money';
 import { Commands } from '../infrastructure/commands';
 import { keepOutagesUnrecorded, unrecordedOutages } from '../payments/payments.grpc.controller';
@@ -35,9 +35,9 @@ export class WalletsGrpcController {
 
   @GrpcMethod('PaymentsService', 'ListWallets')
   async listWallets(request: paymentsV1.ListWalletsRequest): Promise<MessageInitShape<typeof paymentsV1.ListWalletsResponseSchema>> {
-    const page = checkPage(request.page?.limit, request.page?.offset);
-    const { wallets, total } = await this.wallets.list(requireTenant(request.tenant), page, request.customerId);
-    return { wallets: wallets.map(toWalletMessage), page: pageInfo(page, wallets.length, total) };
+    const page = checkListPage(request.page);
+    const { wallets, page: info } = await this.wallets.list(requireTenant(request.tenant), page, request.customerId);
+    return { wallets: wallets.map(toWalletMessage), page: info };
   }
 
   @GrpcMethod('PaymentsService', 'UpdateWallet')
@@ -71,8 +71,8 @@ export class WalletsGrpcController {
 
   @GrpcMethod('PaymentsService', 'ListWalletTransactions')
   async listWalletTransactions(request: paymentsV1.ListWalletTransactionsRequest): Promise<MessageInitShape<typeof paymentsV1.ListWalletTransactionsResponseSchema>> {
-    const page = checkPage(request.page?.limit, request.page?.offset);
-    const { transactions, total } = await this.wallets.listTransactions(requireTenant(request.tenant), request.walletId, page);
-    return { transactions: transactions.map(toTransactionMessage), page: pageInfo(page, transactions.length, total) };
+    const page = checkListPage(request.page);
+    const { transactions, page: info } = await this.wallets.listTransactions(requireTenant(request.tenant), request.walletId, page);
+    return { transactions: transactions.map(toTransactionMessage), page: info };
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { type Page, type TenantRef } from '@recur/kernel';
+import { type Page, type PageInfo, type TenantRef } from '@recur/kernel';
 import { appendToOutbox } from '@recur/messaging';
-import { isUniqueViolation } from '@recur/persistence';
+import { isUniqueViolation, NEWEST_FIRST, readListPage } from '@recur/persistence';
 import type { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { PRODUCER } from '../payments/payments.repository';
@@ -66,13 +66,14 @@ export class WalletsRepository {
     return row ? this.get(tenant, row.id, tx) : undefined;
   }
 
-  async list(tenant: TenantRef, page: Page, customerId: string | undefined): Promise<{ wallets: Wallet[]; total: number }> {
+  async list(tenant: TenantRef, page: Page, customerId: string | undefined): Promise<{ wallets: Wallet[]; page: PageInfo }> {
     const where = { accountId: tenant.accountId, livemode: tenant.livemode, ...(customerId === undefined ? {} : { customerId }) };
-    const [rows, total] = await Promise.all([
-      this.prisma.wallet.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
-      this.prisma.wallet.count({ where }),
-    ]);
-    return { wallets: rows.map(fromWalletRow), total };
+    const { rows, page: info } = await readListPage(page, {
+      resource: 'wallet', order: NEWEST_FIRST, where, cursorScope: { accountId: tenant.accountId, livemode: tenant.livemode },
+      findMany: (read) => this.prisma.wallet.findMany(read),
+      count: (query) => this.prisma.wallet.count(query),
+    });
+    return { wallets: rows.map(fromWalletRow), page: info };
   }
 
   async saveSettings(tx: Tx, wallet: Wallet): Promise<void> {
@@ -126,13 +127,14 @@ export class WalletsRepository {
     await tx.wallet.update({ where: { id: transaction.walletId }, data: { balance: BigInt(transaction.balanceAfter), updatedAt: transaction.createdAt } });
   }
 
-  async listTransactions(tenant: TenantRef, walletId: string, page: Page): Promise<{ transactions: WalletTransaction[]; total: number }> {
+  async listTransactions(tenant: TenantRef, walletId: string, page: Page): Promise<{ transactions: WalletTransaction[]; page: PageInfo }> {
     const where = { accountId: tenant.accountId, livemode: tenant.livemode, walletId };
-    const [rows, total] = await Promise.all([
-      this.prisma.walletTransaction.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
-      this.prisma.walletTransaction.count({ where }),
-    ]);
-    return { transactions: rows.map(fromTransactionRow), total };
+    const { rows, page: info } = await readListPage(page, {
+      resource: 'wallet transaction', order: NEWEST_FIRST, where, cursorScope: { accountId: tenant.accountId, livemode: tenant.livemode },
+      findMany: (read) => this.prisma.walletTransaction.findMany(read),
+      count: (query) => this.prisma.walletTransaction.count(query),
+    });
+    return { transactions: rows.map(fromTransactionRow), page: info };
   }
 
   /**

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { CLOCK, type Clock, failedPrecondition, newId, type Page, type TenantRef } from '@recur/kernel';
+import { type Clock, CLOCK, failedPrecondition, newId, type Page, type PageInfo, type TenantRef } from '@recur/kernel';
 import { money } from '@recur/money';
 import type { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
@@ -97,11 +97,11 @@ export class WalletsService {
     return this.wallets.get(tenant, id);
   }
 
-  list(tenant: TenantRef, page: Page, customerId: string | undefined): Promise<{ wallets: Wallet[]; total: number }> {
+  list(tenant: TenantRef, page: Page, customerId: string | undefined): Promise<{ wallets: Wallet[]; page: PageInfo }> {
     return this.wallets.list(tenant, page, customerId);
   }
 
-  async listTransactions(tenant: TenantRef, walletId: string, page: Page): Promise<{ transactions: WalletTransaction[]; total: number }> {
+  async listTransactions(tenant: TenantRef, walletId: string, page: Page): Promise<{ transactions: WalletTransaction[]; page: PageInfo }> {
     await this.wallets.get(tenant, walletId);
     return this.wallets.listTransactions(tenant, walletId, page);
   }

@@ -2,7 +2,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { requireTenant, subscriptionV1 } from '@recur/contracts';
-import { checkPage, invalidArgument, pageInfo } from '@recur/kernel';
+import { checkListPage, invalidArgument } from '@recur/kernel';
 import { checkChangeSource } from './customer';
 import { fromAddressMessage, toCustomerMessage } from './customer.mapper';
 import { CustomersService } from './customers.service';
@@ -35,12 +35,8 @@ export class CustomersGrpcController {
 
   @GrpcMethod('SubscriptionService', 'ListCustomers')
   async listCustomers(request: subscriptionV1.ListCustomersRequest): Promise<MessageInitShape<typeof subscriptionV1.ListCustomersResponseSchema>> {
-    const page = checkPage(request.page?.limit, request.page?.offset);
-    const { customers, total } = await this.customers.list(requireTenant(request.tenant), page, request.email);
-    return {
-      customers: customers.map(toCustomerMessage),
-      page: pageInfo(page, customers.length, total),
-    };
+    const { customers, page } = await this.customers.list(requireTenant(request.tenant), checkListPage(request.page), request.email);
+    return { customers: customers.map(toCustomerMessage), page };
   }
 
   @GrpcMethod('SubscriptionService', 'UpdateCustomer')

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { notFound, type Page, type TenantRef } from '@recur/kernel';
+import { notFound, type Page, type PageInfo, type TenantRef } from '@recur/kernel';
 import { appendToOutbox } from '@recur/messaging';
-import { fromSqlRow, type PgTransaction } from '@recur/persistence';
+import { fromSqlRow, NEWEST_FIRST, type PgTransaction, readListPage } from '@recur/persistence';
 import type { Customer as CustomerRow, Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 import type { Customer, CustomerChange } from './customer';
@@ -52,13 +52,15 @@ export class CustomersRepository {
     return this.get(tenant, id, tx);
   }
 
-  async list(tenant: TenantRef, page: Page, email?: string): Promise<{ customers: Customer[]; total: number }> {
-    const where = { accountId: tenant.accountId, livemode: tenant.livemode, deletedAt: null, ...(email === undefined ? {} : { email }) };
-    const [rows, total] = await Promise.all([
-      this.prisma.customer.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
-      this.prisma.customer.count({ where }),
-    ]);
-    return { customers: rows.map(fromCustomerRow), total };
+  async list(tenant: TenantRef, page: Page, email?: string): Promise<{ customers: Customer[]; page: PageInfo }> {
+    const cursorScope = { accountId: tenant.accountId, livemode: tenant.livemode };
+    const { rows, page: info } = await readListPage(page, {
+      resource: 'customer', order: NEWEST_FIRST, cursorScope,
+      where: { ...cursorScope, deletedAt: null, ...(email === undefined ? {} : { email }) },
+      findMany: (read) => this.prisma.customer.findMany(read),
+      count: (query) => this.prisma.customer.count(query),
+    });
+    return { customers: rows.map(fromCustomerRow), page: info };
   }
 
   /**

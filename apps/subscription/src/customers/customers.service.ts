@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CLOCK, type Clock, type Page, type TenantRef } from '@recur/kernel';
+import { CLOCK, type Clock, type Page, type PageInfo, type TenantRef } from '@recur/kernel';
 import type { PgTransaction } from '@recur/persistence';
 import type { Prisma } from '../generated/prisma/client';
 import { createCustomer, type Customer, type CustomerChangeSource, type CustomerFields, deleteCustomer, updateCustomer } from './customer';
@@ -38,7 +38,7 @@ export class CustomersService {
     return this.customers.getAll(refs);
   }
 
-  list(tenant: TenantRef, page: Page, email?: string): Promise<{ customers: Customer[]; total: number }> {
+  list(tenant: TenantRef, page: Page, email?: string): Promise<{ customers: Customer[]; page: PageInfo }> {
     return this.customers.list(tenant, page, email);
   }
 

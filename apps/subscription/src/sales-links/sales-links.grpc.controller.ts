@@ -2,7 +2,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { requireTenant, salesLinkV1, toMoneyMessage, toTenantMessage } from '@recur/contracts';
-import { checkPage, pageInfo, unixSeconds } from '@recur/kernel';
+import { checkListPage, unixSeconds } from '@recur/kernel';
 import { money } from '@recur/money';
 import { Commands } from '../infrastructure/commands';
 import { type SalesLink, type SalesLinkCheckout, successUrlOf } from './sales-link';
@@ -39,9 +39,9 @@ export class SalesLinksGrpcController {
 
   @GrpcMethod('SubscriptionService', 'ListSalesLinks')
   async listSalesLinks(request: salesLinkV1.ListSalesLinksRequest): Promise<MessageInitShape<typeof salesLinkV1.ListSalesLinksResponseSchema>> {
-    const page = checkPage(request.page?.limit, request.page?.offset);
-    const { links, total } = await this.salesLinks.list(requireTenant(request.tenant), page);
-    return { salesLinks: links.map(toSalesLinkMessage), page: pageInfo(page, links.length, total) };
+    const page = checkListPage(request.page);
+    const { links, page: info } = await this.salesLinks.list(requireTenant(request.tenant), page);
+    return { salesLinks: links.map(toSalesLinkMessage), page: info };
   }
 
   @GrpcMethod('SubscriptionService', 'SetSalesLinkActive')
@@ -54,9 +54,9 @@ export class SalesLinksGrpcController {
 
   @GrpcMethod('SubscriptionService', 'ListSalesLinkCheckouts')
   async listSalesLinkCheckouts(request: salesLinkV1.ListSalesLinkCheckoutsRequest): Promise<MessageInitShape<typeof salesLinkV1.ListSalesLinkCheckoutsResponseSchema>> {
-    const page = checkPage(request.page?.limit, request.page?.offset);
-    const { checkouts, total } = await this.salesLinks.checkouts(requireTenant(request.tenant), request.id, page);
-    return { checkouts: checkouts.map(toCheckoutMessage), page: pageInfo(page, checkouts.length, total) };
+    const page = checkListPage(request.page);
+    const { checkouts, page: info } = await this.salesLinks.checkouts(requireTenant(request.tenant), request.id, page);
+    return { checkouts: checkouts.map(toCheckoutMessage), page: info };
   }
 
   @GrpcMethod('SubscriptionService', 'GetSalesLinkPage')

@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { notFound, type Page, type TenantRef } from '@recur/kernel';
+import { notFound, type Page, type PageInfo, type TenantRef } from '@recur/kernel';
+import { NEWEST_FIRST, readListPage } from '@recur/persistence';
 import type { Prisma, SalesLink as SalesLinkRow, SalesLinkCheckout as CheckoutRow } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 import type { CheckoutStatus, SalesLink, SalesLinkCheckout, SalesLinkKind } from './sales-link';
 
 type Tx = Prisma.TransactionClient;
 
-const NEWEST_FIRST = [{ createdAt: 'desc' as const }, { id: 'desc' as const }];
 
 /** Sales links and their checkouts; every query by id is scoped to one tenant (the token alone finds a link for its page). */
 @Injectable()
@@ -30,13 +30,14 @@ export class SalesLinksRepository {
     return fromLinkRow(row);
   }
 
-  async list(tenant: TenantRef, page: Page): Promise<{ links: SalesLink[]; total: number }> {
+  async list(tenant: TenantRef, page: Page): Promise<{ links: SalesLink[]; page: PageInfo }> {
     const where = { accountId: tenant.accountId, livemode: tenant.livemode };
-    const [rows, total] = await Promise.all([
-      this.prisma.salesLink.findMany({ where, orderBy: NEWEST_FIRST, skip: page.offset, take: page.limit }),
-      this.prisma.salesLink.count({ where }),
-    ]);
-    return { links: rows.map(fromLinkRow), total };
+    const { rows, page: info } = await readListPage(page, {
+      resource: 'sales link', order: NEWEST_FIRST, where, cursorScope: { accountId: tenant.accountId, livemode: tenant.livemode },
+      findMany: (read) => this.prisma.salesLink.findMany(read),
+      count: (query) => this.prisma.salesLink.count(query),
+    });
+    return { links: rows.map(fromLinkRow), page: info };
   }
 
   async insert(tx: Tx, link: SalesLink): Promise<void> {
@@ -47,13 +48,14 @@ export class SalesLinksRepository {
     await tx.salesLink.update({ where: { id: link.id }, data: { active: link.active, updatedAt: link.updatedAt } });
   }
 
-  async checkouts(tenant: TenantRef, linkId: string, page: Page): Promise<{ checkouts: SalesLinkCheckout[]; total: number }> {
+  async checkouts(tenant: TenantRef, linkId: string, page: Page): Promise<{ checkouts: SalesLinkCheckout[]; page: PageInfo }> {
     const where = { salesLinkId: linkId, accountId: tenant.accountId, livemode: tenant.livemode };
-    const [rows, total] = await Promise.all([
-      this.prisma.salesLinkCheckout.findMany({ where, orderBy: NEWEST_FIRST, skip: page.offset, take: page.limit }),
-      this.prisma.salesLinkCheckout.count({ where }),
-    ]);
-    return { checkouts: rows.map(fromCheckoutRow), total };
+    const { rows, page: info } = await readListPage(page, {
+      resource: 'checkout', order: NEWEST_FIRST, where, cursorScope: { accountId: tenant.accountId, livemode: tenant.livemode },
+      findMany: (read) => this.prisma.salesLinkCheckout.findMany(read),
+      count: (query) => this.prisma.salesLinkCheckout.count(query),
+    });
+    return { checkouts: rows.map(fromCheckoutRow), page: info };
   }
 
   async checkout(id: string): Promise<SalesLinkCheckout> {

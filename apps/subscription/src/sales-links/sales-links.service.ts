@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable } from '@nestjs/common';
 import { salesLinkV1 } from '@recur/contracts';
-import { CLOCK, type Clock, invalidArgument, newId, type Page, type TenantRef } from '@recur/kernel';
+import { CLOCK, type Clock, invalidArgument, newId, type Page, type PageInfo, type TenantRef } from '@recur/kernel';
 import { createCustomer } from '../customers/customer';
 import { CustomersRepository } from '../customers/customers.repository';
 import type { Prisma } from '../generated/prisma/client';
@@ -68,7 +68,7 @@ export class SalesLinksService {
     return this.links.get(tenant, id);
   }
 
-  list(tenant: TenantRef, page: Page): Promise<{ links: SalesLink[]; total: number }> {
+  list(tenant: TenantRef, page: Page): Promise<{ links: SalesLink[]; page: PageInfo }> {
     return this.links.list(tenant, page);
   }
 
@@ -78,7 +78,7 @@ export class SalesLinksService {
     return link;
   }
 
-  async checkouts(tenant: TenantRef, id: string, page: Page): Promise<{ checkouts: SalesLinkCheckout[]; total: number }> {
+  async checkouts(tenant: TenantRef, id: string, page: Page): Promise<{ checkouts: SalesLinkCheckout[]; page: PageInfo }> {
     await this.links.get(tenant, id);
     return this.links.checkouts(tenant, id, page);
   }

@@ -2,7 +2,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { type commonV1, type invoicingV1, requireTenant, subscriptionMessagesV1, subscriptionV1 } from '@recur/contracts';
-import { checkPage, pageInfo } from '@recur/kernel';
+import { checkListPage } from '@recur/kernel';
 import { Commands } from '../infrastructure/commands';
 import { toSubscriptionAddonMessage, toSubscriptionMessage } from './subscription.mapper';
 import { type PeriodInvoice, type Subscription, type SubscriptionAddOn } from './subscription';
@@ -46,9 +46,9 @@ export class SubscriptionsGrpcController {
 
   @GrpcMethod('SubscriptionService', 'ListSubscriptions')
   async listSubscriptions(request: subscriptionV1.ListSubscriptionsRequest): Promise<MessageInitShape<typeof subscriptionV1.ListSubscriptionsResponseSchema>> {
-    const page = checkPage(request.page?.limit, request.page?.offset);
-    const { subscriptions, total } = await this.subscriptions.list(requireTenant(request.tenant), page, { customerId: request.customerId, status: request.status });
-    return { subscriptions: subscriptions.map(toSubscriptionMessage), page: pageInfo(page, subscriptions.length, total) };
+    const page = checkListPage(request.page);
+    const { subscriptions, page: info } = await this.subscriptions.list(requireTenant(request.tenant), page, { customerId: request.customerId, status: request.status });
+    return { subscriptions: subscriptions.map(toSubscriptionMessage), page: info };
   }
 
   @GrpcMethod('SubscriptionService', 'CancelSubscription')

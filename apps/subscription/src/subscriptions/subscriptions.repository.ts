@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { notFound, type Page, type TenantRef } from '@recur/kernel';
+import { notFound, type Page, type PageInfo, type TenantRef } from '@recur/kernel';
 import { appendToOutbox } from '@recur/messaging';
-import { fromSqlRow, type OpenTransaction, statementsOf, updateRowsStatement } from '@recur/persistence';
+import { fromSqlRow, NEWEST_FIRST, type OpenTransaction, readListPage, statementsOf, updateRowsStatement } from '@recur/persistence';
 import { BillingJobs } from '../billing-clock/billing-jobs.repository';
 import { PRODUCER } from '../customers/customers.repository';
 import { Prisma, type Subscription as SubscriptionRow } from '../generated/prisma/client';
@@ -38,18 +38,19 @@ export class SubscriptionsRepository {
     return this.get(tenant, id, tx);
   }
 
-  async list(tenant: TenantRef, page: Page, filter: { customerId?: string; status?: SubscriptionStatus }): Promise<{ subscriptions: Subscription[]; total: number }> {
+  async list(tenant: TenantRef, page: Page, filter: { customerId?: string; status?: SubscriptionStatus }): Promise<{ subscriptions: Subscription[]; page: PageInfo }> {
     const where = {
       accountId: tenant.accountId,
       livemode: tenant.livemode,
       ...(filter.customerId === undefined ? {} : { customerId: filter.customerId }),
       ...(filter.status === undefined ? {} : { status: filter.status }),
     };
-    const [rows, total] = await Promise.all([
-      this.prisma.subscription.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
-      this.prisma.subscription.count({ where }),
-    ]);
-    return { subscriptions: rows.map(fromSubscriptionRow), total };
+    const { rows, page: info } = await readListPage(page, {
+      resource: 'subscription', order: NEWEST_FIRST, where, cursorScope: { accountId: tenant.accountId, livemode: tenant.livemode },
+      findMany: (read) => this.prisma.subscription.findMany(read),
+      count: (query) => this.prisma.subscription.count(query),
+    });
+    return { subscriptions: rows.map(fromSubscriptionRow), page: info };
   }
 
   /** The subscription a cancelled one was reactivated as, if any. */

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { failedPrecondition, invalidArgument, type Metadata, notFound, type Page, type TenantRef, unixSeconds } from '@recur/kernel';
+import { failedPrecondition, invalidArgument, type Metadata, notFound, type Page, type PageInfo, type TenantRef, unixSeconds } from '@recur/kernel';
 import { CustomersRepository } from '../customers/customers.repository';
 import type { Prisma } from '../generated/prisma/client';
 import { TestClocksRepository } from '../test-clocks/test-clocks.repository';
@@ -119,7 +119,7 @@ export class SubscriptionsService {
     return this.subscriptions.get(tenant, id);
   }
 
-  list(tenant: TenantRef, page: Page, filter: { customerId?: string; status?: string }): Promise<{ subscriptions: Subscription[]; total: number }> {
+  list(tenant: TenantRef, page: Page, filter: { customerId?: string; status?: string }): Promise<{ subscriptions: Subscription[]; page: PageInfo }> {
     if (filter.status !== undefined && !(SUBSCRIPTION_STATUSES as readonly string[]).includes(filter.status)) {
       throw invalidArgument('status', `status must be one of ${SUBSCRIPTION_STATUSES.join(', ')}`);
     }

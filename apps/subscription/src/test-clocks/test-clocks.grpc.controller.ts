@@ -2,7 +2,7 @@ import { create, type MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { requireTenant, subscriptionMessagesV1, subscriptionV1 } from '@recur/contracts';
-import { checkPage, pageInfo, unixSeconds } from '@recur/kernel';
+import { checkListPage, unixSeconds } from '@recur/kernel';
 import { Commands } from '../infrastructure/commands';
 import { type TestClockView, TestClocksService } from './test-clocks.service';
 
@@ -42,9 +42,9 @@ export class TestClocksGrpcController {
 
   @GrpcMethod('SubscriptionService', 'ListTestClocks')
   async listTestClocks(request: subscriptionV1.ListTestClocksRequest): Promise<MessageInitShape<typeof subscriptionV1.ListTestClocksResponseSchema>> {
-    const page = checkPage(request.page?.limit, request.page?.offset);
-    const { clocks, total } = await this.clocks.list(requireTenant(request.tenant), page);
-    return { testClocks: clocks.map(toTestClockMessage), page: pageInfo(page, clocks.length, total) };
+    const page = checkListPage(request.page);
+    const { clocks, page: info } = await this.clocks.list(requireTenant(request.tenant), page);
+    return { testClocks: clocks.map(toTestClockMessage), page: info };
   }
 
   @GrpcMethod('SubscriptionService', 'AdvanceTestClock')

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CLOCK, type Clock, invalidArgument, notFound, type Page, type TenantRef } from '@recur/kernel';
-import type { PgTransaction } from '@recur/persistence';
+import { type Clock, CLOCK, invalidArgument, notFound, type Page, type PageInfo, type TenantRef } from '@recur/kernel';
+import { NEWEST_FIRST, type PgTransaction, readListPage } from '@recur/persistence';
 import { BILLING_JOBS_CHANNEL } from '../billing-clock/billing-jobs.repository';
 import type { Prisma, TestClock as TestClockRow } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
@@ -55,13 +55,14 @@ export class TestClocksRepository {
     return row?.frozenTime ?? this.now();
   }
 
-  async list(tenant: TenantRef, page: Page): Promise<{ clocks: TestClock[]; total: number }> {
+  async list(tenant: TenantRef, page: Page): Promise<{ clocks: TestClock[]; page: PageInfo }> {
     const where = { accountId: tenant.accountId, livemode: tenant.livemode, deletedAt: null };
-    const [rows, total] = await Promise.all([
-      this.prisma.testClock.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
-      this.prisma.testClock.count({ where }),
-    ]);
-    return { clocks: rows.map(fromRow), total };
+    const { rows, page: info } = await readListPage(page, {
+      resource: 'test clock', order: NEWEST_FIRST, where, cursorScope: { accountId: tenant.accountId, livemode: tenant.livemode },
+      findMany: (read) => this.prisma.testClock.findMany(read),
+      count: (query) => this.prisma.testClock.count(query),
+    });
+    return { clocks: rows.map(fromRow), page: info };
   }
 
   /** `advancing` while a move due by the clock's time has not run yet, else `ready`. */

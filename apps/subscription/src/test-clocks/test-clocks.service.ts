@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CLOCK, type Clock, type Page, type TenantRef } from '@recur/kernel';
+import { type Clock, CLOCK, type Page, type PageInfo, type TenantRef } from '@recur/kernel';
 import type { Prisma } from '../generated/prisma/client';
 import { advanceTestClock, assertSandbox, createTestClock, type TestClock } from './test-clock';
 import { TestClocksRepository } from './test-clocks.repository';
@@ -31,10 +31,10 @@ export class TestClocksService {
     return { clock, status: await this.clocks.statusOf(clock.id) };
   }
 
-  async list(tenant: TenantRef, page: Page): Promise<{ clocks: TestClockView[]; total: number }> {
+  async list(tenant: TenantRef, page: Page): Promise<{ clocks: TestClockView[]; page: PageInfo }> {
     assertSandbox(tenant);
-    const { clocks, total } = await this.clocks.list(tenant, page);
-    return { clocks: await Promise.all(clocks.map(async (clock) => ({ clock, status: await this.clocks.statusOf(clock.id) }))), total };
+    const { clocks, page: info } = await this.clocks.list(tenant, page);
+    return { clocks: await Promise.all(clocks.map(async (clock) => ({ clock, status: await this.clocks.statusOf(clock.id) }))), page: info };
   }
 
   async advance(tx: Tx, tenant: TenantRef, id: string, frozenTime: Date): Promise<TestClockView> {

@@ -2,7 +2,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { requireTenant, usageMeteringV1 } from '@recur/contracts';
-import { checkPage, type DomainError, invalidArgument, pageInfo, unixSeconds } from '@recur/kernel';
+import { checkListPage, type DomainError, invalidArgument, unixSeconds } from '@recur/kernel';
 import { fromInt64 } from '@recur/money';
 import type { UsageInput } from './usage';
 import { toAlertMessage, toRecordMessage } from './usage.mapper';
@@ -91,13 +91,13 @@ export class UsageGrpcController {
 
   @GrpcMethod('UsageMeteringService', 'ListUsageRecords')
   async listUsageRecords(request: usageMeteringV1.ListUsageRecordsRequest): Promise<MessageInitShape<typeof usageMeteringV1.ListUsageRecordsResponseSchema>> {
-    const page = checkPage(request.page?.limit, request.page?.offset);
-    const { records, total } = await this.usage.list(requireTenant(request.tenant), page, {
+    const page = checkListPage(request.page);
+    const { records, page: info } = await this.usage.list(requireTenant(request.tenant), page, {
       subscriptionId: request.subscriptionId,
       metricName: request.metricName,
       periodStart: request.periodStart === undefined ? undefined : new Date(fromInt64(request.periodStart, 'period_start') * 1000),
     });
-    return { records: records.map(toRecordMessage), page: pageInfo(page, records.length, total) };
+    return { records: records.map(toRecordMessage), page: info };
   }
 
   @GrpcMethod('UsageMeteringService', 'GetUsageSummary')
@@ -121,9 +121,9 @@ export class UsageGrpcController {
 
   @GrpcMethod('UsageMeteringService', 'ListUsageAlerts')
   async listUsageAlerts(request: usageMeteringV1.ListUsageAlertsRequest): Promise<MessageInitShape<typeof usageMeteringV1.ListUsageAlertsResponseSchema>> {
-    const page = checkPage(request.page?.limit, request.page?.offset);
-    const { alerts, total } = await this.usage.listAlerts(requireTenant(request.tenant), page, { subscriptionId: request.subscriptionId });
-    return { alerts: alerts.map(toAlertMessage), page: pageInfo(page, alerts.length, total) };
+    const page = checkListPage(request.page);
+    const { alerts, page: info } = await this.usage.listAlerts(requireTenant(request.tenant), page, { subscriptionId: request.subscriptionId });
+    return { alerts: alerts.map(toAlertMessage), page: info };
   }
 
   @GrpcMethod('UsageMeteringService', 'SetUsageLimit')

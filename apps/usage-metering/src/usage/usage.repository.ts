@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { newId, type Page, type TenantRef } from '@recur/kernel';
+import { newId, type Page, type PageInfo, type TenantRef } from '@recur/kernel';
+import { NEWEST_FIRST, readListPage } from '@recur/persistence';
 import { USAGE_ALERT_THRESHOLDS } from '@recur/vocabulary';
 import { appendToOutbox, type OutboxEvent } from '@recur/messaging';
 import type { PoolClient } from 'pg';
@@ -267,7 +268,7 @@ export class UsageRepository {
     return true;
   }
 
-  async listRecords(tenant: TenantRef, page: Page, filter: { subscriptionId: string; metricName?: string; periodStart?: Date }): Promise<{ records: UsageRecord[]; total: number }> {
+  async listRecords(tenant: TenantRef, page: Page, filter: { subscriptionId: string; metricName?: string; periodStart?: Date }): Promise<{ records: UsageRecord[]; page: PageInfo }> {
     const where = {
       accountId: tenant.accountId,
       livemode: tenant.livemode,
@@ -275,10 +276,11 @@ export class UsageRepository {
       ...(filter.metricName === undefined ? {} : { metricName: filter.metricName }),
       ...(filter.periodStart === undefined ? {} : { periodStart: filter.periodStart }),
     };
-    const [rows, total] = await Promise.all([
-      this.prisma.usageRecord.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
-      this.prisma.usageRecord.count({ where }),
-    ]);
+    const { rows, page: info } = await readListPage(page, {
+      resource: 'usage record', order: NEWEST_FIRST, where, cursorScope: { accountId: tenant.accountId, livemode: tenant.livemode },
+      findMany: (read) => this.prisma.usageRecord.findMany(read),
+      count: (query) => this.prisma.usageRecord.count(query),
+    });
     return {
       records: rows.map((row) =>
         fromRecordRow({
@@ -286,7 +288,7 @@ export class UsageRepository {
           idempotency_key: row.idempotencyKey, timestamp: row.timestamp, timestamp_given: row.timestampGiven, period_start: row.periodStart, period_end: row.periodEnd, created_at: row.createdAt,
         }),
       ),
-      total,
+      page: info,
     };
   }
 
@@ -296,12 +298,13 @@ export class UsageRepository {
     return new Map(rows.map((row) => [row.metricName, row.total]));
   }
 
-  async listAlerts(tenant: TenantRef, page: Page, filter: { subscriptionId?: string }): Promise<{ alerts: UsageAlert[]; total: number }> {
+  async listAlerts(tenant: TenantRef, page: Page, filter: { subscriptionId?: string }): Promise<{ alerts: UsageAlert[]; page: PageInfo }> {
     const where = { accountId: tenant.accountId, livemode: tenant.livemode, ...(filter.subscriptionId === undefined ? {} : { subscriptionId: filter.subscriptionId }) };
-    const [rows, total] = await Promise.all([
-      this.prisma.usageAlert.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
-      this.prisma.usageAlert.count({ where }),
-    ]);
+    const { rows, page: info } = await readListPage(page, {
+      resource: 'usage alert', order: NEWEST_FIRST, where, cursorScope: { accountId: tenant.accountId, livemode: tenant.livemode },
+      findMany: (read) => this.prisma.usageAlert.findMany(read),
+      count: (query) => this.prisma.usageAlert.count(query),
+    });
     return {
       alerts: rows.map((row) =>
         fromAlertRow({
@@ -309,7 +312,7 @@ export class UsageRepository {
           usage: row.usage.toString(), limit: row.limit.toString(), period_start: row.periodStart, period_end: row.periodEnd, created_at: row.createdAt,
         }),
       ),
-      total,
+      page: info,
     };
   }
 

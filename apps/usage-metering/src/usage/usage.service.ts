@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CLOCK, type Clock, DomainError, invalidArgument, isDomainError, type Page, type TenantRef } from '@recur/kernel';
+import { type Clock, CLOCK, DomainError, invalidArgument, isDomainError, type Page, type PageInfo, type TenantRef } from '@recur/kernel';
 import { USAGE_BATCH_MAX } from '@recur/vocabulary';
 import { SubscriptionViewsRepository } from '../subscriptions/subscription-views.repository';
 import {
@@ -153,11 +153,11 @@ export class UsageService {
     }
   }
 
-  list(tenant: TenantRef, page: Page, filter: { subscriptionId: string; metricName?: string; periodStart?: Date }): Promise<{ records: UsageRecord[]; total: number }> {
+  list(tenant: TenantRef, page: Page, filter: { subscriptionId: string; metricName?: string; periodStart?: Date }): Promise<{ records: UsageRecord[]; page: PageInfo }> {
     return this.usage.listRecords(tenant, page, filter);
   }
 
-  listAlerts(tenant: TenantRef, page: Page, filter: { subscriptionId?: string }): Promise<{ alerts: UsageAlert[]; total: number }> {
+  listAlerts(tenant: TenantRef, page: Page, filter: { subscriptionId?: string }): Promise<{ alerts: UsageAlert[]; page: PageInfo }> {
     return this.usage.listAlerts(tenant, page, filter);
   }
 

@@ -1,7 +1,8 @@
 import { create } from '@bufbuild/protobuf';
 import { Inject, Injectable } from '@nestjs/common';
 import { endpointV1 } from '@recur/contracts';
-import { CLOCK, type Clock, failedPrecondition, newId, notFound, type Page, type TenantRef, unixSeconds } from '@recur/kernel';
+import { type Clock, CLOCK, failedPrecondition, newId, notFound, type Page, type PageInfo, type TenantRef, unixSeconds } from '@recur/kernel';
+import { NEWEST_FIRST, readListPage } from '@recur/persistence';
 import { injectTraceHeaders } from '@recur/telemetry';
 import type { Delivery as DeliveryRow, DeliveryAttempt as AttemptRow, Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
@@ -60,15 +61,16 @@ export class DeliveriesService {
     };
   }
 
-  async list(tenant: TenantRef, endpointId: string, page: Page): Promise<{ deliveries: endpointV1.Delivery[]; total: number }> {
+  async list(tenant: TenantRef, endpointId: string, page: Page): Promise<{ deliveries: endpointV1.Delivery[]; page: PageInfo }> {
     await this.endpoints.get(tenant, endpointId);
     const where = { accountId: tenant.accountId, livemode: tenant.livemode, endpointId };
-    const [rows, total] = await Promise.all([
-      this.prisma.delivery.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
-      this.prisma.delivery.count({ where }),
-    ]);
+    const { rows, page: info } = await readListPage(page, {
+      resource: 'delivery', order: NEWEST_FIRST, where, cursorScope: { accountId: tenant.accountId, livemode: tenant.livemode },
+      findMany: (read) => this.prisma.delivery.findMany(read),
+      count: (query) => this.prisma.delivery.count(query),
+    });
     const attempts = await this.prisma.deliveryAttempt.findMany({ where: { deliveryId: { in: rows.map((row) => row.id) } } });
-    return { deliveries: rows.map((row) => toDeliveryMessage(row, attempts.filter((attempt) => attempt.deliveryId === row.id))), total };
+    return { deliveries: rows.map((row) => toDeliveryMessage(row, attempts.filter((attempt) => attempt.deliveryId === row.id))), page: info };
   }
 
   async get(tenant: TenantRef, endpointId: string, deliveryId: string, tx: Tx = this.prisma): Promise<endpointV1.Delivery> {

@@ -1,7 +1,8 @@
 import { create } from '@bufbuild/protobuf';
 import { Inject, Injectable } from '@nestjs/common';
 import { endpointV1 } from '@recur/contracts';
-import { CLOCK, type Clock, notFound, type Page, type TenantRef, unixSeconds } from '@recur/kernel';
+import { type Clock, CLOCK, notFound, type Page, type PageInfo, type TenantRef, unixSeconds } from '@recur/kernel';
+import { NEWEST_FIRST, readListPage } from '@recur/persistence';
 import type { Prisma, WebhookEndpoint as EndpointRow } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { WEBHOOK_CONFIG } from '../tokens';
@@ -72,13 +73,14 @@ export class EndpointsService {
     return endpoint;
   }
 
-  async list(tenant: TenantRef, page: Page): Promise<{ endpoints: Endpoint[]; total: number }> {
+  async list(tenant: TenantRef, page: Page): Promise<{ endpoints: Endpoint[]; page: PageInfo }> {
     const where = this.scope(tenant);
-    const [rows, total] = await Promise.all([
-      this.prisma.webhookEndpoint.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
-      this.prisma.webhookEndpoint.count({ where }),
-    ]);
-    return { endpoints: rows.map(fromRow), total };
+    const { rows, page: info } = await readListPage(page, {
+      resource: 'webhook endpoint', order: NEWEST_FIRST, where, cursorScope: { accountId: tenant.accountId, livemode: tenant.livemode },
+      findMany: (read) => this.prisma.webhookEndpoint.findMany(read),
+      count: (query) => this.prisma.webhookEndpoint.count(query),
+    });
+    return { endpoints: rows.map(fromRow), page: info };
   }
 
   async update(tx: Tx, tenant: TenantRef, id: string, changes: EndpointChanges): Promise<Endpoint> {

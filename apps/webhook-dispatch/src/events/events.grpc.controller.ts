@@ -2,7 +2,8 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { requireTenant, webhookDispatchV1 } from '@recur/contracts';
-import { checkPage, notFound, pageInfo } from '@recur/kernel';
+import { checkListPage, notFound } from '@recur/kernel';
+import { type ListOrder, readListPage } from '@recur/persistence';
 import { WEBHOOK_TEST_EVENT_TYPE } from '@recur/vocabulary';
 import type { Event as EventRow, Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
@@ -10,6 +11,9 @@ import { PrismaService } from '../infrastructure/prisma.service';
 const toEventMessage = (row: EventRow) => ({ id: row.id, type: row.type, created: row.created, livemode: row.livemode, dataJson: JSON.stringify(row.data) });
 
 /** gRPC edge of the event log: what GET /v1/events reads, the same envelopes the webhooks carry. */
+/** Newest first by the envelope's `created` (seconds), then arrival, then id: a total order. */
+const EVENTS_ORDER: ListOrder = [{ created: 'desc' }, { receivedAt: 'desc' }, { id: 'desc' }];
+
 @Controller()
 export class EventsGrpcController {
   constructor(private readonly prisma: PrismaService) {}
@@ -17,7 +21,6 @@ export class EventsGrpcController {
   @GrpcMethod('WebhookDispatchService', 'ListEvents')
   async listEvents(request: webhookDispatchV1.ListEventsRequest): Promise<MessageInitShape<typeof webhookDispatchV1.ListEventsResponseSchema>> {
     const tenant = requireTenant(request.tenant);
-    const page = checkPage(request.page?.limit, request.page?.offset);
     const where: Prisma.EventWhereInput = {
       accountId: tenant.accountId,
       livemode: tenant.livemode,
@@ -29,11 +32,12 @@ export class EventsGrpcController {
         ? { created: { ...(request.createdGte !== undefined ? { gte: request.createdGte } : {}), ...(request.createdLte !== undefined ? { lte: request.createdLte } : {}) } }
         : {}),
     };
-    const [rows, total] = await Promise.all([
-      this.prisma.event.findMany({ where, orderBy: [{ created: 'desc' }, { receivedAt: 'desc' }, { id: 'desc' }], skip: page.offset, take: page.limit }),
-      this.prisma.event.count({ where }),
-    ]);
-    return { events: rows.map(toEventMessage), page: pageInfo(page, rows.length, total), filtersApplied: true };
+    const { rows, page: info } = await readListPage(checkListPage(request.page), {
+      resource: 'event', order: EVENTS_ORDER, where, cursorScope: { accountId: tenant.accountId, livemode: tenant.livemode },
+      findMany: (read) => this.prisma.event.findMany(read),
+      count: (query) => this.prisma.event.count(query),
+    });
+    return { events: rows.map(toEventMessage), page: info, filtersApplied: true };
   }
 
   @GrpcMethod('WebhookDispatchService', 'GetEvent')
