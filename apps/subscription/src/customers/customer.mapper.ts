@@ -24,6 +24,7 @@ export function fromCustomerRow(row: CustomerRow): Customer {
     testClockId: row.testClockId,
     address: (row.address as Address | null) ?? null,
     taxExempt: row.taxExempt as TaxExemptStatus,
+    preferredLocale: row.preferredLocale,
   };
 }
 
@@ -41,6 +42,7 @@ export function toCustomerRow(customer: Customer): Prisma.CustomerCreateInput {
     testClockId: customer.testClockId,
     address: customer.address === null ? Prisma.DbNull : { ...customer.address },
     taxExempt: customer.taxExempt,
+    preferredLocale: customer.preferredLocale,
   };
 }
 
@@ -60,6 +62,7 @@ export function toCustomerMessage(customer: Customer): customerV1.Customer {
       region: customer.address.region ?? '', postalCode: customer.address.postalCode ?? '', country: customer.address.country ?? '',
     },
     taxExempt: customer.taxExempt,
+    preferredLocale: customer.preferredLocale ?? '',
   });
 }
 
