@@ -99,7 +99,7 @@ export function renderInvoicePdf(invoice: Invoice, context: PdfContext): Promise
         : line.description,
       quantity: line.quantity,
       amount: line.amount,
-    })).map((line, index) => ({ ...line, description: [line.description, ...invoice.lines[index].taxAmounts.map((tax) => `${taxLabel(words, tax)}: ${format(tax.amount)}`)].join('\n') })),
+    })).map((line, index) => ({ ...line, description: [line.description, ...invoice.lines[index].taxAmounts.map((tax) => words.t('invoice.line_tax', { tax: taxLabel(words, tax), amount: format(tax.amount) }))].join('\n') })),
     totals: [
       [words.t('invoice.subtotal'), format(invoice.subtotal), false],
       [words.t('invoice.discount'), invoice.discount.amountMinor === 0 ? format(invoice.discount) : `−${format(invoice.discount)}`, false],
@@ -205,11 +205,14 @@ export function renderDocumentPdf(content: PdfDocumentContent, context: PdfConte
   y += 8;
 
   // Totals.
+  // A label may take two lines (French words are longer): the next row starts below it.
+  const labelLeft = columns.description + 80;
   for (const [label, value, strong] of content.totals) {
     document.font(strong ? 'bold' : 'regular').fontSize(10);
-    document.text(label, columns.quantity - 100, y, { width: 160, align: 'right' });
+    document.text(label, labelLeft, y, { width: columns.amount - 10 - labelLeft, align: 'right' });
+    const below = document.y;
     document.text(value, columns.amount, y, { width: amountWidth, align: 'right' });
-    y += 16;
+    y = Math.max(y + 16, below + 4);
   }
 
   // How to pay: the hosted payment page, while there is something to pay.
