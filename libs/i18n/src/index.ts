@@ -70,6 +70,10 @@ export interface Messages {
   money(amount: Money): string;
   /** A day (a Date, or a `YYYY-MM-DD` calendar date). */
   date(day: Date | string): string;
+  /** A moment to the minute, in UTC (`2026-11-27 18:00 UTC`, `27 novembre 2026 à 18:00 UTC`). */
+  dateTime(at: Date): string;
+  /** Whether the catalogue (or English) has `key`: for values with a word of their own when one exists (a status). */
+  has(key: string): boolean;
 }
 
 export function messages(locale: string): Messages {
@@ -77,6 +81,7 @@ export function messages(locale: string): Messages {
   const catalogue = CATALOGUES.get(resolved)!;
   const fallback = CATALOGUES.get(DEFAULT_LOCALE)!;
   const dates = new Intl.DateTimeFormat(resolved, { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
+  const moments = new Intl.DateTimeFormat(resolved, { dateStyle: 'long', timeStyle: 'short', timeZone: 'UTC', hourCycle: 'h23' });
   return {
     locale: resolved,
     t(key, params) {
@@ -89,6 +94,8 @@ export function messages(locale: string): Messages {
       const at = typeof day === 'string' ? new Date(`${day}T00:00:00Z`) : day;
       return ISO_DATE_LOCALES.has(resolved) ? at.toISOString().slice(0, 10) : dates.format(at);
     },
+    dateTime: (at) => `${ISO_DATE_LOCALES.has(resolved) ? at.toISOString().slice(0, 16).replace('T', ' ') : moments.format(at)} UTC`,
+    has: (key) => key in catalogue || key in fallback,
   };
 }
 

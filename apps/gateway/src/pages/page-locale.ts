@@ -15,3 +15,7 @@ export async function pageMessages(services: ServiceClients, tenant: TenantRef, 
   ]);
   return messages(resolveLocale(customer, seller));
 }
+
+/** The account's `default_locale` (empty when it has none or invoicing cannot answer). */
+export const accountDefaultLocale = (services: ServiceClients, accountId: string): Promise<string> =>
+  services.invoicing.getSellerProfile({ accountId, includeLogo: false }).then((answer) => answer.profile?.defaultLocale ?? '', () => '');
