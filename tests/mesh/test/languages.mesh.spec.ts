@@ -152,4 +152,32 @@ describe('languages', () => {
       await context.close();
     }
   });
+
+  it("shows a sales link's checkout in the account's default_locale (the buyer is no customer yet) at 375 px, nothing overflowing", async () => {
+    expect((await call('POST', '/v1/account', { default_locale: 'fr' })).body.default_locale).toBe('fr');
+    const plan = await call('POST', '/v1/plans', { name: 'Fibre 50', pricing_model: 'flat_rate', amount_monthly: 25_000, currency: 'xof', billing_intervals: ['monthly'] });
+    expect(plan.status).toBe(201);
+    const link = await call('POST', '/v1/sales-links', { kind: 'plan', title: 'Fibre 50 à la maison', plan_id: plan.body.id, billing_interval: 'monthly', trial_days: 7 });
+    expect(link.status).toBe(201);
+    const context = await browser.newContext({ bypassCSP: true, viewport: { width: 375, height: 812 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+    const page = await context.newPage();
+    const errors = collectPageErrors(page);
+    try {
+      expect((await page.goto(link.body.url))!.status()).toBe(200);
+      expect(await page.locator('html').getAttribute('lang')).toBe('fr');
+      expect(plain((await page.getByTestId('price').textContent())!)).toBe('25 000 F CFA');
+      expect(await page.getByTestId('interval').textContent()).toBe('par mois');
+      expect(await page.getByTestId('trial').textContent()).toBe("Commence par un essai gratuit de 7 jours : rien à payer aujourd'hui.");
+      expect(await page.getByRole('button', { name: "Commencer l'essai" }).count()).toBe(1);
+      const body = (await page.locator('body').textContent())!;
+      expect(body).not.toMatch(/per month|Mobile money number|Start the trial/);
+      expect(rawKeysIn(body)).toEqual([]);
+      expect(await overflow(page)).toEqual([]);
+      expect(await seriousAccessibilityViolations(page)).toEqual([]);
+      await screenshot(page, 'checkout-fr-phone');
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
 });
