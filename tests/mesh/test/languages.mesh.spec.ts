@@ -80,6 +80,11 @@ describe('languages', () => {
     }
     const cleared = await call('PATCH', `/v1/customers/${created.body.id}`, { preferred_locale: null });
     expect([cleared.status, cleared.body.preferred_locale]).toEqual([200, null]);
+    // The buyer's phone (docs/api/customers.md): E.164, null removes it.
+    const phoned = await call('PATCH', `/v1/customers/${created.body.id}`, { phone: '+221 77 123 45 67' });
+    expect([phoned.status, phoned.body.phone]).toEqual([200, '+221771234567']);
+    expect((await call('PATCH', `/v1/customers/${created.body.id}`, { phone: '0771234567' })).body.error.param).toBe('phone');
+    expect((await call('PATCH', `/v1/customers/${created.body.id}`, { phone: null })).body.phone).toBeNull();
 
     expect((await call('GET', '/v1/account')).body.default_locale).toBe('en');
     expect((await call('POST', '/v1/account', { default_locale: 'fr' })).body.default_locale).toBe('fr');

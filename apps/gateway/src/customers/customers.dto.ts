@@ -73,6 +73,10 @@ export class CreateCustomerDto {
   /** The language of the customer's invoices, e-mails and pages (`en`, `fr`); absent: the account's default_locale. */
   @Optional() @PreferredLocale()
   preferred_locale?: string;
+
+  /** E.164 (`+221771234567`). */
+  @Optional() @IsString({ message: 'phone must be a string' }) @MaxLength(32, { message: 'phone must be at most 32 characters' })
+  phone?: string;
 }
 
 export class UpdateCustomerDto {
@@ -105,6 +109,10 @@ export class UpdateCustomerDto {
   /** `en`, `fr`; null returns the customer to the account's default_locale. */
   @Nullable('string') @PreferredLocale()
   preferred_locale?: string | null;
+
+  /** E.164; null removes it. */
+  @Nullable('string') @IsString({ message: 'phone must be a string' }) @MaxLength(32, { message: 'phone must be at most 32 characters' })
+  phone?: string | null;
 }
 
 export class ListCustomersQueryDto extends ListQueryDto {

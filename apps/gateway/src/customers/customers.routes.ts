@@ -15,7 +15,7 @@ const nullableText = { type: ['string', 'null'] };
 
 export const CUSTOMER_SCHEMA = responseSchema<CustomerJson>('Customer', {
   type: 'object',
-  required: ['id', 'object', 'livemode', 'name', 'email', 'metadata', 'created', 'updated', 'deleted', 'deleted_at', 'test_clock', 'address', 'tax_exempt', 'preferred_locale'],
+  required: ['id', 'object', 'livemode', 'name', 'email', 'metadata', 'created', 'updated', 'deleted', 'deleted_at', 'test_clock', 'address', 'tax_exempt', 'preferred_locale', 'phone'],
   properties: {
     id: { type: 'string', example: 'cus_4f9XkQ2mZ8aBcD1eF3gH5jKl' },
     object: { type: 'string', enum: ['customer'] },
@@ -34,6 +34,7 @@ export const CUSTOMER_SCHEMA = responseSchema<CustomerJson>('Customer', {
       properties: { line1: nullableText, line2: nullableText, city: nullableText, region: nullableText, postal_code: nullableText, country: { type: ['string', 'null'], example: 'ZM' } },
     },
     tax_exempt: { type: 'string', enum: [...TAX_EXEMPT_STATUSES], description: '`none`: taxed; `exempt`: never taxed; `reverse`: reverse charge, no tax, the invoice says so.' },
+    phone: { type: ['string', 'null'], description: 'E.164, e.g. +221771234567; null when none.', example: '+221771234567' },
     preferred_locale: { anyOf: [{ type: 'string', enum: [...LOCALES] }, { type: 'null' }], description: "The language of the customer's invoices, e-mails and hosted pages; null: the account's default_locale (docs/localization.md)." },
   },
 });
@@ -68,7 +69,7 @@ export const CUSTOMER_ROUTES = defineRoutes('Customers', [
     handler: async ({ services, tenant, commandId, body }) => {
       const { customer } = await services.subscription.createCustomer({
         tenant, name: body.name, email: body.email, metadata: body.metadata ?? {}, testClockId: body.test_clock, requestId: commandId,
-        address: addressMessage(body.address), taxExempt: body.tax_exempt ?? '', preferredLocale: body.preferred_locale ?? '',
+        address: addressMessage(body.address), taxExempt: body.tax_exempt ?? '', preferredLocale: body.preferred_locale ?? '', phone: body.phone ?? '',
       });
       return presentCustomer(customer!);
     },
@@ -91,6 +92,7 @@ export const CUSTOMER_ROUTES = defineRoutes('Customers', [
         tenant, id: params.id, name: body.name, email: body.email, metadata: body.metadata ?? {}, requestId: commandId,
         address: addressMessage(body.address ?? undefined), clearAddress: body.address === null, taxExempt: body.tax_exempt,
         preferredLocale: body.preferred_locale === null ? '' : body.preferred_locale,
+        phone: body.phone === null ? '' : body.phone,
       });
       return presentCustomer(customer!);
     },

@@ -25,6 +25,7 @@ export function fromCustomerRow(row: CustomerRow): Customer {
     address: (row.address as Address | null) ?? null,
     taxExempt: row.taxExempt as TaxExemptStatus,
     preferredLocale: row.preferredLocale,
+    phone: row.phone,
   };
 }
 
@@ -43,6 +44,7 @@ export function toCustomerRow(customer: Customer): Prisma.CustomerCreateInput {
     address: customer.address === null ? Prisma.DbNull : { ...customer.address },
     taxExempt: customer.taxExempt,
     preferredLocale: customer.preferredLocale,
+    phone: customer.phone,
   };
 }
 
@@ -63,6 +65,7 @@ export function toCustomerMessage(customer: Customer): customerV1.Customer {
     },
     taxExempt: customer.taxExempt,
     preferredLocale: customer.preferredLocale ?? '',
+    phone: customer.phone ?? '',
   });
 }
 

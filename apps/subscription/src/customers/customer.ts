@@ -45,6 +45,14 @@ export function checkPreferredLocale(value: string | null | undefined): string |
   return value;
 }
 
+/** E.164: a plus, a country code and at most 15 digits in all (`+221771234567`); spaces and dashes a person types are dropped. */
+export function checkPhone(value: string | null | undefined): string | null {
+  const phone = (value ?? '').replace(/[\s-]/g, '');
+  if (phone === '') return null;
+  if (!/^\+[1-9]\d{6,14}$/.test(phone)) throw invalidArgument('phone', 'phone must be an E.164 number: a plus, the country code and the number, such as +221771234567');
+  return phone;
+}
+
 export function checkTaxExempt(value: string | undefined): TaxExemptStatus {
   if (value === undefined || value === '') return 'none';
   if (!(TAX_EXEMPT_STATUSES as readonly string[]).includes(value)) throw invalidArgument('tax_exempt', `tax_exempt must be one of ${TAX_EXEMPT_STATUSES.join(', ')}`);
@@ -67,6 +75,8 @@ export interface Customer {
   taxExempt: TaxExemptStatus;
   /** The language of the customer's documents and pages; null: the account's default. */
   preferredLocale: string | null;
+  /** E.164, or null. */
+  phone: string | null;
 }
 
 export interface CustomerFields {
@@ -78,10 +88,12 @@ export interface CustomerFields {
   taxExempt?: string;
   /** '' or null clears it. */
   preferredLocale?: string | null;
+  /** '' or null clears it. */
+  phone?: string | null;
 }
 
 /** The fields a customer.updated may report as changed, in their public order. */
-export const CUSTOMER_CHANGEABLE_FIELDS = ['name', 'email', 'metadata', 'address', 'tax_exempt', 'preferred_locale'] as const;
+export const CUSTOMER_CHANGEABLE_FIELDS = ['name', 'email', 'metadata', 'address', 'tax_exempt', 'preferred_locale', 'phone'] as const;
 export type CustomerChangeableField = (typeof CUSTOMER_CHANGEABLE_FIELDS)[number];
 
 /** Who changed a customer: the account through the API, or the customer in the customer portal. */
@@ -143,6 +155,7 @@ export function createCustomer(
     address: checkAddress(fields.address),
     taxExempt: checkTaxExempt(fields.taxExempt),
     preferredLocale: checkPreferredLocale(fields.preferredLocale),
+    phone: checkPhone(fields.phone),
   };
   return { customer, events: [{ kind: 'created', customer }] };
 }
@@ -161,6 +174,7 @@ export function updateCustomer(customer: Customer, fields: CustomerFields, now: 
     address: fields.address === undefined ? customer.address : checkAddress(fields.address),
     taxExempt: fields.taxExempt === undefined ? customer.taxExempt : checkTaxExempt(fields.taxExempt),
     preferredLocale: fields.preferredLocale === undefined ? customer.preferredLocale : checkPreferredLocale(fields.preferredLocale),
+    phone: fields.phone === undefined ? customer.phone : checkPhone(fields.phone),
     updatedAt: now,
   };
   return { customer: updated, events: [{ kind: 'updated', customer: updated, previous: customer, changedFields: changedFields(customer, updated), source }] };

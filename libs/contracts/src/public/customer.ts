@@ -24,6 +24,8 @@ export interface CustomerJson {
   tax_exempt: string;
   /** The language of the customer's documents and pages (`en`, `fr`), or null: the account's default (docs/api/customers.md#language). */
   preferred_locale: string | null;
+  /** E.164 (`+221771234567`), or null (docs/api/customers.md#address-and-tax-status). */
+  phone: string | null;
 }
 
 export interface AddressJson {
@@ -51,6 +53,7 @@ export function presentCustomer(customer: Customer): CustomerJson {
     address: customer.address === undefined ? null : presentAddress(customer.address),
     tax_exempt: customer.taxExempt || 'none',
     preferred_locale: customer.preferredLocale || null,
+    phone: customer.phone || null,
   };
 }
 
