@@ -32,6 +32,20 @@ describe('invoice e-mail', () => {
     expect(sendKeyOf({ kind: 'invoice', sendKey: 'resend:req_1', sellerName: '' })).toBe('resend:req_1');
   });
 
+  it("words the mail in the customer's language: a French reminder, a French paid invoice (docs/localization.md)", () => {
+    const reminder = composeInvoiceMail(invoice({ status: 'failed' }), { kind: 'reminder', reminderNumber: 2 }, 'Acme Studio', undefined, 'fr');
+    expect(reminder.subject).toBe('Relance 2 : la facture INV-000042 de Acme Studio est échue');
+    expect(reminder.text).toBe([
+      'Bonjour Ada Lovelace,', '',
+      "Ceci est la relance 2 concernant la facture INV-000042 de Acme Studio : 123,45\u00a0$US était dû le 10 décembre 2026 et n'est pas encore payé.", '',
+      'Payez-la en ligne :', 'https://pay.example.test/pay_token_1', '',
+      'La facture est jointe au format PDF (INV-000042.pdf).', '',
+    ].join('\n'));
+    const paid = composeInvoiceMail(invoice({ status: 'paid', amountDue: usd(0), amountPaid: usd(12_345) }), { kind: 'invoice', reminderNumber: null }, '', undefined, 'fr');
+    expect(paid.subject).toBe('Facture INV-000042');
+    expect(paid.text).toContain("Voici la facture INV-000042 d'un montant de 123,45\u00a0$US ; elle est payée, rien n'est dû.");
+  });
+
   it('leaves the payment link out once nothing is due', () => {
     const mail = composeInvoiceMail(invoice({ status: 'paid', amountDue: usd(0), amountPaid: usd(12_345) }), { kind: 'invoice', reminderNumber: null }, 'Acme Studio');
     expect(mail.text).toContain('it is paid, nothing is due');

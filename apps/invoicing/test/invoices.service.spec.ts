@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { JsonObject } from '@bufbuild/protobuf';
 import { invoicingV1, presentInvoice, type ServiceClient, subscriptionV1 } from '@recur/contracts';
+import { catalogue } from '@recur/i18n';
 import { decodeInternalEvent, decodePublicEvent } from '@recur/messaging';
 import { type MailCatcher, startMailCatcher } from '@recur/local-infra';
 import { eventually, grpcFailure, queryDatabase, startServiceUnderTest, type ServiceUnderTest } from '@recur/testing';
@@ -628,6 +629,64 @@ describe('InvoicingService e-mail', () => {
     } finally {
       mailCatcher.refuse(null);
     }
+  });
+});
+
+describe('InvoicingService languages (docs/localization.md)', () => {
+  /** A PDF's text with French spacing (U+00A0, U+202F) as plain spaces, for readable expectations. */
+  const plain = (text: string) => text.replace(/[\u00a0\u202f]/g, ' ');
+  const englishKeys = Object.keys(catalogue('en')!);
+  const rawKeysIn = (text: string) => englishKeys.filter((key) => text.includes(key));
+
+  it("writes the PDF and the e-mail in the customer's preferred_locale: French words, amounts, dates, Autoliquidation, no raw key", async () => {
+    const tenant = newTenant();
+    const recipient = `awa-${randomBytes(4).toString('hex')}@example.com`;
+    await client.updateSellerProfile({ accountId: tenant.accountId, legalName: 'Teranga Services SARL', taxId: 'SN-0042' });
+    await client.createTaxRate({ tenant, displayName: 'TVA', ratePpm: 180_000n, inclusive: true, country: 'SN', requestId: 'req_tva_sn' });
+    const { customer } = await customers.createCustomer({ tenant, name: 'Awa Ndiaye', email: recipient, preferredLocale: 'fr', address: { line1: '', line2: '', city: 'Dakar', region: '', postalCode: '10200', country: 'SN' } });
+    expect(customer!.preferredLocale).toBe('fr');
+    const { invoice } = await client.createInvoice({ tenant, customerId: customer!.id, currency: 'xof', amount: 1_180_000n, description: 'Abonnement annuel', status: 'open', dueDate: '2026-12-31', sellerName: 'Teranga' });
+
+    const text = plain(pdfText((await client.renderInvoicePdf({ tenant, id: invoice!.id, sellerName: 'Teranga' })).pdf));
+    for (const expected of ['Teranga Services SARL', "N° d'identification fiscale : SN-0042", 'Facturé à', 'Numéro de facture', "Date d'émission", "Date d'échéance",
+      '31 décembre 2026', 'Statut', 'à payer', 'Désignation', 'Qté', 'Montant', 'TVA 18 % incluse', 'Total hors taxes', '1 000 000 F CFA', '180 000 F CFA',
+      '1 180 000 F CFA', 'Montant dû', 'Payer en ligne']) {
+      expect([expected, text.includes(expected)]).toEqual([expected, true]);
+    }
+    expect(text).not.toMatch(/Invoice number|Amount due|Date due|Bill to/);
+    expect(rawKeysIn(text)).toEqual([]);
+
+    const [mail] = await eventually(async () => {
+      const sent = mailCatcher.messages().filter((message) => message.envelope.to.includes(recipient));
+      return sent.length > 0 && sent;
+    }, 15_000, 'the French mail');
+    expect(mail.parsed.subject).toBe('Facture INV-000001 de Teranga Services SARL');
+    expect(plain(mail.parsed.text!)).toContain("Voici la facture INV-000001 de Teranga Services SARL d'un montant de 1 180 000 F CFA, à régler avant le 31 décembre 2026.");
+    expect(rawKeysIn(mail.parsed.text!)).toEqual([]);
+    expect(plain(pdfText(mail.parsed.attachments[0].content))).toContain('Montant dû');
+
+    // A reverse-charge customer: the French legal wording, no tax.
+    const { customer: business } = await customers.createCustomer({ tenant, name: 'Sahel Import SA', email: 'compta@example.com', preferredLocale: 'fr', taxExempt: 'reverse', address: { line1: '', line2: '', city: '', region: '', postalCode: '', country: 'SN' } });
+    const { invoice: reverse } = await client.createInvoice({ tenant, customerId: business!.id, currency: 'xof', amount: 50_000n, description: 'Conseil', status: 'open' });
+    const reverseText = plain(pdfText((await client.renderInvoicePdf({ tenant, id: reverse!.id, sellerName: 'Teranga' })).pdf));
+    expect(reverseText).toContain('Autoliquidation : TVA due par le preneur');
+    expect(reverseText).not.toContain('TVA 18 %');
+  });
+
+  it("falls back to the account's default_locale, and follows the customer's latest choice", async () => {
+    const tenant = newTenant();
+    const { profile } = await client.updateSellerProfile({ accountId: tenant.accountId, defaultLocale: 'fr' });
+    expect(profile!.defaultLocale).toBe('fr');
+    expect(await grpcFailure(client.updateSellerProfile({ accountId: tenant.accountId, defaultLocale: 'de' }))).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, param: 'default_locale' });
+    const customer = await newCustomer(tenant, 'Moussa Diop', 'moussa@example.com');
+    const { invoice } = await client.createInvoice({ tenant, customerId: customer.id, amount: 12_345n, description: 'Hosting', status: 'open' });
+    const render = async () => plain(pdfText((await client.renderInvoicePdf({ tenant, id: invoice!.id, sellerName: 'Acme' })).pdf));
+    expect(await render()).toMatch(/Montant dû\s+123,45 \$US/);
+    await customers.updateCustomer({ tenant, id: customer.id, preferredLocale: 'en' });
+    expect(await render()).toMatch(/Amount due\s+\$123\.45/);
+    await client.updateSellerProfile({ accountId: tenant.accountId, defaultLocale: '' });
+    await customers.updateCustomer({ tenant, id: customer.id, preferredLocale: '' });
+    expect(await render()).toMatch(/Amount due\s+\$123\.45/);
   });
 });
 

@@ -69,4 +69,27 @@ describe('customer rules', () => {
     expect(reverse.events[0]).toMatchObject({ kind: 'updated', changedFields: ['address', 'tax_exempt'] });
     expect(updateCustomer(customer, { address: { ...address } }, t1).events[0]).toMatchObject({ changedFields: [] });
   });
+
+  it('keeps a preferred_locale Recur has a catalogue for, null for the account default; reports it as changed', () => {
+    const { customer } = createCustomer(tenant, { name: 'Awa', email: 'awa@example.com', preferredLocale: 'fr' }, t0);
+    expect(customer.preferredLocale).toBe('fr');
+    expect(createCustomer(tenant, { name: 'Ada', email: 'ada@example.com' }, t0).customer.preferredLocale).toBeNull();
+    for (const locale of ['de', 'FR', 'fr-FR', ' fr']) {
+      expect(failure(() => createCustomer(tenant, { name: 'A', email: 'a@b.co', preferredLocale: locale }, t0))).toMatchObject({ code: 'parameter_invalid', param: 'preferred_locale', message: 'preferred_locale must be one of en, fr' });
+    }
+    const cleared = updateCustomer(customer, { preferredLocale: '' }, t1);
+    expect(cleared.customer.preferredLocale).toBeNull();
+    expect(cleared.events[0]).toMatchObject({ kind: 'updated', changedFields: ['preferred_locale'] });
+    expect(updateCustomer(customer, { preferredLocale: 'fr' }, t1).events[0]).toMatchObject({ changedFields: [] });
+  });
+
+  it('keeps a phone in E.164 (spaces and dashes dropped), refuses anything else, reports it as changed', () => {
+    const { customer } = createCustomer(tenant, { name: 'Awa', email: 'awa@example.com', phone: '+221 77-123 45 67' }, t0);
+    expect(customer.phone).toBe('+221771234567');
+    for (const phone of ['221771234567', '+0221771234', '+22177', '+2217712345678901', 'tel:+221771234567']) {
+      expect(failure(() => createCustomer(tenant, { name: 'A', email: 'a@b.co', phone }, t0))).toMatchObject({ code: 'parameter_invalid', param: 'phone' });
+    }
+    const cleared = updateCustomer(customer, { phone: '' }, t1);
+    expect([cleared.customer.phone, cleared.events[0]]).toMatchObject([null, { changedFields: ['phone'] }]);
+  });
 });

@@ -1,5 +1,6 @@
+import { LOCALES } from '@recur/i18n';
 import { Type } from 'class-transformer';
-import { IsObject, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
+import { IsIn, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
 import { JSONSchema } from 'class-validator-jsonschema';
 import { Nullable, Optional } from '../http/optional';
 
@@ -70,4 +71,8 @@ export class UpdateAccountDto {
   /** A PNG or SVG logo of at most 64 KiB as a data URL (`data:image/png;base64,…`); `null` removes it. */
   @Nullable('string') @IsString({ message: 'logo must be a data URL' }) @MaxLength(90_000, { message: 'logo must be at most 64 KiB' })
   logo?: string | null;
+
+  /** The language of invoices, e-mails and pages for customers with no preferred_locale (`en`, `fr`); `null` returns to `en`. */
+  @Nullable('string') @IsIn([...LOCALES], { message: `default_locale must be one of ${LOCALES.join(', ')}` })
+  default_locale?: string | null;
 }

@@ -1,3 +1,4 @@
+import { DEFAULT_LOCALE, LOCALES } from '@recur/i18n';
 import type { sellerProfileV1 } from '@recur/contracts';
 import { invalidArgument } from '@recur/kernel';
 import { defineRoutes, responseSchema, route } from '../routing/define-routes';
@@ -17,6 +18,7 @@ export interface AccountJson {
   brand_color: string | null;
   invoice_footer: string | null;
   logo: { content_type: string; size: number; data_url: string } | null;
+  default_locale: string;
   updated: number | null;
 }
 
@@ -24,7 +26,7 @@ const nullableText = (description: string) => ({ type: ['string', 'null'], descr
 
 export const ACCOUNT_SCHEMA = responseSchema<AccountJson>('Account', {
   type: 'object',
-  required: ['id', 'object', 'name', 'legal_name', 'address', 'tax_id', 'registration_number', 'support_email', 'support_phone', 'brand_color', 'invoice_footer', 'logo', 'updated'],
+  required: ['id', 'object', 'name', 'legal_name', 'address', 'tax_id', 'registration_number', 'support_email', 'support_phone', 'brand_color', 'invoice_footer', 'logo', 'default_locale', 'updated'],
   properties: {
     id: { type: 'string', example: 'acct_4f9XkQ2mZ8aBcD1eF3gH5jKl' },
     object: { type: 'string', enum: ['account'] },
@@ -53,6 +55,7 @@ export const ACCOUNT_SCHEMA = responseSchema<AccountJson>('Account', {
         properties: { content_type: { type: 'string', enum: ['image/png', 'image/svg+xml'] }, size: { type: 'integer', description: 'Bytes.' }, data_url: { type: 'string', description: 'The logo as a data URL.' } },
       }, { type: 'null' }],
     },
+    default_locale: { type: 'string', enum: [...LOCALES], description: "The language of invoices, credit notes, e-mails and hosted pages for customers whose preferred_locale is null (docs/localization.md#which-language)." },
     updated: { type: ['integer', 'null'], description: 'When the seller details last changed (unix seconds); null if never.' },
   },
 });
@@ -79,6 +82,7 @@ function present(accountId: string, name: string, profile: sellerProfileV1.Selle
     logo: profile?.logoContentType && logo && logo.length > 0
       ? { content_type: profile.logoContentType, size: Number(profile.logoSize), data_url: `data:${profile.logoContentType};base64,${Buffer.from(logo).toString('base64')}` }
       : null,
+    default_locale: profile?.defaultLocale || DEFAULT_LOCALE,
     updated: profile?.updated ? Number(profile.updated) : null,
   };
 }
@@ -112,7 +116,7 @@ export const ACCOUNT_ROUTES = defineRoutes('Account', [
         accountId: tenant.accountId,
         legalName: text(body.legal_name), taxId: text(body.tax_id), registrationNumber: text(body.registration_number),
         supportEmail: text(body.support_email), supportPhone: text(body.support_phone), brandColor: text(body.brand_color),
-        invoiceFooter: text(body.invoice_footer), ...(address ? { address } : {}), ...(logo ? { logo } : {}),
+        invoiceFooter: text(body.invoice_footer), defaultLocale: text(body.default_locale), ...(address ? { address } : {}), ...(logo ? { logo } : {}),
       });
       const { profile, logo: stored } = await services.invoicing.getSellerProfile({ accountId: tenant.accountId, includeLogo: true });
       return present(tenant.accountId, accountName, profile, stored);

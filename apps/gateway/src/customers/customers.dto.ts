@@ -1,10 +1,11 @@
+import { LOCALES } from '@recur/i18n';
 import { JSONSchema } from 'class-validator-jsonschema';
 import { CUSTOMER_EMAIL_MAX, CUSTOMER_NAME_MAX, EMAIL_PATTERN, TAX_EXEMPT_STATUSES } from '@recur/vocabulary';
 import { Type } from 'class-transformer';
 import { IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateBy, ValidateNested } from 'class-validator';
 import { METADATA_KEY_MAX, METADATA_MAX_KEYS, METADATA_VALUE_MAX } from '@recur/kernel';
 import { ListQueryDto } from '../http/list';
-import { Optional } from '../http/optional';
+import { Nullable, Optional } from '../http/optional';
 
 /** Metadata: at most 50 string values; keys up to 40 characters, values up to 500. */
 export const IsMetadata = () =>
@@ -35,6 +36,8 @@ export class AddressDto {
 }
 
 const AddressField = () => apply(IsObject({ message: 'address must be an object' }), ValidateNested(), Type(() => AddressDto));
+/** A locale Recur has a catalogue for (docs/localization.md); null on update clears it. */
+const PreferredLocale = () => IsIn([...LOCALES], { message: `preferred_locale must be one of ${LOCALES.join(', ')}` });
 const TaxExempt = () => IsIn([...TAX_EXEMPT_STATUSES], { message: `tax_exempt must be one of ${TAX_EXEMPT_STATUSES.join(', ')}` });
 
 export class CreateCustomerDto {
@@ -66,6 +69,14 @@ export class CreateCustomerDto {
   /** `none` (default): taxed; `exempt`: never taxed; `reverse`: reverse charge, no tax and the invoice says so. */
   @Optional() @TaxExempt()
   tax_exempt?: string;
+
+  /** The language of the customer's invoices, e-mails and pages (`en`, `fr`); absent: the account's default_locale. */
+  @Optional() @PreferredLocale()
+  preferred_locale?: string;
+
+  /** E.164 (`+221771234567`). */
+  @Optional() @IsString({ message: 'phone must be a string' }) @MaxLength(32, { message: 'phone must be at most 32 characters' })
+  phone?: string;
 }
 
 export class UpdateCustomerDto {
@@ -94,6 +105,14 @@ export class UpdateCustomerDto {
 
   @Optional() @TaxExempt()
   tax_exempt?: string;
+
+  /** `en`, `fr`; null returns the customer to the account's default_locale. */
+  @Nullable('string') @PreferredLocale()
+  preferred_locale?: string | null;
+
+  /** E.164; null removes it. */
+  @Nullable('string') @IsString({ message: 'phone must be a string' }) @MaxLength(32, { message: 'phone must be at most 32 characters' })
+  phone?: string | null;
 }
 
 export class ListCustomersQueryDto extends ListQueryDto {

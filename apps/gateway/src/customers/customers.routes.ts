@@ -1,3 +1,4 @@
+import { LOCALES } from '@recur/i18n';
 import { type CustomerJson, presentCustomer, requireTenant } from '@recur/contracts';
 import { failedPrecondition } from '@recur/kernel';
 import { listEnvelope, pageRequest } from '../http/list';
@@ -20,7 +21,7 @@ export type CustomerWithBalanceJson = CustomerJson & CustomerBalanceFields;
 
 export const CUSTOMER_SCHEMA = responseSchema<CustomerWithBalanceJson>('Customer', {
   type: 'object',
-  required: ['id', 'object', 'livemode', 'name', 'email', 'metadata', 'created', 'updated', 'deleted', 'deleted_at', 'test_clock', 'address', 'tax_exempt', 'balance', 'currency'],
+  required: ['id', 'object', 'livemode', 'name', 'email', 'metadata', 'created', 'updated', 'deleted', 'deleted_at', 'test_clock', 'address', 'tax_exempt', 'preferred_locale', 'phone', 'balance', 'currency'],
   properties: {
     id: { type: 'string', example: 'cus_4f9XkQ2mZ8aBcD1eF3gH5jKl' },
     object: { type: 'string', enum: ['customer'] },
@@ -39,6 +40,8 @@ export const CUSTOMER_SCHEMA = responseSchema<CustomerWithBalanceJson>('Customer
       properties: { line1: nullableText, line2: nullableText, city: nullableText, region: nullableText, postal_code: nullableText, country: { type: ['string', 'null'], example: 'ZM' } },
     },
     tax_exempt: { type: 'string', enum: [...TAX_EXEMPT_STATUSES], description: '`none`: taxed; `exempt`: never taxed; `reverse`: reverse charge, no tax, the invoice says so.' },
+    phone: { type: ['string', 'null'], description: 'E.164, e.g. +221771234567; null when none.', example: '+221771234567' },
+    preferred_locale: { anyOf: [{ type: 'string', enum: [...LOCALES] }, { type: 'null' }], description: "The language of the customer's invoices, e-mails and hosted pages; null: the account's default_locale (docs/localization.md)." },
     balance: { type: 'integer', description: 'Credit the customer holds, negative as Stripe signs it (minor units of `currency`); the next invoices consume it: docs/api/customer-balance.md.' },
     currency: { type: ['string', 'null'], example: 'zmw', description: "The balance's currency; null until the customer has had a balance." },
   },
@@ -82,7 +85,7 @@ export const CUSTOMER_ROUTES = defineRoutes('Customers', [
     handler: async ({ services, tenant, commandId, body }) => {
       const { customer } = await services.subscription.createCustomer({
         tenant, name: body.name, email: body.email, metadata: body.metadata ?? {}, testClockId: body.test_clock, requestId: commandId,
-        address: addressMessage(body.address), taxExempt: body.tax_exempt ?? '',
+        address: addressMessage(body.address), taxExempt: body.tax_exempt ?? '', preferredLocale: body.preferred_locale ?? '', phone: body.phone ?? '',
       });
       // A new customer has no balance yet: nothing to ask invoicing.
       return { ...presentCustomer(customer!), balance: 0, currency: null };
@@ -105,6 +108,8 @@ export const CUSTOMER_ROUTES = defineRoutes('Customers', [
       const { customer } = await services.subscription.updateCustomer({
         tenant, id: params.id, name: body.name, email: body.email, metadata: body.metadata ?? {}, requestId: commandId,
         address: addressMessage(body.address ?? undefined), clearAddress: body.address === null, taxExempt: body.tax_exempt,
+        preferredLocale: body.preferred_locale === null ? '' : body.preferred_locale,
+        phone: body.phone === null ? '' : body.phone,
       });
       return withBalance(services, tenant, customer!);
     },

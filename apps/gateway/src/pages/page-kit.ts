@@ -82,11 +82,13 @@ export interface LayoutOptions {
   header?: SafeHtml;
   /** Extra elements of `head` (the return page's refresh while a payment is pending). */
   head?: SafeHtml;
+  /** The page's language (`<html lang>`), the locale its words came from; absent: `en`. */
+  lang?: string;
 }
 
 export function layout(title: string, body: SafeHtml, options: LayoutOptions = {}): string {
   return html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<html lang="${options.lang ?? 'en'}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">${options.head}<link rel="icon" href="data:,"><title>${title}</title><style>${new SafeHtml(STYLE)}</style></head>
 <body>${options.header}<main>${body}</main></body></html>`.value;
 }

@@ -1,35 +1,29 @@
-import { formatMoney } from '@recur/money';
-import { day, type PdfContext, renderDocumentPdf, taxLabel } from '../invoices/invoice-pdf';
+import { messages } from '@recur/i18n';
+import { type PdfContext, renderDocumentPdf, taxLabel } from '../invoices/invoice-pdf';
 import type { CreditNote } from './credit-note';
-
-const REASON_WORDS: Record<CreditNote['reason'], string> = {
-  duplicate: 'Duplicate payment',
-  fraudulent: 'Fraudulent payment',
-  requested_by_customer: 'Requested by the customer',
-};
 
 /** The credit note as a PDF, laid out as the invoices are: one line, the amount refunded (all or part of what was paid). */
 export function renderCreditNotePdf(note: CreditNote, context: PdfContext): Promise<Uint8Array> {
-  const amount = formatMoney(note.amount);
+  const words = messages(context.locale ?? '');
   return renderDocumentPdf({
-    title: 'Credit note',
+    title: words.t('document.credit_note'),
     reference: note.number,
     issued: note.createdAt,
     facts: [
-      ['Credit note number', note.number],
-      ['Date of issue', day(note.createdAt)],
-      ['Invoice', note.invoiceNumber],
-      ['Reason', REASON_WORDS[note.reason]],
+      [words.t('credit_note.number'), note.number],
+      [words.t('credit_note.date_of_issue'), words.date(note.createdAt)],
+      [words.t('credit_note.invoice'), note.invoiceNumber],
+      [words.t('credit_note.reason'), words.t(`credit_note.reason.${note.reason}`)],
     ],
     customer: note.customer,
     description: null,
-    lines: [{ description: `Refund of invoice ${note.invoiceNumber}`, quantity: 1, amount: note.amount }],
+    lines: [{ description: words.t('credit_note.refund_line', { invoice: note.invoiceNumber }), quantity: 1, amount: note.amount }],
     totals: [
       // The tax given back is part of the amount credited, as on the invoice (same wording).
-      ...note.taxAmounts.map((tax): [string, string, boolean] => [`${taxLabel(tax)} on ${formatMoney(tax.taxableAmount)}`, formatMoney(tax.amount), false]),
-      ['Total credited', amount, true],
+      ...note.taxAmounts.map((tax): [string, string, boolean] => [words.t('invoice.tax_on', { tax: taxLabel(words, tax), taxable: words.money(tax.taxableAmount) }), words.money(tax.amount), false]),
+      [words.t('credit_note.total_credited'), words.money(note.amount), true],
     ],
     payLink: null,
-    mark: 'CREDIT NOTE',
+    mark: words.t('document.mark.credit_note'),
   }, context);
 }

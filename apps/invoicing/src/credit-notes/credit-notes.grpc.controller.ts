@@ -1,3 +1,5 @@
+import { resolveLocale } from '@recur/i18n';
+import { CustomerDirectory } from '../customers/customer-directory.client';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
@@ -24,6 +26,7 @@ export class CreditNotesGrpcController {
     private readonly commands: Commands,
     private readonly sellers: SellerProfilesRepository,
     private readonly prisma: PrismaService,
+    private readonly customers: CustomerDirectory,
   ) {}
 
   /** Idempotent by credit note id: it is the command's request id, whatever the caller sent. */
@@ -58,6 +61,7 @@ export class CreditNotesGrpcController {
   async renderCreditNotePdf(request: invoicingV1.RenderCreditNotePdfRequest): Promise<MessageInitShape<typeof invoicingV1.RenderCreditNotePdfResponseSchema>> {
     const note = await this.creditNotes.get(requireTenant(request.tenant), request.id);
     const seller = await this.sellers.find(this.prisma, note.tenant.accountId);
-    return { pdf: await renderCreditNotePdf(note, { sellerName: request.sellerName, seller }), filename: `${note.number}.pdf` };
+    const locale = resolveLocale(await this.customers.preferredLocale(note.tenant, note.customer.id), seller.defaultLocale);
+    return { pdf: await renderCreditNotePdf(note, { sellerName: request.sellerName, seller, locale }), filename: `${note.number}.pdf` };
   }
 }

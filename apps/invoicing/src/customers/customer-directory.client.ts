@@ -32,6 +32,20 @@ export class CustomerDirectory implements OnModuleDestroy {
     this.subscription = createServiceClient(subscriptionV1.SubscriptionService, config.subscriptionGrpcAddr);
   }
 
+  /**
+   * The language the customer reads (`preferred_locale`), asked when a PDF or an e-mail is written
+   * so it follows the customer's latest choice; null when they have none, are gone, or subscription
+   * cannot answer (the account's default_locale then applies: docs/localization.md#which-language).
+   */
+  async preferredLocale(tenant: TenantRef, id: string): Promise<string | null> {
+    try {
+      const { customer } = await this.subscription.getCustomer({ tenant: toTenantMessage(tenant), id });
+      return customer?.preferredLocale || null;
+    } catch {
+      return null;
+    }
+  }
+
   async lookup(tenant: TenantRef, id: string): Promise<CustomerLookup> {
     if (!id.startsWith('cus_')) return { missing: id };
     try {

@@ -1,5 +1,6 @@
 import { dirname, join } from 'node:path';
-import { formatMoney, formatPercentage, type Money, money, subtract, type TaxAmount } from '@recur/money';
+import { type Messages, messages } from '@recur/i18n';
+import { formatPercentage, type Money, money, subtract, type TaxAmount } from '@recur/money';
 import PDFDocument from 'pdfkit';
 import SVGtoPDF from 'svg-to-pdfkit';
 import { addressLines, type SellerProfile } from '../seller/seller-profile';
@@ -14,16 +15,20 @@ const FONT_DIR = join(dirname(require.resolve('dejavu-fonts-ttf/package.json')),
 const REGULAR = join(FONT_DIR, 'DejaVuSans.ttf');
 const BOLD = join(FONT_DIR, 'DejaVuSans-Bold.ttf');
 
-/** The big mark across a document that must not be paid as it stands. */
-const STATUS_MARKS: Partial<Record<Invoice['status'], string>> = { draft: 'DRAFT', paid: 'PAID', void: 'VOID', refunded: 'REFUNDED' };
+/** The big mark across a document that must not be paid as it stands (its catalogue key). */
+const STATUS_MARKS: Partial<Record<Invoice['status'], string>> = { draft: 'document.mark.draft', paid: 'document.mark.paid', void: 'document.mark.void', refunded: 'document.mark.refunded' };
 
-/** A tax amount's name on the PDF: `VAT 16%`, `TVA 18% included`. */
-export const taxLabel = (tax: TaxAmount): string => `${tax.taxRate.displayName} ${formatPercentage(tax.taxRate.ratePpm)}%${tax.taxRate.inclusive ? ' included' : ''}`;
+/** A tax amount's name on the PDF: `VAT 16%`, `TVA 18 % incluse`; the percentage's decimal sign is the language's. */
+export const taxLabel = (words: Messages, tax: TaxAmount): string =>
+  words.t(tax.taxRate.inclusive ? 'invoice.tax_label_inclusive' : 'invoice.tax_label', {
+    name: tax.taxRate.displayName,
+    percentage: new Intl.NumberFormat(words.locale, { maximumFractionDigits: 4 }).format(Number(formatPercentage(tax.taxRate.ratePpm))),
+  });
 
-/** The wording an untaxed invoice of an exempt or reverse-charge customer carries (docs/api/invoices.md#tax-and-rounding). */
-const TAX_STATUS_FACTS: Partial<Record<Invoice['customerTaxExempt'], [string, string][]>> = {
-  exempt: [['Tax', 'Customer exempt: no tax charged']],
-  reverse: [['Tax', 'Reverse charge: the customer accounts for VAT']],
+/** The wording an untaxed invoice of an exempt or reverse-charge customer carries (docs/api/invoices.md#tax-and-rounding), as catalogue keys. */
+const TAX_STATUS_FACTS: Partial<Record<Invoice['customerTaxExempt'], string>> = {
+  exempt: 'invoice.tax_exempt',
+  reverse: 'invoice.reverse_charge',
 };
 
 export interface PdfContext {
@@ -31,6 +36,8 @@ export interface PdfContext {
   sellerName: string;
   /** The seller's legal details and branding (`/v1/account`), printed in the header and footer. */
   seller?: SellerProfile;
+  /** The language the document is written in (docs/localization.md#which-language); absent: English. */
+  locale?: string;
 }
 
 /** The seller as a document prints it: the legal name, else the account's name. */
@@ -38,8 +45,6 @@ export const sellerNameOf = (context: PdfContext): string => context.seller?.leg
 
 /** Where the logo may draw, at most (points). */
 const LOGO_BOX: [number, number] = [140, 48];
-
-export const day = (date: Date): string => date.toISOString().slice(0, 10);
 
 /** What a billing document (an invoice, a credit note) prints, in its own words. */
 export interface PdfDocumentContent {
@@ -67,44 +72,52 @@ export interface PdfDocumentContent {
  * invoice's own, so rendering the same invoice twice gives the same text.
  */
 export function renderInvoicePdf(invoice: Invoice, context: PdfContext): Promise<Uint8Array> {
+  const words = messages(context.locale ?? '');
   const issued = invoice.finalizedAt ?? invoice.createdAt;
-  const format = (amount: Money) => formatMoney(amount);
+  const format = (amount: Money) => words.money(amount);
+  const taxStatus = TAX_STATUS_FACTS[invoice.customerTaxExempt];
+  const mark = STATUS_MARKS[invoice.status];
   return renderDocumentPdf({
-    title: 'Invoice',
+    title: words.t('document.invoice'),
     reference: invoice.number ?? invoice.id,
     issued,
     facts: [
-      ['Invoice number', invoice.number ?? 'Draft (no number yet)'],
-      ['Date of issue', day(issued)],
-      ['Date due', invoice.dueDate],
-      ...(invoice.periodStart && invoice.periodEnd ? [['Billing period', `${day(invoice.periodStart)} to ${day(invoice.periodEnd)}`] as [string, string]] : []),
-      ['Status', invoice.status],
-      ...(TAX_STATUS_FACTS[invoice.customerTaxExempt] ?? []),
+      [words.t('invoice.number'), invoice.number ?? words.t('invoice.draft_number')],
+      [words.t('invoice.date_of_issue'), words.date(issued)],
+      [words.t('invoice.date_due'), words.date(invoice.dueDate)],
+      ...(invoice.periodStart && invoice.periodEnd
+        ? [[words.t('invoice.billing_period'), words.t('invoice.period', { start: words.date(invoice.periodStart), end: words.date(invoice.periodEnd) })] as [string, string]]
+        : []),
+      [words.t('invoice.status'), words.t(`invoice.status.${invoice.status}`)],
+      ...(taxStatus ? [[words.t('invoice.tax'), words.t(taxStatus)] as [string, string]] : []),
     ],
     customer: invoice.customer,
     description: invoice.description,
     lines: invoice.lines.map((line) => ({
-      description: line.periodStart && line.periodEnd ? `${line.description} (${day(line.periodStart)} to ${day(line.periodEnd)})` : line.description,
+      description: line.periodStart && line.periodEnd
+        ? words.t('invoice.line_period', { description: line.description, start: words.date(line.periodStart), end: words.date(line.periodEnd) })
+        : line.description,
       quantity: line.quantity,
       amount: line.amount,
-    })).map((line, index) => ({ ...line, description: [line.description, ...invoice.lines[index].taxAmounts.map((tax) => `${taxLabel(tax)}: ${format(tax.amount)}`)].join('\n') })),
+    })).map((line, index) => ({ ...line, description: [line.description, ...invoice.lines[index].taxAmounts.map((tax) => words.t('invoice.line_tax', { tax: taxLabel(words, tax), amount: format(tax.amount) }))].join('\n') })),
     totals: [
-      ['Subtotal', format(invoice.subtotal), false],
-      ['Discount', invoice.discount.amountMinor === 0 ? format(invoice.discount) : `−${format(invoice.discount)}`, false],
-      ...(invoice.totalTaxAmounts.length === 0 ? [] : [['Total excluding tax', format(subtract(invoice.total, invoice.tax)), false] as [string, string, boolean]]),
-      ...invoice.totalTaxAmounts.map((tax): [string, string, boolean] => [`${taxLabel(tax)} on ${format(tax.taxableAmount)}`, format(tax.amount), false]),
-      ['Total', format(invoice.total), true],
-      ...(appliedBalance(invoice) === 0 ? [] : [['Applied balance', `−${format(money(appliedBalance(invoice), invoice.currency))}`, false] as [string, string, boolean]]),
-      ['Amount paid', format(invoice.amountPaid), false],
-      ['Amount due', format(invoice.amountDue), true],
+      [words.t('invoice.subtotal'), format(invoice.subtotal), false],
+      [words.t('invoice.discount'), invoice.discount.amountMinor === 0 ? format(invoice.discount) : `−${format(invoice.discount)}`, false],
+      ...(invoice.totalTaxAmounts.length === 0 ? [] : [[words.t('invoice.total_excluding_tax'), format(subtract(invoice.total, invoice.tax)), false] as [string, string, boolean]]),
+      ...invoice.totalTaxAmounts.map((tax): [string, string, boolean] => [words.t('invoice.tax_on', { tax: taxLabel(words, tax), taxable: format(tax.taxableAmount) }), format(tax.amount), false]),
+      [words.t('invoice.total'), format(invoice.total), true],
+      ...(appliedBalance(invoice) === 0 ? [] : [[words.t('invoice.applied_balance'), `−${format(money(appliedBalance(invoice), invoice.currency))}`, false] as [string, string, boolean]]),
+      [words.t('invoice.amount_paid'), format(invoice.amountPaid), false],
+      [words.t('invoice.amount_due'), format(invoice.amountDue), true],
     ],
     payLink: invoice.paymentUrl && (invoice.status === 'open' || invoice.status === 'failed') ? invoice.paymentUrl : null,
-    mark: STATUS_MARKS[invoice.status],
+    mark: mark ? words.t(mark) : undefined,
   }, context);
 }
 
 /** Lays out one billing document (the one PDF layout of invoices and credit notes). */
 export function renderDocumentPdf(content: PdfDocumentContent, context: PdfContext): Promise<Uint8Array> {
+  const words = messages(context.locale ?? '');
   const document = new PDFDocument({
     size: 'A4',
     bufferPages: true,
@@ -138,7 +151,11 @@ export function renderDocumentPdf(content: PdfDocumentContent, context: PdfConte
   document.fontSize(nameSize).fillColor(brand).text(name, left, y, { width: 330, lineBreak: nameSize > 11 ? false : true });
   y = document.y + 2;
   const details = seller
-    ? [...addressLines(seller.address), seller.taxId && `Tax ID: ${seller.taxId}`, seller.registrationNumber && `Registration no.: ${seller.registrationNumber}`].filter(Boolean)
+    ? [
+      ...addressLines(seller.address),
+      seller.taxId && words.t('document.seller.tax_id', { tax_id: seller.taxId }),
+      seller.registrationNumber && words.t('document.seller.registration_number', { registration_number: seller.registrationNumber }),
+    ].filter(Boolean)
     : [];
   document.font('regular').fontSize(9).fillColor('#555555');
   for (const detail of details) {
@@ -154,7 +171,7 @@ export function renderDocumentPdf(content: PdfDocumentContent, context: PdfConte
     document.font('regular').text(value, left + 120, y, { width: 250 });
     y += 15;
   }
-  document.font('bold').text('Bill to', left + 330, top);
+  document.font('bold').text(words.t('document.bill_to'), left + 330, top);
   document.font('regular').text(content.customer.name, left + 330, top + 15, { width: width - 330 });
   document.text(content.customer.email, left + 330, document.y, { width: width - 330 });
   if (content.description) {
@@ -168,17 +185,17 @@ export function renderDocumentPdf(content: PdfDocumentContent, context: PdfConte
   const columns = { description: left, quantity: left + 300, amount: left + 370 };
   const amountWidth = right - columns.amount;
   document.font('bold').fontSize(10);
-  document.text('Description', columns.description, y, { width: 290 });
-  document.text('Qty', columns.quantity, y, { width: 60, align: 'right' });
-  document.text('Amount', columns.amount, y, { width: amountWidth, align: 'right' });
+  document.text(words.t('document.column.description'), columns.description, y, { width: 290 });
+  document.text(words.t('document.column.quantity'), columns.quantity, y, { width: 60, align: 'right' });
+  document.text(words.t('document.column.amount'), columns.amount, y, { width: amountWidth, align: 'right' });
   y += 16;
   document.moveTo(left, y - 3).lineTo(right, y - 3).strokeColor('#999999').stroke();
   document.font('regular');
   for (const line of content.lines) {
     document.text(line.description, columns.description, y, { width: 290 });
     const next = document.y;
-    document.text(String(line.quantity), columns.quantity, y, { width: 60, align: 'right' });
-    document.text(formatMoney(line.amount), columns.amount, y, { width: amountWidth, align: 'right' });
+    document.text(new Intl.NumberFormat(words.locale).format(line.quantity), columns.quantity, y, { width: 60, align: 'right' });
+    document.text(words.money(line.amount), columns.amount, y, { width: amountWidth, align: 'right' });
     y = Math.max(next, y + 14) + 4;
     if (y > document.page.height - 160) {
       document.addPage();
@@ -189,30 +206,33 @@ export function renderDocumentPdf(content: PdfDocumentContent, context: PdfConte
   y += 8;
 
   // Totals.
+  // A label may take two lines (French words are longer): the next row starts below it.
+  const labelLeft = columns.description + 80;
   for (const [label, value, strong] of content.totals) {
     document.font(strong ? 'bold' : 'regular').fontSize(10);
-    document.text(label, columns.quantity - 100, y, { width: 160, align: 'right' });
+    document.text(label, labelLeft, y, { width: columns.amount - 10 - labelLeft, align: 'right' });
+    const below = document.y;
     document.text(value, columns.amount, y, { width: amountWidth, align: 'right' });
-    y += 16;
+    y = Math.max(y + 16, below + 4);
   }
 
   // How to pay: the hosted payment page, while there is something to pay.
   if (content.payLink) {
     y += 14;
-    document.font('bold').text('Pay online', left, y);
+    document.font('bold').text(words.t('document.pay_online'), left, y);
     document.font('regular').fillColor('#1a56db').text(content.payLink, left, y + 15, { link: content.payLink, underline: true, width });
     document.fillColor('#000000');
     y += 30;
   }
 
   // The seller's footer (terms, bank details) and how to reach them.
-  const contact = seller ? [seller.supportEmail, seller.supportPhone].filter(Boolean).join(' · ') : '';
+  const contact = seller ? [seller.supportEmail, seller.supportPhone].filter(Boolean).join(words.t('document.contact_separator')) : '';
   if (seller?.invoiceFooter || contact) {
     y += 24;
     document.moveTo(left, y).lineTo(right, y).strokeColor('#dddddd').stroke();
     document.font('regular').fontSize(9).fillColor('#555555');
     if (seller?.invoiceFooter) document.text(seller.invoiceFooter, left, y + 8, { width });
-    if (contact) document.text(`Questions about this document: ${contact}`, left, seller?.invoiceFooter ? document.y + 4 : y + 8, { width });
+    if (contact) document.text(words.t('document.contact', { contact }), left, seller?.invoiceFooter ? document.y + 4 : y + 8, { width });
     document.fillColor('#000000');
   }
 

@@ -1,3 +1,4 @@
+import { resolveLocale } from '@recur/i18n';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller, Inject } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
@@ -236,6 +237,7 @@ export class InvoicesGrpcController {
   async renderInvoicePdf(request: invoicingV1.RenderInvoicePdfRequest): Promise<MessageInitShape<typeof invoicingV1.RenderInvoicePdfResponseSchema>> {
     const invoice = await this.invoices.get(requireTenant(request.tenant), request.id);
     const seller = await this.sellers.find(this.prisma, invoice.tenant.accountId);
-    return { pdf: await renderInvoicePdf(invoice, { sellerName: request.sellerName, seller }), filename: `${invoice.number ?? `draft-${invoice.id}`}.pdf` };
+    const locale = resolveLocale(await this.customers.preferredLocale(invoice.tenant, invoice.customer.id), seller.defaultLocale);
+    return { pdf: await renderInvoicePdf(invoice, { sellerName: request.sellerName, seller, locale }), filename: `${invoice.number ?? `draft-${invoice.id}`}.pdf` };
   }
 }

@@ -1,4 +1,4 @@
-import { formatMoney } from '@recur/money';
+import { messages } from '@recur/i18n';
 import { assertMove, type Invoice } from '../invoices/invoice';
 import type { SellerProfile } from '../seller/seller-profile';
 
@@ -52,29 +52,31 @@ const payable = (invoice: Invoice): boolean => invoice.status === 'open' || invo
  * The e-mail about `invoice` as it stands now (a mail retried after the invoice was paid says
  * so, and drops the link): the amount due, the due date and the payment link in the body. It
  * goes to the customer's e-mail as the invoice took it at finalization; the PDF travels as an
- * attachment.
+ * attachment. Written in `locale` from the message catalogues (docs/localization.md).
  */
-export function composeInvoiceMail(invoice: Invoice, mail: { kind: InvoiceMailKind; reminderNumber: number | null }, sellerName: string, seller?: SellerProfile): ComposedMail {
+export function composeInvoiceMail(
+  invoice: Invoice, mail: { kind: InvoiceMailKind; reminderNumber: number | null }, sellerName: string, seller?: SellerProfile, locale = '',
+): ComposedMail {
+  const words = messages(locale);
   const number = invoice.number ?? invoice.id;
-  const from = sellerName ? ` from ${sellerName}` : '';
-  const subject =
-    mail.kind === 'reminder' ? `Reminder ${mail.reminderNumber}: invoice ${number}${from} is due` : `Invoice ${number}${from}`;
-  const lines = [`Hello ${invoice.customer.name},`, ''];
+  // Each sentence has its own wording with and without the seller's name (word order differs between languages).
+  const from = sellerName ? '_from' : '';
+  const params = { number, seller: sellerName, reminder: mail.reminderNumber ?? 0, due_date: words.date(invoice.dueDate) };
+  const subject = words.t(mail.kind === 'reminder' ? `mail.reminder.subject${from}` : `mail.invoice.subject${from}`, params);
+  const lines = [words.t('mail.greeting', { name: invoice.customer.name }), ''];
   if (payable(invoice)) {
     lines.push(
-      mail.kind === 'reminder'
-        ? `This is reminder ${mail.reminderNumber} about invoice ${number}${from}: ${formatMoney(invoice.amountDue)} was due on ${invoice.dueDate} and is not paid yet.`
-        : `Here is invoice ${number}${from} for ${formatMoney(invoice.amountDue)}, due on ${invoice.dueDate}.`,
+      words.t(mail.kind === 'reminder' ? `mail.reminder.body${from}` : `mail.invoice.body${from}`, { ...params, amount: words.money(invoice.amountDue) }),
       '',
-      'Pay it online:',
+      words.t('mail.pay_online'),
       invoice.paymentUrl ?? '',
     );
   } else {
-    lines.push(`Here is invoice ${number}${from} for ${formatMoney(invoice.total)}; it is ${invoice.status}, nothing is due.`);
+    lines.push(words.t(`mail.nothing_due${from}`, { ...params, amount: words.money(invoice.total), status: words.t(`invoice.status.${invoice.status}`) }));
   }
-  lines.push('', `The invoice is attached as a PDF (${number}.pdf).`);
-  const contact = seller ? [seller.supportEmail, seller.supportPhone].filter(Boolean).join(' or ') : '';
-  if (contact) lines.push('', `Questions about it? Write or call ${contact}.`);
+  lines.push('', words.t('mail.attached', { filename: `${number}.pdf` }));
+  const contact = seller ? [seller.supportEmail, seller.supportPhone].filter(Boolean).join(words.t('mail.contact_separator')) : '';
+  if (contact) lines.push('', words.t('mail.contact', { contact }));
   if (seller?.invoiceFooter) lines.push('', seller.invoiceFooter);
   return { subject, text: `${lines.join('\n')}\n` };
 }

@@ -1,3 +1,5 @@
+import { resolveLocale } from '@recur/i18n';
+import { CustomerDirectory } from '../customers/customer-directory.client';
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { JobWorker } from '@recur/jobs';
 import { CLOCK, type Clock } from '@recur/kernel';
@@ -33,6 +35,7 @@ export class InvoiceMailsWorker implements OnApplicationBootstrap, OnModuleDestr
     private readonly invoices: InvoicesRepository,
     private readonly sellers: SellerProfilesRepository,
     private readonly prisma: PrismaService,
+    private readonly customers: CustomerDirectory,
     @Inject(SERVICE_RUNTIME) private readonly runtime: ServiceRuntime,
     @Inject(INVOICING_CONFIG) config: InvoicingConfig,
     @Inject(CLOCK) private readonly now: Clock,
@@ -73,8 +76,11 @@ export class InvoiceMailsWorker implements OnApplicationBootstrap, OnModuleDestr
       return;
     }
     // The seller as it is now (renewals and reminders are queued with no account name).
-    const context = { sellerName: mail.sellerName, seller: await this.sellers.find(this.prisma, invoice.tenant.accountId) };
-    const composed = composeInvoiceMail(invoice, mail, sellerNameOf(context), context.seller);
+    const seller = await this.sellers.find(this.prisma, invoice.tenant.accountId);
+    // The customer's language as it is now, else the account's (docs/localization.md#which-language).
+    const locale = resolveLocale(await this.customers.preferredLocale(invoice.tenant, invoice.customer.id), seller.defaultLocale);
+    const context = { sellerName: mail.sellerName, seller, locale };
+    const composed = composeInvoiceMail(invoice, mail, sellerNameOf(context), context.seller, locale);
     const pdf = await renderInvoicePdf(invoice, context);
     const result = await this.smtp.send({
       messageId: mail.messageId,

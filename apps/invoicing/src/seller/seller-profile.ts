@@ -1,3 +1,4 @@
+import { isLocale, LOCALES } from '@recur/i18n';
 import { invalidArgument } from '@recur/kernel';
 import { EMAIL_PATTERN, isCountryCode } from '@recur/vocabulary';
 
@@ -27,6 +28,8 @@ export interface SellerProfile {
   brandColor: string;
   invoiceFooter: string;
   logo: SellerLogo | null;
+  /** The language of documents for customers with no preferred_locale; null: English (docs/localization.md#which-language). */
+  defaultLocale: string | null;
   updatedAt: Date | null;
 }
 
@@ -48,6 +51,8 @@ export interface SellerProfileUpdate {
   brandColor?: string;
   invoiceFooter?: string;
   logo?: Uint8Array | null;
+  /** '' clears it. */
+  defaultLocale?: string;
 }
 
 /** A logo larger than this is refused: it is stored in the database and embedded in every PDF. */
@@ -85,6 +90,7 @@ export const emptySellerProfile = (accountId: string): SellerProfile => ({
   brandColor: '',
   invoiceFooter: '',
   logo: null,
+  defaultLocale: null,
   updatedAt: null,
 });
 
@@ -122,6 +128,10 @@ export function updateSellerProfile(profile: SellerProfile, update: SellerProfil
     if (next.address.country !== '' && !isCountryCode(next.address.country)) {
       throw invalidArgument('address.country', 'address.country must be an ISO 3166-1 alpha-2 code such as ZM');
     }
+  }
+  if (update.defaultLocale !== undefined) {
+    if (update.defaultLocale !== '' && !isLocale(update.defaultLocale)) throw invalidArgument('default_locale', `default_locale must be one of ${LOCALES.join(', ')}`);
+    next.defaultLocale = update.defaultLocale || null;
   }
   if (update.logo !== undefined) {
     next.logo = update.logo === null || update.logo.length === 0 ? null : { contentType: logoContentType(update.logo), bytes: update.logo };

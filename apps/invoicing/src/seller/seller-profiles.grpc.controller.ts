@@ -33,6 +33,7 @@ export class SellerProfilesGrpcController {
       supportPhone: request.supportPhone,
       brandColor: request.brandColor,
       invoiceFooter: request.invoiceFooter,
+      defaultLocale: request.defaultLocale,
       ...(request.address ? { address: { ...request.address } } : {}),
       ...(request.logo === undefined ? {} : { logo: request.logo.length === 0 ? null : request.logo }),
     };
@@ -65,5 +66,6 @@ export function toSellerProfileMessage(profile: SellerProfile): MessageInitShape
     logoContentType: profile.logo?.contentType ?? '',
     logoSize: BigInt(profile.logo?.bytes.length ?? 0),
     updated: profile.updatedAt ? BigInt(unixSeconds(profile.updatedAt)) : 0n,
+    defaultLocale: profile.defaultLocale ?? '',
   };
 }

@@ -16,6 +16,7 @@ function fromRow(row: SellerProfileRow): SellerProfile {
     brandColor: row.brandColor,
     invoiceFooter: row.invoiceFooter,
     logo: row.logo ? { contentType: row.logoContentType as LogoContentType, bytes: new Uint8Array(row.logo) } : null,
+    defaultLocale: row.defaultLocale,
     updatedAt: row.updatedAt,
   };
 }
@@ -56,6 +57,7 @@ export class SellerProfilesRepository {
         invoiceFooter: profile.invoiceFooter,
         logo: profile.logo ? Buffer.from(profile.logo.bytes) : null,
         logoContentType: profile.logo?.contentType ?? '',
+        defaultLocale: profile.defaultLocale,
         updatedAt: profile.updatedAt,
       },
     });

@@ -24,6 +24,8 @@ export function fromCustomerRow(row: CustomerRow): Customer {
     testClockId: row.testClockId,
     address: (row.address as Address | null) ?? null,
     taxExempt: row.taxExempt as TaxExemptStatus,
+    preferredLocale: row.preferredLocale,
+    phone: row.phone,
   };
 }
 
@@ -41,6 +43,8 @@ export function toCustomerRow(customer: Customer): Prisma.CustomerCreateInput {
     testClockId: customer.testClockId,
     address: customer.address === null ? Prisma.DbNull : { ...customer.address },
     taxExempt: customer.taxExempt,
+    preferredLocale: customer.preferredLocale,
+    phone: customer.phone,
   };
 }
 
@@ -60,6 +64,8 @@ export function toCustomerMessage(customer: Customer): customerV1.Customer {
       region: customer.address.region ?? '', postalCode: customer.address.postalCode ?? '', country: customer.address.country ?? '',
     },
     taxExempt: customer.taxExempt,
+    preferredLocale: customer.preferredLocale ?? '',
+    phone: customer.phone ?? '',
   });
 }
 

@@ -1,3 +1,4 @@
+import { isLocale, LOCALES } from '@recur/i18n';
 import {
   checkMetadata,
   failedPrecondition,
@@ -37,6 +38,21 @@ export function checkAddress(address: Address | null | undefined): Address | nul
   return Object.values(checked).every((value) => value === null) ? null : checked;
 }
 
+/** A locale Recur has a catalogue for (docs/localization.md#which-language); empty or null: none (the account's default applies). */
+export function checkPreferredLocale(value: string | null | undefined): string | null {
+  if (value === undefined || value === null || value === '') return null;
+  if (!isLocale(value)) throw invalidArgument('preferred_locale', `preferred_locale must be one of ${LOCALES.join(', ')}`);
+  return value;
+}
+
+/** E.164: a plus, a country code and at most 15 digits in all (`+221771234567`); spaces and dashes a person types are dropped. */
+export function checkPhone(value: string | null | undefined): string | null {
+  const phone = (value ?? '').replace(/[\s-]/g, '');
+  if (phone === '') return null;
+  if (!/^\+[1-9]\d{6,14}$/.test(phone)) throw invalidArgument('phone', 'phone must be an E.164 number: a plus, the country code and the number, such as +221771234567');
+  return phone;
+}
+
 export function checkTaxExempt(value: string | undefined): TaxExemptStatus {
   if (value === undefined || value === '') return 'none';
   if (!(TAX_EXEMPT_STATUSES as readonly string[]).includes(value)) throw invalidArgument('tax_exempt', `tax_exempt must be one of ${TAX_EXEMPT_STATUSES.join(', ')}`);
@@ -57,6 +73,10 @@ export interface Customer {
   testClockId: string | null;
   address: Address | null;
   taxExempt: TaxExemptStatus;
+  /** The language of the customer's documents and pages; null: the account's default. */
+  preferredLocale: string | null;
+  /** E.164, or null. */
+  phone: string | null;
 }
 
 export interface CustomerFields {
@@ -66,10 +86,14 @@ export interface CustomerFields {
   /** null removes the address. */
   address?: Address | null;
   taxExempt?: string;
+  /** '' or null clears it. */
+  preferredLocale?: string | null;
+  /** '' or null clears it. */
+  phone?: string | null;
 }
 
 /** The fields a customer.updated may report as changed, in their public order. */
-export const CUSTOMER_CHANGEABLE_FIELDS = ['name', 'email', 'metadata', 'address', 'tax_exempt'] as const;
+export const CUSTOMER_CHANGEABLE_FIELDS = ['name', 'email', 'metadata', 'address', 'tax_exempt', 'preferred_locale', 'phone'] as const;
 export type CustomerChangeableField = (typeof CUSTOMER_CHANGEABLE_FIELDS)[number];
 
 /** Who changed a customer: the account through the API, or the customer in the customer portal. */
@@ -130,6 +154,8 @@ export function createCustomer(
     testClockId: fields.testClockId ?? null,
     address: checkAddress(fields.address),
     taxExempt: checkTaxExempt(fields.taxExempt),
+    preferredLocale: checkPreferredLocale(fields.preferredLocale),
+    phone: checkPhone(fields.phone),
   };
   return { customer, events: [{ kind: 'created', customer }] };
 }
@@ -147,6 +173,8 @@ export function updateCustomer(customer: Customer, fields: CustomerFields, now: 
     metadata: fields.metadata === undefined ? customer.metadata : checkMetadata(mergeMetadata(customer.metadata, fields.metadata)),
     address: fields.address === undefined ? customer.address : checkAddress(fields.address),
     taxExempt: fields.taxExempt === undefined ? customer.taxExempt : checkTaxExempt(fields.taxExempt),
+    preferredLocale: fields.preferredLocale === undefined ? customer.preferredLocale : checkPreferredLocale(fields.preferredLocale),
+    phone: fields.phone === undefined ? customer.phone : checkPhone(fields.phone),
     updatedAt: now,
   };
   return { customer: updated, events: [{ kind: 'updated', customer: updated, previous: customer, changedFields: changedFields(customer, updated), source }] };
@@ -157,6 +185,7 @@ function changedFields(before: Customer, after: Customer): CustomerChangeableFie
     field === 'metadata' ? !sameMetadata(before.metadata, after.metadata)
       : field === 'address' ? JSON.stringify(before.address) !== JSON.stringify(after.address)
         : field === 'tax_exempt' ? before.taxExempt !== after.taxExempt
+          : field === 'preferred_locale' ? before.preferredLocale !== after.preferredLocale
           : before[field] !== after[field]);
 }
 

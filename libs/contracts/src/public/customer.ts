@@ -22,6 +22,10 @@ export interface CustomerJson {
   address: AddressJson | null;
   /** none, exempt or reverse. */
   tax_exempt: string;
+  /** The language of the customer's documents and pages (`en`, `fr`), or null: the account's default (docs/api/customers.md#language). */
+  preferred_locale: string | null;
+  /** E.164 (`+221771234567`), or null (docs/api/customers.md#address-and-tax-status). */
+  phone: string | null;
 }
 
 export interface AddressJson {
@@ -48,6 +52,8 @@ export function presentCustomer(customer: Customer): CustomerJson {
     test_clock: customer.testClockId ?? null,
     address: customer.address === undefined ? null : presentAddress(customer.address),
     tax_exempt: customer.taxExempt || 'none',
+    preferred_locale: customer.preferredLocale || null,
+    phone: customer.phone || null,
   };
 }
 

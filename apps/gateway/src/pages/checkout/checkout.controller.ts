@@ -1,3 +1,5 @@
+import { messages, resolveLocale } from '@recur/i18n';
+import { accountDefaultLocale } from '../page-locale';
 import { Controller, Get, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import { fromGrpcError, moneyFromMessage, type salesLinkV1 } from '@recur/contracts';
 import type { JsonLogger } from '@recur/telemetry';
@@ -57,7 +59,7 @@ export class CheckoutController {
   @Get(':token')
   async show(@Param('token') token: string, @Req() request: FastifyRequest, @Res() response: FastifyReply): Promise<void> {
     const offer = await this.offer(token, request, response);
-    if (offer) this.render(request, response, token, offer, 200, { checkoutToken: randomToken() });
+    if (offer) await this.render(request, response, token, offer, 200, { checkoutToken: randomToken() });
   }
 
   @Post(':token')
@@ -141,15 +143,16 @@ export class CheckoutController {
     return undefined;
   }
 
-  private render(
+  private async render(
     request: FastifyRequest,
     response: FastifyReply,
     token: string,
     page: salesLinkV1.GetSalesLinkPageResponse,
     status: number,
     view: Pick<CheckoutView, 'checkoutToken' | 'typed' | 'error'>,
-  ): void {
+  ): Promise<void> {
     const link = page.salesLink!;
+    const words = messages(resolveLocale(await accountDefaultLocale(this.services, page.tenant!.accountId)));
     const amount = moneyFromMessage(page.offer!.amount);
     const csrf = randomToken();
     setCookie(response, CSRF_COOKIE, csrf, { httpOnly: true, sameSite: 'strict', secure: isHttps(request), path: BASE });
@@ -165,6 +168,7 @@ export class CheckoutController {
       trialDays: link.trialDays,
       allowPromotionCodes: link.allowPromotionCodes,
       livemode: link.livemode,
+      words,
       ...view,
     }));
   }

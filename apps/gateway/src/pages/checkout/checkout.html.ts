@@ -1,4 +1,5 @@
-import { formatMoney, money } from '@recur/money';
+import type { Messages } from '@recur/i18n';
+import { money } from '@recur/money';
 import { PAYMENT_PROVIDER_CODES, PROVIDER_RULES, SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
 import { html, layout } from '../page-kit';
 
@@ -18,41 +19,44 @@ export interface CheckoutView {
   trialDays: number;
   allowPromotionCodes: boolean;
   livemode: boolean;
+  /** The words of the account's default_locale. */
+  words: Messages;
   error?: string;
   typed?: Partial<Record<'name' | 'email' | 'phone_number' | 'provider' | 'promotion_code', string>>;
 }
 
-const INTERVAL_TEXT: Record<string, string> = { monthly: 'per month', quarterly: 'per quarter', yearly: 'per year' };
-
+/** The checkout in the account's language (its default_locale: the buyer is not a customer yet; docs/localization.md). */
 export function checkoutPage(view: CheckoutView): string {
+  const w = view.words;
   const typed = view.typed ?? {};
-  const price = formatMoney(money(view.amountMinor, view.currency));
+  const price = w.money(money(view.amountMinor, view.currency));
   const provider = typed.provider ?? 'MTN_MOMO_ZMB';
-  return layout(`${view.title} — checkout`, html`
+  const per = `checkout.per.${view.interval}`;
+  return layout(w.t('checkout.title', { title: view.title }), html`
 <div class="card narrow">
-${view.livemode ? '' : html`<p><span class="badge wait">Sandbox — no real money moves</span></p>`}
+${view.livemode ? '' : html`<p><span class="badge wait">${w.t('page.sandbox_badge')}</span></p>`}
 <h1>${view.title}</h1>
 <p><strong data-testid="plan-name">${view.planName}</strong></p>
-<p><span data-testid="price" style="font-size:1.6rem;font-weight:700">${price}</span> <span data-testid="interval">${view.oneTime ? 'one-time payment' : INTERVAL_TEXT[view.interval] ?? view.interval}</span></p>
-${view.trialDays > 0 ? html`<p data-testid="trial">Starts with a ${view.trialDays}-day free trial: nothing to pay today.</p>` : ''}
+<p><span data-testid="price" style="font-size:1.6rem;font-weight:700">${price}</span> <span data-testid="interval">${view.oneTime ? w.t('checkout.one_time') : w.has(per) ? w.t(per) : view.interval}</span></p>
+${view.trialDays > 0 ? html`<p data-testid="trial">${w.t('checkout.trial', { days: view.trialDays })}</p>` : ''}
 ${view.error ? html`<div class="error" role="alert" data-testid="checkout-error">${view.error}</div>` : ''}
 <form method="post" action="${view.action}">
   <input type="hidden" name="csrf" value="${view.csrf}">
   <input type="hidden" name="checkout_token" value="${view.checkoutToken}">
-  <label for="name">Name</label>
+  <label for="name">${w.t('checkout.name')}</label>
   <input type="text" id="name" name="name" required maxlength="200" autocomplete="name" value="${typed.name ?? ''}">
-  <label for="email">E-mail</label>
+  <label for="email">${w.t('checkout.email')}</label>
   <input type="email" id="email" name="email" required maxlength="254" autocomplete="email" value="${typed.email ?? ''}">
-  <label for="phone_number">Mobile money number</label>
+  <label for="phone_number">${w.t('checkout.phone')}</label>
   <input type="text" id="phone_number" name="phone_number" required maxlength="32" autocomplete="tel" inputmode="tel" placeholder="+260971234567" value="${typed.phone_number ?? ''}" aria-describedby="phone-help">
-  <p class="muted" id="phone-help">International format, with the country code.${view.livemode ? '' : ` Sandbox: ${SANDBOX_MAGIC_NUMBERS.succeed} pays.`}</p>
-  <label for="provider">Mobile money provider</label>
+  <p class="muted" id="phone-help">${view.livemode ? w.t('checkout.phone_help') : w.t('checkout.phone_help_sandbox', { number: SANDBOX_MAGIC_NUMBERS.succeed })}</p>
+  <label for="provider">${w.t('checkout.provider')}</label>
   <select id="provider" name="provider">${PAYMENT_PROVIDER_CODES.map((code) => html`<option value="${code}"${code === provider ? html` selected` : ''}>${PROVIDER_RULES[code].displayName}</option>`)}</select>
-  ${view.allowPromotionCodes ? html`<label for="promotion_code">Promotion code (optional)</label>
+  ${view.allowPromotionCodes ? html`<label for="promotion_code">${w.t('checkout.promotion_code')}</label>
   <input type="text" id="promotion_code" name="promotion_code" maxlength="50" autocomplete="off" value="${typed.promotion_code ?? ''}">` : ''}
-  <p><button type="submit">${view.trialDays > 0 ? 'Start the trial' : `Pay ${price}`}</button></p>
+  <p><button type="submit">${view.trialDays > 0 ? w.t('checkout.start_trial') : w.t('checkout.pay', { amount: price })}</button></p>
 </form>
-</div>`);
+</div>`, { lang: w.locale });
 }
 
 export function checkoutMessagePage(title: string, message: string): string {

@@ -1,3 +1,5 @@
+import { messages, resolveLocale } from '@recur/i18n';
+import { accountDefaultLocale } from '../page-locale';
 import { Controller, Get, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { type CustomerJson, type InvoiceJson, type SubscriptionJson, toTenantMessage } from '@recur/contracts';
 import { newId } from '@recur/kernel';
@@ -18,8 +20,8 @@ import { customerPortalPage, type CustomerPortalView, linkProblemPage } from './
 
 const CSRF_COOKIE = 'recur_customer_portal_csrf';
 const NOTICES: Record<string, string> = {
-  'details-saved': 'Your details were saved.',
-  'cancelled': 'Your subscription will end at the end of the current period.',
+  'details-saved': 'portal.notice.details_saved',
+  'cancelled': 'portal.notice.cancelled',
 };
 
 const ROUTES = {
@@ -124,16 +126,17 @@ export class CustomerPortalController {
     token: string,
     claims: PortalClaims,
     status: number,
-    messages: Pick<CustomerPortalView, 'notice' | 'error' | 'typed'>,
+    pageMessages: Pick<CustomerPortalView, 'notice' | 'error' | 'typed'>,
   ): Promise<void> {
     try {
       const customer = (await this.run(claims, ROUTES.getCustomer, { params: { id: claims.customerId } })) as CustomerJson;
       if (customer.deleted) return sendPage(response, 410, linkProblemPage('This account is closed', 'There is nothing to manage here any more.'));
       const query = { customer: claims.customerId, limit: '100' };
-      const [subscriptions, invoices, account] = await Promise.all([
+      const [subscriptions, invoices, account, accountLocale] = await Promise.all([
         this.run(claims, ROUTES.listSubscriptions, { query }) as Promise<ListEnvelope<SubscriptionJson>>,
         this.run(claims, ROUTES.listInvoices, { query }) as Promise<ListEnvelope<InvoiceJson>>,
         this.accounts.getAccount(claims.tenant.accountId),
+        accountDefaultLocale(this.services, claims.tenant.accountId),
       ]);
       const csrf = randomToken();
       setCookie(response, CSRF_COOKIE, csrf, { httpOnly: true, sameSite: 'strict', secure: isHttps(request), path: '/customer-portal' });
@@ -147,7 +150,8 @@ export class CustomerPortalController {
         invoices: invoices.data.filter((invoice) => invoice.status !== 'draft'),
         allowsCancellation: account.portalAllowsCancellation,
         expiresAt: claims.expiresAt,
-        ...messages,
+        words: messages(resolveLocale(customer.preferred_locale, accountLocale)),
+        ...pageMessages,
       }));
     } catch (error) {
       this.fail(request, response, error);

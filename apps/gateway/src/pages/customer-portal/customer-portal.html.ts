@@ -1,6 +1,7 @@
 import type { CustomerJson, InvoiceJson, SubscriptionJson } from '@recur/contracts';
-import { formatMoney, money } from '@recur/money';
-import { formatTime, html, layout, type SafeHtml } from '../page-kit';
+import type { Messages } from '@recur/i18n';
+import { money } from '@recur/money';
+import { html, layout, type SafeHtml } from '../page-kit';
 
 /** The customer portal's pages: what one customer sees through a signed link. */
 
@@ -13,6 +14,9 @@ export interface CustomerPortalView {
   invoices: InvoiceJson[];
   allowsCancellation: boolean;
   expiresAt: number;
+  /** The words of the customer's language. */
+  words: Messages;
+  /** A catalogue key (`portal.notice.details_saved`). */
   notice?: string;
   error?: string;
   /** The values the customer typed, shown again after a refusal. */
@@ -23,54 +27,65 @@ const csrfField = (csrf: string) => html`<input type="hidden" name="csrf" value=
 const CANCELLABLE = new Set(['trialing', 'active', 'past_due']);
 const PAYABLE = new Set(['open', 'failed']);
 
-function statusBadge(status: string): SafeHtml {
+/** A status in the customer's words when the catalogue has it (`subscription.status.past_due`), else as the API writes it. */
+function statusBadge(words: Messages, kind: 'subscription' | 'invoice', status: string): SafeHtml {
   const tone = ['active', 'trialing', 'paid'].includes(status) ? 'ok' : ['failed', 'past_due', 'open'].includes(status) ? 'wait' : '';
-  return html`<span class="badge ${tone}">${status.replace('_', ' ')}</span>`;
+  const key = `${kind}.status.${status}`;
+  return html`<span class="badge ${tone}" data-status="${status}">${words.has(key) ? words.t(key) : status.replace('_', ' ')}</span>`;
 }
 
+const moment = (words: Messages, seconds: number | null | undefined): string => (seconds ? words.dateTime(new Date(seconds * 1000)) : '—');
+
 function subscriptionRow(view: CustomerPortalView, subscription: SubscriptionJson): SafeHtml {
+  const w = view.words;
   const ends = subscription.cancel_at_period_end;
   const canCancel = view.allowsCancellation && CANCELLABLE.has(subscription.status) && !ends;
-  return html`<tr data-subscription-id="${subscription.id}"><td>${subscription.price.plan_name}</td><td>${statusBadge(subscription.status)}</td>
-<td>${subscription.billing_interval}${subscription.quantity > 1 ? ` × ${subscription.quantity}` : ''}</td>
-<td>${ends ? `Ends ${formatTime(subscription.current_period_end)}` : `Renews ${formatTime(subscription.current_period_end)}`}</td>
+  const interval = `billing_interval.${subscription.billing_interval}`;
+  return html`<tr data-subscription-id="${subscription.id}"><td>${subscription.price.plan_name}</td><td>${statusBadge(w, 'subscription', subscription.status)}</td>
+<td>${w.has(interval) ? w.t(interval) : subscription.billing_interval}${subscription.quantity > 1 ? ` × ${subscription.quantity}` : ''}</td>
+<td>${w.t(ends ? 'portal.ends' : 'portal.renews', { time: moment(w, subscription.current_period_end) })}</td>
 <td>${canCancel
-    ? html`<form method="post" action="${view.base}/subscriptions/${subscription.id}/cancel">${csrfField(view.csrf)}<button type="submit" class="secondary" aria-label="Cancel at period end: ${subscription.price.plan_name}">Cancel at period end</button></form>`
+    ? html`<form method="post" action="${view.base}/subscriptions/${subscription.id}/cancel">${csrfField(view.csrf)}<button type="submit" class="secondary" aria-label="${w.t('portal.cancel_label', { plan: subscription.price.plan_name })}">${w.t('portal.cancel')}</button></form>`
     : ''}</td></tr>`;
 }
 
 function invoiceRow(view: CustomerPortalView, invoice: InvoiceJson): SafeHtml {
+  const w = view.words;
   const payable = PAYABLE.has(invoice.status) && invoice.payment_url;
   const label = invoice.number ?? invoice.id;
-  return html`<tr data-invoice-id="${invoice.id}"><td>${label}</td><td>${statusBadge(invoice.status)}</td>
-<td>${formatMoney(money(invoice.total, invoice.currency))}</td><td>${invoice.due_date}</td>
-<td><a href="${view.base}/invoices/${invoice.id}/pdf" aria-label="Download invoice ${label} as PDF">PDF</a>
-${payable ? html` · <a href="${invoice.payment_url}" aria-label="Pay ${formatMoney(money(invoice.amount_due, invoice.currency))} for invoice ${label}">Pay ${formatMoney(money(invoice.amount_due, invoice.currency))}</a>` : ''}</td></tr>`;
+  const due = w.money(money(invoice.amount_due, invoice.currency));
+  return html`<tr data-invoice-id="${invoice.id}"><td>${label}</td><td>${statusBadge(w, 'invoice', invoice.status)}</td>
+<td>${w.money(money(invoice.total, invoice.currency))}</td><td>${invoice.due_date ? w.date(invoice.due_date) : ''}</td>
+<td><a href="${view.base}/invoices/${invoice.id}/pdf" aria-label="${w.t('portal.pdf_label', { invoice: label })}">PDF</a>
+${payable ? html` · <a href="${invoice.payment_url}" aria-label="${w.t('portal.pay_label', { amount: due, invoice: label })}">${w.t('portal.pay', { amount: due })}</a>` : ''}</td></tr>`;
 }
 
+/** The portal in the customer's language: their preferred_locale, else the account's (docs/localization.md). */
 export function customerPortalPage(view: CustomerPortalView): string {
+  const w = view.words;
   const typed = view.typed ?? { name: view.customer.name, email: view.customer.email };
-  return layout(`Your account with ${view.sellerName}`, html`
-<h1>Your account with ${view.sellerName}</h1>
-${view.customer.livemode ? '' : html`<p><span class="badge wait">Sandbox</span></p>`}
-${view.notice ? html`<div class="notice" role="status">${view.notice}</div>` : ''}
+  const title = w.t('portal.title', { seller: view.sellerName });
+  return layout(title, html`
+<h1>${title}</h1>
+${view.customer.livemode ? '' : html`<p><span class="badge wait">${w.t('portal.sandbox')}</span></p>`}
+${view.notice ? html`<div class="notice" role="status">${w.t(view.notice)}</div>` : ''}
 ${view.error ? html`<div class="error" role="alert">${view.error}</div>` : ''}
-<div class="card"><h2>Your details</h2>
+<div class="card"><h2>${w.t('portal.details')}</h2>
 <form method="post" action="${view.base}/details">${csrfField(view.csrf)}
-<label for="customer-name">Name</label><input id="customer-name" name="name" type="text" autocomplete="name" required maxlength="256" value="${typed.name}">
-<label for="customer-email">E-mail</label><input id="customer-email" name="email" type="email" autocomplete="email" required maxlength="320" value="${typed.email}">
-<p><button type="submit">Save details</button></p></form></div>
-<div class="card"><h2>Subscriptions</h2>
-${view.subscriptions.length === 0 ? html`<p>No subscriptions.</p>` : html`<div class="table-wrap"><table>
-<thead><tr><th scope="col">Plan</th><th scope="col">Status</th><th scope="col">Billing</th><th scope="col">Period</th><th scope="col">Actions</th></tr></thead>
+<label for="customer-name">${w.t('portal.name')}</label><input id="customer-name" name="name" type="text" autocomplete="name" required maxlength="256" value="${typed.name}">
+<label for="customer-email">${w.t('portal.email')}</label><input id="customer-email" name="email" type="email" autocomplete="email" required maxlength="320" value="${typed.email}">
+<p><button type="submit">${w.t('portal.save_details')}</button></p></form></div>
+<div class="card"><h2>${w.t('portal.subscriptions')}</h2>
+${view.subscriptions.length === 0 ? html`<p>${w.t('portal.no_subscriptions')}</p>` : html`<div class="table-wrap"><table>
+<thead><tr><th scope="col">${w.t('portal.column.plan')}</th><th scope="col">${w.t('portal.column.status')}</th><th scope="col">${w.t('portal.column.billing')}</th><th scope="col">${w.t('portal.column.period')}</th><th scope="col">${w.t('portal.column.actions')}</th></tr></thead>
 <tbody>${view.subscriptions.map((subscription) => subscriptionRow(view, subscription))}</tbody></table></div>`}
 </div>
-<div class="card"><h2>Invoices</h2>
-${view.invoices.length === 0 ? html`<p>No invoices.</p>` : html`<div class="table-wrap"><table>
-<thead><tr><th scope="col">Invoice</th><th scope="col">Status</th><th scope="col">Total</th><th scope="col">Due</th><th scope="col">Documents</th></tr></thead>
+<div class="card"><h2>${w.t('portal.invoices')}</h2>
+${view.invoices.length === 0 ? html`<p>${w.t('portal.no_invoices')}</p>` : html`<div class="table-wrap"><table>
+<thead><tr><th scope="col">${w.t('portal.column.invoice')}</th><th scope="col">${w.t('portal.column.status')}</th><th scope="col">${w.t('portal.column.total')}</th><th scope="col">${w.t('portal.column.due')}</th><th scope="col">${w.t('portal.column.documents')}</th></tr></thead>
 <tbody>${view.invoices.map((invoice) => invoiceRow(view, invoice))}</tbody></table></div>`}
 </div>
-<p class="muted">This page's link works until ${formatTime(view.expiresAt)}; after that, ask ${view.sellerName} for a new one.</p>`);
+<p class="muted">${w.t('portal.expires', { time: moment(w, view.expiresAt), seller: view.sellerName })}</p>`, { lang: w.locale });
 }
 
 export function linkProblemPage(title: string, message: string): string {

@@ -1,3 +1,5 @@
+import { type Messages } from '@recur/i18n';
+import { pageMessages } from '../page-locale';
 import { Controller, Get, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import { type InvoiceJson, presentInvoice, toTenantMessage } from '@recur/contracts';
 import { newId, type TenantRef } from '@recur/kernel';
@@ -22,6 +24,7 @@ interface PayableInvoice {
   tenant: TenantRef;
   invoice: InvoiceJson;
   sellerName: string;
+  words: Messages;
 }
 
 /**
@@ -81,12 +84,12 @@ export class InvoicePaymentController {
   }
 
   private render(request: FastifyRequest, response: FastifyReply, token: string, found: PayableInvoice, status: number, messages: Pick<InvoicePaymentView, 'error' | 'typed'>): void {
-    const { invoice, sellerName } = found;
-    if (invoice.status === 'void') return sendPage(response, 410, invoiceVoidPage({ invoice, sellerName }));
-    if (!PAYABLE.has(invoice.status)) return sendPage(response, 200, invoicePaidPage({ invoice, sellerName }));
+    const { invoice, sellerName, words } = found;
+    if (invoice.status === 'void') return sendPage(response, 410, invoiceVoidPage({ invoice, sellerName, words }));
+    if (!PAYABLE.has(invoice.status)) return sendPage(response, 200, invoicePaidPage({ invoice, sellerName, words }));
     const csrf = randomToken();
     setCookie(response, CSRF_COOKIE, csrf, { httpOnly: true, sameSite: 'strict', secure: isHttps(request), path: '/pay' });
-    sendPage(response, status, invoicePaymentPage({ action: `/pay/${encodeURIComponent(token)}`, csrf, sellerName, invoice, ...messages }));
+    sendPage(response, status, invoicePaymentPage({ action: `/pay/${encodeURIComponent(token)}`, csrf, sellerName, invoice, words, ...messages }));
   }
 
   /** The token's invoice, its tenant and its seller; answers the 404 page itself for an unknown token. */
@@ -96,7 +99,7 @@ export class InvoicePaymentController {
       const { tenant, invoice } = await this.services.invoicing.getInvoiceForPayment({ paymentToken: token });
       const tenantRef = { accountId: tenant!.accountId, livemode: tenant!.livemode };
       const { name } = await this.accounts.getAccount(tenantRef.accountId);
-      return { tenant: tenantRef, invoice: presentInvoice(invoice!), sellerName: name };
+      return { tenant: tenantRef, invoice: presentInvoice(invoice!), sellerName: name, words: await pageMessages(this.services, tenantRef, invoice!.customerId) };
     } catch (error) {
       this.fail(request, response, error);
       return undefined;

@@ -1,0 +1,21 @@
+import { toTenantMessage } from '@recur/contracts';
+import { type Messages, messages, resolveLocale } from '@recur/i18n';
+import type { TenantRef } from '@recur/kernel';
+import type { ServiceClients } from '../infrastructure/service-clients';
+
+/**
+ * The words a hosted page speaks to a customer: their `preferred_locale`, else the account's
+ * `default_locale`, else English (docs/localization.md#which-language). A page still renders when
+ * either lookup fails (an older service, a deleted customer): in the language it could learn.
+ */
+export async function pageMessages(services: ServiceClients, tenant: TenantRef, customerId: string): Promise<Messages> {
+  const [customer, seller] = await Promise.all([
+    services.subscription.getCustomer({ tenant: toTenantMessage(tenant), id: customerId }).then((answer) => answer.customer?.preferredLocale, () => undefined),
+    services.invoicing.getSellerProfile({ accountId: tenant.accountId, includeLogo: false }).then((answer) => answer.profile?.defaultLocale, () => undefined),
+  ]);
+  return messages(resolveLocale(customer, seller));
+}
+
+/** The account's `default_locale` (empty when it has none or invoicing cannot answer). */
+export const accountDefaultLocale = (services: ServiceClients, accountId: string): Promise<string> =>
+  services.invoicing.getSellerProfile({ accountId, includeLogo: false }).then((answer) => answer.profile?.defaultLocale ?? '', () => '');

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "seller_profiles" ADD COLUMN     "default_locale" TEXT;

@@ -1,0 +1,42 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { catalogue } from '@recur/i18n';
+import { money } from '@recur/money';
+import type { CreditNote } from '../src/credit-notes/credit-note';
+import { renderCreditNotePdf } from '../src/credit-notes/credit-note-pdf';
+
+const note: CreditNote = {
+  id: 'cn_1', tenant: { accountId: 'acct_1', livemode: false }, number: 'CN-000003', invoiceId: 'in_1', invoiceNumber: 'INV-000042',
+  customer: { id: 'cus_1', name: 'Awa Ndiaye', email: 'awa@example.com' }, amount: money(29_500, 'xof'), reason: 'requested_by_customer',
+  paymentId: 'pay_1', createdAt: new Date('2026-12-05T10:00:00Z'), taxAmounts: [],
+};
+
+/** The PDF's text as poppler's pdftotext reads it, French spacing (U+00A0, U+202F) as plain spaces. */
+function pdfText(pdf: Uint8Array): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'recur-cn-')), 'credit-note.pdf');
+  writeFileSync(file, pdf);
+  return execFileSync('pdftotext', ['-layout', file, '-'], { encoding: 'utf8' }).replace(/[\u00a0\u202f]/g, ' ');
+}
+
+describe('credit note PDF languages (docs/localization.md)', () => {
+  it('writes a French credit note in French: title, facts, reason, refund line, amount, stamp, no raw key', async () => {
+    const text = pdfText(await renderCreditNotePdf(note, { sellerName: 'Teranga', locale: 'fr' }));
+    for (const expected of ['Avoir', "Numéro d'avoir", 'CN-000003', "Date d'émission", '5 décembre 2026', 'Motif', 'À la demande du client',
+      'Remboursement de la facture INV-000042', 'Total crédité', '29 500 F CFA', 'AVOIR', 'Facturé à']) {
+      expect([expected, text.includes(expected)]).toEqual([expected, true]);
+    }
+    expect(text).not.toMatch(/Credit note|Refund of|Total credited/);
+    expect(Object.keys(catalogue('en')!).filter((key) => text.includes(key))).toEqual([]);
+  });
+
+  it('keeps English for en (and for no locale): ISO dates, English amounts', async () => {
+    for (const locale of ['en', undefined]) {
+      const text = pdfText(await renderCreditNotePdf(note, { sellerName: 'Teranga', locale }));
+      for (const expected of ['Credit note number', '2026-12-05', 'Requested by the customer', 'Refund of invoice INV-000042', 'Total credited', 'F CFA 29,500', 'CREDIT NOTE']) {
+        expect([expected, text.includes(expected)]).toEqual([expected, true]);
+      }
+    }
+  });
+});

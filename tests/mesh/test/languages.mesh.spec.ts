@@ -1,0 +1,188 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { catalogue } from '@recur/i18n';
+import type { Browser, Page } from 'playwright-core';
+import { collectPageErrors, launchChromium, screenshot, seriousAccessibilityViolations } from './browser';
+import { api, type Keys, type Mesh, MESH_START_TIMEOUT_MS, startMesh } from './mesh';
+
+/**
+ * Languages as docs/localization.md tells them, through /v1: a customer's preferred_locale and the
+ * account's default_locale at the door, a taxed French invoice's PDF read back with pdftotext, and
+ * its hosted payment page in Chromium at a phone's width (375 px): French, and nothing overflows.
+ */
+let mesh: Mesh;
+let keys: Keys;
+let browser: Browser;
+let call: ReturnType<typeof api>;
+
+beforeAll(async () => {
+  [mesh, browser] = await Promise.all([startMesh(), launchChromium()]);
+  ({ keys } = await mesh.createAccount('Teranga'));
+  call = api(mesh, keys.test);
+}, MESH_START_TIMEOUT_MS);
+
+afterAll(async () => {
+  await Promise.all([mesh?.stop(), browser?.close()]);
+}, 60_000);
+
+const ENGLISH_KEYS = Object.keys(catalogue('en')!);
+/** Catalogue keys printed as they are: a message the code asked for and no catalogue had. */
+const rawKeysIn = (text: string) => ENGLISH_KEYS.filter((key) => text.includes(key));
+/** French spacing (U+00A0, U+202F) as plain spaces, for readable expectations. */
+const plain = (text: string) => text.replace(/[\u00a0\u202f]/g, ' ');
+
+async function invoicePdf(invoiceId: string): Promise<{ text: string; file: string }> {
+  const response = await fetch(`${mesh.baseUrl}/v1/invoices/${invoiceId}/pdf`, { headers: { 'x-api-key': keys.test } });
+  expect(response.status).toBe(200);
+  const file = join(mkdtempSync(join(tmpdir(), 'recur-lang-pdf-')), 'invoice.pdf');
+  writeFileSync(file, new Uint8Array(await response.arrayBuffer()));
+  return { text: plain(execFileSync('pdftotext', ['-layout', file, '-'], { encoding: 'utf8' })), file };
+}
+
+/** With RECUR_SCREENSHOTS=<dir>, the PDF's first page as <dir>/<name>.png (poppler's pdftoppm, 80 dpi). */
+function pdfScreenshot(file: string, name: string): void {
+  const dir = process.env.RECUR_SCREENSHOTS;
+  if (!dir) return;
+  mkdirSync(dir, { recursive: true });
+  execFileSync('pdftoppm', ['-png', '-r', '80', '-f', '1', '-l', '1', '-singlefile', file, join(dir, name)]);
+}
+
+/**
+ * Whether anything on the page is wider than the window: the document scrolls sideways, or an
+ * element reaches past the right edge. A table inside `.table-wrap` scrolls in its own box by
+ * design (the portal's tables), so what is inside one is judged by the box, not the table.
+ */
+async function overflow(page: Page): Promise<string[]> {
+  // Runs in the page (a string: this project's types have no DOM).
+  return (await page.evaluate(`(() => {
+    const root = document.documentElement;
+    const found = [];
+    if (root.scrollWidth > root.clientWidth) found.push('document ' + root.scrollWidth + ' > ' + root.clientWidth);
+    for (const element of document.body.querySelectorAll('*')) {
+      if (element.parentElement && element.parentElement.closest('.table-wrap')) continue;
+      const box = element.getBoundingClientRect();
+      if (box.right > root.clientWidth + 0.5) found.push(element.tagName.toLowerCase() + (element.id ? '#' + element.id : '') + ' right ' + Math.round(box.right) + ' > ' + root.clientWidth);
+    }
+    return found;
+  })()`)) as string[];
+}
+
+describe('languages', () => {
+  it('takes preferred_locale on customers and default_locale on the account, only locales Recur has a catalogue for', async () => {
+    const created = await call('POST', '/v1/customers', { name: 'Awa Ndiaye', email: 'awa@example.com', preferred_locale: 'fr' });
+    expect([created.status, created.body.preferred_locale]).toEqual([201, 'fr']);
+    expect((await call('POST', '/v1/customers', { name: 'Ada', email: 'ada@example.com' })).body.preferred_locale).toBeNull();
+    for (const preferred_locale of ['de', 'FR', 'fr-FR', 7]) {
+      const refused = await call('POST', '/v1/customers', { name: 'A', email: 'a@example.com', preferred_locale });
+      expect([preferred_locale, refused.status, refused.body.error.param]).toEqual([preferred_locale, 400, 'preferred_locale']);
+    }
+    const cleared = await call('PATCH', `/v1/customers/${created.body.id}`, { preferred_locale: null });
+    expect([cleared.status, cleared.body.preferred_locale]).toEqual([200, null]);
+    // The buyer's phone (docs/api/customers.md): E.164, null removes it.
+    const phoned = await call('PATCH', `/v1/customers/${created.body.id}`, { phone: '+221 77 123 45 67' });
+    expect([phoned.status, phoned.body.phone]).toEqual([200, '+221771234567']);
+    expect((await call('PATCH', `/v1/customers/${created.body.id}`, { phone: '0771234567' })).body.error.param).toBe('phone');
+    expect((await call('PATCH', `/v1/customers/${created.body.id}`, { phone: null })).body.phone).toBeNull();
+
+    expect((await call('GET', '/v1/account')).body.default_locale).toBe('en');
+    expect((await call('POST', '/v1/account', { default_locale: 'fr' })).body.default_locale).toBe('fr');
+    expect((await call('POST', '/v1/account', { default_locale: 'es' })).body.error.param).toBe('default_locale');
+    expect((await call('POST', '/v1/account', { default_locale: null })).body.default_locale).toBe('en');
+  });
+
+  it('writes a taxed invoice for a French customer in French: the PDF (pdftotext), the payment page and the customer portal at 375 px, nothing overflowing', async () => {
+    await call('POST', '/v1/account', {
+      legal_name: 'Teranga Services SARL', tax_id: 'SN 004217', address: { line1: 'Rue 10, Point E', city: 'Dakar', postal_code: '10200', country: 'SN' },
+      support_email: 'facturation@teranga.example', brand_color: '#0a5c8a', invoice_footer: 'Paiement par mobile money sous 30 jours.',
+    });
+    const rate = await call('POST', '/v1/tax-rates', { display_name: 'TVA', percentage: 18, inclusive: true, country: 'SN' });
+    expect(rate.status).toBe(201);
+    const customer = await call('POST', '/v1/customers', { name: 'Awa Ndiaye', email: 'awa@example.com', preferred_locale: 'fr', address: { city: 'Dakar', country: 'SN' } });
+    const invoice = (await call('POST', '/v1/invoices', { customer: customer.body.id, currency: 'xof', status: 'open', due_date: '2026-12-31', lines: [
+      { description: 'Abonnement fibre, décembre', amount: 35_400 }, { description: 'Installation', amount: 23_600, quantity: 1 },
+    ] })).body;
+    expect([invoice.total, invoice.tax]).toEqual([59_000, 9_000]);
+
+    const { text, file } = await invoicePdf(invoice.id);
+    for (const expected of ['Teranga Services SARL', "N° d'identification fiscale : SN 004217", 'Facture', 'Numéro de facture', "Date d'échéance", '31 décembre 2026',
+      'Facturé à', 'Awa Ndiaye', 'Désignation', 'TVA 18 % incluse', 'Total hors taxes', '50 000 F CFA', '9 000 F CFA', '59 000 F CFA', 'Montant dû', 'Payer en ligne',
+      'Une question sur ce document : facturation@teranga.example']) {
+      expect([expected, text.includes(expected)]).toEqual([expected, true]);
+    }
+    expect(text).not.toMatch(/Invoice number|Amount due|Bill to|Date due/);
+    expect(rawKeysIn(text)).toEqual([]);
+    pdfScreenshot(file, 'invoice-pdf-fr');
+
+    const context = await browser.newContext({ bypassCSP: true, viewport: { width: 375, height: 812 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+    const page = await context.newPage();
+    const errors = collectPageErrors(page);
+    try {
+      expect((await page.goto(invoice.payment_url))!.status()).toBe(200);
+      expect(await page.locator('html').getAttribute('lang')).toBe('fr');
+      expect(plain((await page.locator('h1').textContent())!)).toBe(`Facture ${invoice.number} de Teranga`);
+      expect(plain((await page.getByTestId('amount-due').textContent())!)).toBe('59 000 F CFA');
+      expect(await page.getByTestId('due-date').textContent()).toBe('31 décembre 2026');
+      expect(await page.getByTestId('invoice-status').textContent()).toBe('à payer');
+      await page.getByLabel('Opérateur de mobile money').isVisible();
+      expect(await page.getByRole('button', { name: /^Payer 59/ }).count()).toBe(1);
+      const body = (await page.locator('body').textContent())!;
+      expect(body).not.toMatch(/Amount due|Phone number|Mobile-money provider/);
+      expect(rawKeysIn(body)).toEqual([]);
+      expect(await overflow(page)).toEqual([]);
+      expect(await seriousAccessibilityViolations(page)).toEqual([]);
+      await screenshot(page, 'invoice-payment-page-fr-phone');
+      expect(errors).toEqual([]);
+
+      // The same customer's portal: French, at the same width.
+      const session = await call('POST', `/v1/customers/${customer.body.id}/portal-sessions`);
+      expect(session.status).toBe(201);
+      expect((await page.goto(session.body.url))!.status()).toBe(200);
+      expect(await page.locator('html').getAttribute('lang')).toBe('fr');
+      expect(await page.locator('h1').textContent()).toBe('Votre compte chez Teranga');
+      for (const heading of ['Vos coordonnées', 'Abonnements', 'Factures']) expect(await page.getByRole('heading', { name: heading }).count()).toBe(1);
+      const row = page.locator(`tr[data-invoice-id="${invoice.id}"]`);
+      expect(plain((await row.textContent())!)).toContain('59 000 F CFA');
+      expect(await row.textContent()).toContain('31 décembre 2026');
+      expect(await row.locator('.badge').textContent()).toBe('à payer');
+      const portal = (await page.locator('body').textContent())!;
+      expect(portal).not.toMatch(/Your details|Subscriptions|No invoices|Save details/);
+      expect(rawKeysIn(portal)).toEqual([]);
+      expect(await overflow(page)).toEqual([]);
+      expect(await seriousAccessibilityViolations(page)).toEqual([]);
+      await screenshot(page, 'customer-portal-fr-phone');
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("shows a sales link's checkout in the account's default_locale (the buyer is no customer yet) at 375 px, nothing overflowing", async () => {
+    expect((await call('POST', '/v1/account', { default_locale: 'fr' })).body.default_locale).toBe('fr');
+    const plan = await call('POST', '/v1/plans', { name: 'Fibre 50', pricing_model: 'flat_rate', amount_monthly: 25_000, currency: 'xof', billing_intervals: ['monthly'] });
+    expect(plan.status).toBe(201);
+    const link = await call('POST', '/v1/sales-links', { kind: 'plan', title: 'Fibre 50 à la maison', plan_id: plan.body.id, billing_interval: 'monthly', trial_days: 7 });
+    expect(link.status).toBe(201);
+    const context = await browser.newContext({ bypassCSP: true, viewport: { width: 375, height: 812 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+    const page = await context.newPage();
+    const errors = collectPageErrors(page);
+    try {
+      expect((await page.goto(link.body.url))!.status()).toBe(200);
+      expect(await page.locator('html').getAttribute('lang')).toBe('fr');
+      expect(plain((await page.getByTestId('price').textContent())!)).toBe('25 000 F CFA');
+      expect(await page.getByTestId('interval').textContent()).toBe('par mois');
+      expect(await page.getByTestId('trial').textContent()).toBe("Commence par un essai gratuit de 7 jours : rien à payer aujourd'hui.");
+      expect(await page.getByRole('button', { name: "Commencer l'essai" }).count()).toBe(1);
+      const body = (await page.locator('body').textContent())!;
+      expect(body).not.toMatch(/per month|Mobile money number|Start the trial/);
+      expect(rawKeysIn(body)).toEqual([]);
+      expect(await overflow(page)).toEqual([]);
+      expect(await seriousAccessibilityViolations(page)).toEqual([]);
+      await screenshot(page, 'checkout-fr-phone');
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});
