@@ -223,7 +223,7 @@ describe('every list of the document', () => {
     const wallet = await post('/v1/wallets', { customer, currency: 'zmw' });
     const salesLink = await post('/v1/sales-links', { kind: 'plan', title: 'Fibre 50 at home', plan_id: plan, billing_interval: 'monthly' });
     const parents: Record<string, string> = {
-      '/v1/plans/{id}/price-components': plan, '/v1/customers/{id}/payment-methods': customer, '/v1/subscriptions/{id}/addons': subscription,
+      '/v1/plans/{id}/price-components': plan, '/v1/customers/{id}/payment-methods': customer, '/v1/customers/{id}/balance-transactions': customer, '/v1/subscriptions/{id}/addons': subscription,
       '/v1/webhooks/{id}/deliveries': endpoint, '/v1/wallets/{id}/transactions': wallet, '/v1/sales-links/{id}/checkouts': salesLink,
     };
     const required: Record<string, string> = { '/v1/usage': `subscription=${subscription}&` };
