@@ -1,4 +1,4 @@
-import { api, type Keys, type Mesh, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
+import { api, type Keys, type Mesh, meshForFile } from './mesh';
 
 /**
  * The catalog end to end, as an integrator sees it: through the gateway over HTTP, with
@@ -8,15 +8,7 @@ import { api, type Keys, type Mesh, startMesh, MESH_START_TIMEOUT_MS } from './m
 let mesh: Mesh;
 let keys: Keys;
 
-beforeAll(async () => {
-  mesh = await startMesh();
-  ({ keys } = await mesh.createAccount('Catalog mesh'));
-}, MESH_START_TIMEOUT_MS);
-
-afterAll(async () => {
-  mesh?.webhookDispatch.close();
-  await mesh?.stop();
-}, 60_000);
+meshForFile('Catalog mesh', (started) => ({ mesh, keys } = started));
 
 const TIERS = [{ up_to: 10, unit_amount: 500, flat_amount: 0 }, { up_to: null, unit_amount: 400 }];
 

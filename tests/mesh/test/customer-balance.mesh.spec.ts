@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { api, type Keys, type Mesh, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
+import { api, type Keys, type Mesh, meshForFile } from './mesh';
 
 /**
  * The customer balance through /v1 as docs/api/customer-balance.md tells it: a manual credit,
@@ -12,16 +12,7 @@ let mesh: Mesh;
 let keys: Keys;
 let call: ReturnType<typeof api>;
 
-beforeAll(async () => {
-  mesh = await startMesh();
-  ({ keys } = await mesh.createAccount('Kafue Credit Traders'));
-  call = api(mesh, keys.test);
-}, MESH_START_TIMEOUT_MS);
-
-afterAll(async () => {
-  mesh?.webhookDispatch.close();
-  await mesh?.stop();
-}, 60_000);
+meshForFile('Kafue Credit Traders', (started) => ({ mesh, keys, call } = started));
 
 async function created(path: string, body: Record<string, unknown>, headers: Record<string, string> = {}) {
   const response = await call('POST', path, body, headers);

@@ -1,5 +1,5 @@
 import { request as httpRequest } from 'node:http';
-import { api, type Keys, type Mesh, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
+import { api, type Keys, type Mesh, meshForFile } from './mesh';
 
 /**
  * The gateway's door (issue: fuzz-clean): every bad input is a 4xx in the error shape and
@@ -10,16 +10,7 @@ let mesh: Mesh;
 let keys: Keys;
 let call: ReturnType<typeof api>;
 
-beforeAll(async () => {
-  mesh = await startMesh();
-  ({ keys } = await mesh.createAccount('Door'));
-  call = api(mesh, keys.test);
-}, MESH_START_TIMEOUT_MS);
-
-afterAll(async () => {
-  mesh?.webhookDispatch.close();
-  await mesh?.stop();
-}, 60_000);
+meshForFile('Door', (started) => ({ mesh, keys, call } = started));
 
 /** A raw HTTP exchange, for what fetch will not send (repeated headers, HEAD bodies). */
 function raw(method: string, path: string, headers: [string, string][], body?: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {

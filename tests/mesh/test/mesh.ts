@@ -204,6 +204,24 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
   };
 }
 
+/**
+ * A spec file's mesh: started before its tests and stopped after them, with one account.
+ * `ready` gets the mesh, the account's keys and a `/v1` client on its sandbox key, and may set up
+ * more (awaited within the same start timeout).
+ */
+export function meshForFile(accountName: string, ready: (started: { mesh: Mesh; keys: Keys; call: ReturnType<typeof api> }) => unknown): void {
+  let mesh: Mesh | undefined;
+  beforeAll(async () => {
+    mesh = await startMesh();
+    const { keys } = await mesh.createAccount(accountName);
+    await ready({ mesh, keys, call: api(mesh, keys.test) });
+  }, MESH_START_TIMEOUT_MS);
+  afterAll(async () => {
+    mesh?.webhookDispatch.close();
+    await mesh?.stop();
+  }, 60_000);
+}
+
 /** A small HTTP client for `/v1` calls as an integrator makes them. */
 export function api(mesh: Mesh, key: string | undefined) {
   return async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {

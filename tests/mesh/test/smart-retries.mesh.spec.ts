@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { queryDatabase } from '@recur/testing';
 import { SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
 import { providerPaymentIdFor } from '../../../apps/payments/src/payments/payment';
-import { api, eventually, type Keys, type Mesh, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
+import { api, eventually, type Mesh, meshForFile } from './mesh';
 
 /**
  * Smart retries (docs/api/dunning.md#smart-retries), tried as a new user would through `/v1`
@@ -13,19 +13,9 @@ import { api, eventually, type Keys, type Mesh, startMesh, MESH_START_TIMEOUT_MS
  * an invoice voided between retries is never pushed again.
  */
 let mesh: Mesh;
-let keys: Keys;
 let call: ReturnType<typeof api>;
 
-beforeAll(async () => {
-  mesh = await startMesh();
-  ({ keys } = await mesh.createAccount('Kabwe Water'));
-  call = api(mesh, keys.test);
-}, MESH_START_TIMEOUT_MS);
-
-afterAll(async () => {
-  mesh?.webhookDispatch.close();
-  await mesh?.stop();
-}, 60_000);
+meshForFile('Kabwe Water', (started) => ({ mesh, call } = started));
 
 const DAY = 86_400;
 /** 1 January 2031, 06:00 UTC: the retries fall on 2, 4 and 6 January at 09:00 UTC. */

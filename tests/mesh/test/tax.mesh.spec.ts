@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { api, eventually, type Keys, type Mesh, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
+import { api, eventually, type Keys, type Mesh, meshForFile } from './mesh';
 
 /**
  * Tax through /v1 as docs/api/tax-rates.md tells it: a 16 % exclusive rate for Zambia and an
@@ -13,16 +13,7 @@ let mesh: Mesh;
 let keys: Keys;
 let call: ReturnType<typeof api>;
 
-beforeAll(async () => {
-  mesh = await startMesh();
-  ({ keys } = await mesh.createAccount('Lusaka Dakar Trading'));
-  call = api(mesh, keys.test);
-}, MESH_START_TIMEOUT_MS);
-
-afterAll(async () => {
-  mesh?.webhookDispatch.close();
-  await mesh?.stop();
-}, 60_000);
+meshForFile('Lusaka Dakar Trading', (started) => ({ mesh, keys, call } = started));
 
 async function created(path: string, body: Record<string, unknown>) {
   const response = await call('POST', path, body);
