@@ -6,7 +6,7 @@ import { EventCursor } from '../src/event-cursor';
 /**
  * The cursor against an HTTP server that answers `GET /v1/events` as the gateway documents it
  * (docs/api/events.md: newest first by `created` in whole seconds, `created_gte`, `type`, `limit`,
- * `offset`), so the orders the real log can produce — many events in one second across reads, an
+ * `offset` and `starting_after`, by which the SDK reads the pages after the first), so the orders the real log can produce — many events in one second across reads, an
  * event recorded after a later one, a read failing between pages — are made exactly, which a
  * running mesh cannot be made to do on cue. The mesh test (tests/mesh/test/cli.mesh.spec.ts)
  * runs the same cursor against the real events API.
@@ -22,17 +22,18 @@ interface StoredEvent {
 let server: Server;
 let baseUrl: string;
 let log: StoredEvent[];
-let failNextPageAtOffset: number | undefined;
+/** Refuse the next read of a page after the first (one with `starting_after`). */
+let failNextLaterPage: boolean;
 let requests: URLSearchParams[];
 
 beforeAll(async () => {
   server = createServer((req, res) => {
     const url = new URL(req.url!, 'http://events');
     requests.push(url.searchParams);
-    const offset = Number(url.searchParams.get('offset') ?? 0);
     const limit = Number(url.searchParams.get('limit') ?? 10);
-    if (failNextPageAtOffset !== undefined && offset === failNextPageAtOffset) {
-      failNextPageAtOffset = undefined;
+    const startingAfter = url.searchParams.get('starting_after');
+    if (failNextLaterPage && startingAfter !== null) {
+      failNextLaterPage = false;
       res.writeHead(400, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { type: 'invalid_request_error', message: 'refused once by the test' } }));
       return;
@@ -45,6 +46,7 @@ beforeAll(async () => {
       .filter(({ event }) => (gte === null || event.created >= Number(gte)) && (type === null || event.type === type))
       .sort((a, b) => b.event.created - a.event.created || b.recorded - a.recorded)
       .map(({ event }) => ({ ...event, object: 'event' }));
+    const offset = startingAfter === null ? Number(url.searchParams.get('offset') ?? 0) : matching.findIndex((event) => event.id === startingAfter) + 1;
     const data = matching.slice(offset, offset + limit);
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ object: 'list', url: '/v1/events', data, total: matching.length, limit, offset, has_more: offset + data.length < matching.length }));
@@ -58,7 +60,7 @@ afterAll(() => new Promise((resolve) => server.close(resolve)));
 beforeEach(() => {
   log = [];
   requests = [];
-  failNextPageAtOffset = undefined;
+  failNextLaterPage = false;
 });
 
 let counter = 0;
@@ -108,7 +110,7 @@ describe('EventCursor', () => {
     const cursor = cursorOf(60, 2);
     await cursor.start();
     const burst = Array.from({ length: 5 }, (_, index) => record(T + Math.floor(index / 2)));
-    failNextPageAtOffset = 2;
+    failNextLaterPage = true;
     await expect(cursor.poll()).rejects.toMatchObject({ status: 400 });
     expect(ids(await cursor.poll())).toEqual(burst);
     expect(await cursor.poll()).toEqual([]);
