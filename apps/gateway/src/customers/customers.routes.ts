@@ -21,7 +21,7 @@ export type CustomerWithBalanceJson = CustomerJson & CustomerBalanceFields;
 
 export const CUSTOMER_SCHEMA = responseSchema<CustomerWithBalanceJson>('Customer', {
   type: 'object',
-  required: ['id', 'object', 'livemode', 'name', 'email', 'metadata', 'created', 'updated', 'deleted', 'deleted_at', 'test_clock', 'address', 'tax_exempt', 'preferred_locale', 'phone', 'balance', 'currency'],
+  required: ['id', 'object', 'livemode', 'name', 'email', 'metadata', 'created', 'updated', 'deleted', 'deleted_at', 'test_clock', 'address', 'tax_exempt', 'preferred_locale', 'phone'],
   properties: {
     id: { type: 'string', example: 'cus_4f9XkQ2mZ8aBcD1eF3gH5jKl' },
     object: { type: 'string', enum: ['customer'] },
@@ -42,8 +42,10 @@ export const CUSTOMER_SCHEMA = responseSchema<CustomerWithBalanceJson>('Customer
     tax_exempt: { type: 'string', enum: [...TAX_EXEMPT_STATUSES], description: '`none`: taxed; `exempt`: never taxed; `reverse`: reverse charge, no tax, the invoice says so.' },
     phone: { type: ['string', 'null'], description: 'E.164, e.g. +221771234567; null when none.', example: '+221771234567' },
     preferred_locale: { anyOf: [{ type: 'string', enum: [...LOCALES] }, { type: 'null' }], description: "The language of the customer's invoices, e-mails and hosted pages; null: the account's default_locale (docs/localization.md)." },
-    balance: { type: 'integer', description: 'Credit the customer holds, negative as Stripe signs it (minor units of `currency`); the next invoices consume it: docs/api/customer-balance.md.' },
-    currency: { type: ['string', 'null'], example: 'zmw', description: "The balance's currency; null until the customer has had a balance." },
+    // Not required: every /v1 answer carries them, but the balance lives in invoicing and the
+    // customer.* events (subscription's) do not (docs/api/customer-balance.md#on-the-customer).
+    balance: { type: 'integer', description: 'Credit the customer holds, negative as Stripe signs it (minor units of `currency`); the next invoices consume it: docs/api/customer-balance.md. On every /v1 answer; absent from the `data.object` of customer.* events.' },
+    currency: { type: ['string', 'null'], example: 'zmw', description: "The balance's currency; null until the customer has had a balance. On every /v1 answer; absent from customer.* events." },
   },
 });
 
