@@ -1,5 +1,6 @@
 import { Server, ServerCredentials } from '@grpc/grpc-js';
-import { createServiceClient, invoicingV1 } from '@recur/contracts';
+import { createServiceClient, fromGrpcError, invoicingV1 } from '@recur/contracts';
+import { rejectionOf } from '@recur/testing';
 import type { ServiceClients } from '../src/infrastructure/service-clients';
 import { balancesOf } from '../src/customer-balances/customer-balances.routes';
 
@@ -35,7 +36,9 @@ describe('balancesOf against an invoicing release without customer balances', ()
   it('still fails when invoicing cannot be reached at all (a balance is never made up)', async () => {
     const invoicing = createServiceClient(invoicingV1.InvoicingService, '127.0.0.1:9', {}, 2_000);
     try {
-      await expect(balancesOf({ invoicing } as unknown as ServiceClients, { accountId: 'acct_1', livemode: false } as never, ['cus_1'])).rejects.toBeDefined();
+      const failure = await rejectionOf(balancesOf({ invoicing } as unknown as ServiceClients, { accountId: 'acct_1', livemode: false } as never, ['cus_1']));
+      // A transport failure, which the gateway answers 503 service_unavailable (not balance 0).
+      expect(fromGrpcError(failure)).toMatchObject({ kind: 'unavailable', code: 'service_unavailable' });
     } finally {
       invoicing.close();
     }
