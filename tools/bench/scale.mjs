@@ -1,0 +1,117 @@
+#!/usr/bin/env node
+// Scale-out: the gateway and the busiest service with one replica each, then two, every app its
+// own process and events through Kafka, each replica set behind the per-connection TCP balancer
+// the benches use for a Kubernetes Service (harness startBalancer, as bench:upgrade). Every
+// gateway and service replica is pinned with taskset to cores of its own, the rest (the other
+// apps, PostgreSQL, the broker, the load generator) to the cores left, so two replicas are
+// measured on two replicas' cores. Prints requests a second and p99 of the mix (workload.mjs) for
+// one and two replicas, and what limited each run: the process nearest to all of its cores busy.
+//
+//   npm run bench:scale
+//   BENCH_SECONDS=3 npm run bench:scale        # the short form
+//
+// Options (environment): BENCH_SECONDS (10 per run), BENCH_CONCURRENCY (32 clients),
+// BENCH_SCALED (the service to scale; default the one with the most CPU per mix request in
+// helm/recur/capacity.json), BENCH_CORES_PER_REPLICA (1). A machine with fewer cores than
+// 4 × BENCH_CORES_PER_REPLICA + 1 cannot give each replica its own: the run then deals the cores
+// round, says so, and its figures show the mechanism, not scale-out.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { ROOT } from '../bootstrap.mjs';
+import { CAPACITY_FILE } from '../helm/capacity-values.mjs';
+import { closedLoop, cpuBetween, cpuByGroup, descendantsNamed, loadAverage, ms, processTable, startProcesses } from './harness.mjs';
+import { allowedCores, coreLayout, pin } from './pinning.mjs';
+import { MIX, prepareWorkload } from './workload.mjs';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const PER_REPLICA = Number(process.env.BENCH_CORES_PER_REPLICA ?? 1);
+/** A process busy for this share of its cores' time is what limited the run. */
+const SATURATED = 0.85;
+
+/** The service with the most CPU per mix request in the capacity table (subscription where there is none). */
+function busiestService() {
+  try {
+    const { processes } = JSON.parse(readFileSync(CAPACITY_FILE, 'utf8'));
+    return Object.entries(processes).filter(([name]) => !['gateway', 'postgresql', 'kafka'].includes(name)).sort(([, a], [, b]) => b.cpuUsPerRequest.mix - a.cpuUsPerRequest.mix)[0][0];
+  } catch {
+    return 'subscription';
+  }
+}
+
+execFileSync('node', ['tools/bootstrap.mjs'], { cwd: ROOT, stdio: 'inherit' });
+const scaled = process.env.BENCH_SCALED ?? busiestService();
+const cores = allowedCores();
+const pinnedNames = ['gateway-1', 'gateway-2', `${scaled}-1`, `${scaled}-2`];
+const layout = coreLayout(cores, pinnedNames, { perProcess: PER_REPLICA });
+console.log(`\nRecur scale-out: gateway and ${scaled}, 1 then 2 replicas; the mix (${MIX}), ${CONCURRENCY} clients, ${SECONDS} s a run`);
+console.log(`cores ${cores.join(',')}: ${pinnedNames.map((name) => `${name} ${layout.sets[name].join(',')}`).join('; ')}; the rest ${layout.rest.join(',')}`);
+if (layout.shared) {
+  console.log(`NOTE: ${cores.length} cores, ${layout.needed} needed for a core set of each replica's own and one for the rest: the replicas share cores, so these figures show the mechanism, not scale-out.`);
+}
+console.log(`load average before: ${loadAverage()}\n`);
+
+async function measure(replicas) {
+  const stack = await startProcesses({
+    name: `scale-${replicas}`,
+    scaled,
+    replicas,
+    ownBroker: true,
+    appEnv: { gateway: { ADMISSION_MAX_IN_FLIGHT: '0' }, invoicing: { INVOICE_MAIL_ON_FINALIZE: 'false' } },
+  });
+  try {
+    // Each gateway and scaled replica on its own set; everything else, this load generator included, on the rest.
+    const table = processTable();
+    const replicaName = (app) => `${app.app}-${stack.apps.filter((other) => other.app === app.app).indexOf(app) + 1}`;
+    const groups = {};
+    for (const app of stack.apps) {
+      const name = replicaName(app);
+      if (layout.sets[name]) {
+        pin(app.pid, layout.sets[name]);
+        groups[name] = { pids: [app.pid], cores: layout.sets[name].length };
+      } else {
+        pin(app.pid, layout.rest);
+        (groups['other apps'] ??= { pids: [], cores: layout.rest.length }).pids.push(app.pid);
+      }
+    }
+    // The postmaster first: the backends it forks later inherit its affinity.
+    for (const [group, comm] of [['postgresql', 'postgres'], ['kafka', 'java']]) {
+      const pids = descendantsNamed(table, process.pid, comm);
+      for (const pid of pids) pin(pid, layout.rest);
+      groups[group] = { pids, cores: layout.rest.length };
+    }
+    pin(process.pid, layout.rest);
+    const measured = { processGroups: (now) => ({ ...Object.fromEntries(Object.entries(groups).map(([name, { pids }]) => [name, pids])), postgresql: descendantsNamed(now, process.pid, 'postgres') }) };
+
+    const workload = await prepareWorkload(stack, { connections: CONCURRENCY * 2 });
+    await closedLoop({ seconds: Math.min(3, SECONDS), concurrency: CONCURRENCY }, workload.mix);
+    const before = cpuByGroup(measured);
+    const result = await closedLoop({ seconds: SECONDS, concurrency: CONCURRENCY }, workload.mix);
+    const cpu = cpuBetween(before, cpuByGroup(measured));
+    workload.close();
+    groups['bench client'] = { cores: layout.rest.length };
+    const busy = Object.fromEntries(Object.entries(cpu).map(([group, msUsed]) => [group, msUsed / (result.elapsed * 1000 * groups[group].cores)]));
+    return { result, busy };
+  } finally {
+    await stack.stop();
+  }
+}
+
+const runs = {};
+for (const replicas of [1, 2]) {
+  runs[replicas] = await measure(replicas);
+  const { result, busy } = runs[replicas];
+  const [top, share] = Object.entries(busy).sort(([, a], [, b]) => b - a)[0];
+  const limit = share >= SATURATED ? `${top} (${(100 * share).toFixed(0)} % of its cores)` : `no process had its cores ${Math.round(100 * SATURATED)} % busy (busiest ${top}, ${(100 * share).toFixed(0)} %): the cores the processes share, or waiting`;
+  runs[replicas].limit = limit;
+  console.log(`${replicas} replica(s): ${result.rate.toFixed(1)} requests/s, p50 ${ms(result.p50)}, p99 ${ms(result.p99)}, errors ${result.errors}; limited by ${limit}`);
+  console.log(`  share of its cores busy: ${Object.entries(busy).map(([group, value]) => `${group} ${(100 * value).toFixed(0)} %`).join(', ')}\n`);
+}
+
+console.log('| replicas (gateway, ' + scaled + ') | requests/s | p99 | limited by |');
+console.log('|---|---:|---:|---|');
+for (const replicas of [1, 2]) {
+  const { result, limit } = runs[replicas];
+  console.log(`| ${replicas} | ${result.rate.toFixed(1)} | ${ms(result.p99)} | ${limit} |`);
+}
+console.log(`\ntwo replicas against one: ${(runs[2].result.rate / runs[1].result.rate).toFixed(2)}× the requests a second${layout.shared ? ' (cores shared: not a scale-out measurement)' : ''}; load average after: ${loadAverage()}`);
