@@ -9,13 +9,13 @@
 //                                           # docs/operations/capacity.md, and the chart's requests
 //   BENCH_SECONDS=2 CAPACITY_WRITE=0 npm run bench:capacity   # the short form: prints only
 //
-// Options (environment): BENCH_SECONDS (10 per kind of work, and for the mix), BENCH_CONCURRENCY
+// Options (environment): BENCH_SECONDS (10 per kind of work, twice that for the mix), BENCH_CONCURRENCY
 // (16), CAPACITY_WRITE (1: write the files; 0: print only), CAPACITY_JSON and CAPACITY_DOC (other
 // files to write, e.g. for a test). The broker is always one of the bench's own (its CPU is measured).
 //
 // Each kind of work runs as a closed loop of BENCH_CONCURRENCY clients (workload.mjs), then the mix.
 // A process's CPU per request is what it spent in the phase above what it spends at rest (measured
-// first, with no requests), over the phase's requests; its requests a second per core are what
+// before the phases and after them, with no requests), over the phase's requests; its requests a second per core are what
 // one core holds after its time at rest: (1000 ms − rest ms) / CPU ms per request.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -75,9 +75,15 @@ const memoryTimer = setInterval(sampleMemory, 1_000);
 // What each process spends doing nothing (timers, polls, fetches): left out of its CPU per request.
 // First the warm-up's events are left to be consumed.
 await new Promise((resolve) => setTimeout(resolve, 3_000));
-const restBefore = cpuByGroup(stack);
-await new Promise((resolve) => setTimeout(resolve, REST_SECONDS * 1_000));
-const restMsPerSecond = Object.fromEntries(Object.entries(cpuBetween(restBefore, cpuByGroup(stack))).map(([group, ms]) => [group, ms / REST_SECONDS]));
+// Measured before the phases and again after them: their mean is what is left out, so a machine
+// whose load drifts through the run weighs on it less.
+async function atRest() {
+  const before = cpuByGroup(stack);
+  await new Promise((resolve) => setTimeout(resolve, REST_SECONDS * 1_000));
+  return Object.fromEntries(Object.entries(cpuBetween(before, cpuByGroup(stack))).map(([group, ms]) => [group, ms / REST_SECONDS]));
+}
+const restFirst = await atRest();
+const restMsPerSecond = { ...restFirst };
 
 const restTotal = Object.entries(restMsPerSecond).filter(([group]) => group !== 'bench client').reduce((sum, [, ms]) => sum + ms, 0);
 /**
@@ -99,17 +105,21 @@ const { results, cpuPer, run } = phases(stack);
 const loop = { seconds: SECONDS, concurrency: CONCURRENCY };
 /** Each phase's measured time, its drain included (the CPU at rest over it is left out of its CPU per request). */
 const windowSeconds = {};
-const phase = (name, request) => run(name, name === 'mix' ? `/v1 mix (${MIX})` : `/v1 ${name}`, async () => {
+const phase = (name, request, lengths = 1) => run(name, name === 'mix' ? `/v1 mix (${MIX})` : `/v1 ${name}`, async () => {
   const from = performance.now();
-  const result = await closedLoop(loop, request);
+  const result = await closedLoop({ ...loop, seconds: loop.seconds * lengths }, request);
   await drained();
   windowSeconds[name] = (performance.now() - from) / 1000;
   return result;
 });
 for (const kind of KINDS) await phase(kind, workload.requests[kind]);
-await phase('mix', workload.mix);
+// The mix is what the chart's requests come from: twice as long, for as many requests behind it as the kinds'.
+await phase('mix', workload.mix, 2);
 clearInterval(memoryTimer);
 sampleMemory();
+const restLast = await atRest();
+for (const group of Object.keys(restMsPerSecond)) restMsPerSecond[group] = (restFirst[group] + (restLast[group] ?? restFirst[group])) / 2;
+console.log(`CPU at rest (ms per s), before the phases → after: ${Object.keys(restFirst).filter((g) => g !== 'bench client').map((g) => `${g} ${restFirst[g].toFixed(0)} → ${restLast[g].toFixed(0)}`).join(', ')}`);
 const loadAfter = loadAverage();
 
 const WORKS = [...KINDS, 'mix'];

@@ -51,6 +51,21 @@ if (layout.shared) {
 }
 console.log(`load average before: ${loadAverage()}\n`);
 
+/** Busy and total clock ticks of `cores` so far (/proc/stat's cpuN lines; idle and iowait are not busy). */
+function coreTicks(cores) {
+  let busy = 0;
+  let total = 0;
+  for (const line of readFileSync('/proc/stat', 'utf8').split('\n')) {
+    const match = /^cpu(\d+) (.*)$/.exec(line);
+    if (!match || !cores.includes(Number(match[1]))) continue;
+    const ticks = match[2].trim().split(/\s+/).map(Number);
+    const sum = ticks.slice(0, 8).reduce((a, b) => a + b, 0);
+    total += sum;
+    busy += sum - ticks[3] - ticks[4];
+  }
+  return { busy, total };
+}
+
 async function measure(replicas) {
   const stack = await startProcesses({
     name: `scale-${replicas}`,
@@ -86,12 +101,17 @@ async function measure(replicas) {
     const workload = await prepareWorkload(stack, { connections: CONCURRENCY * 2 });
     await closedLoop({ seconds: Math.min(3, SECONDS), concurrency: CONCURRENCY }, workload.mix);
     const before = cpuByGroup(measured);
+    const ticksBefore = coreTicks(cores);
     const result = await closedLoop({ seconds: SECONDS, concurrency: CONCURRENCY }, workload.mix);
     const cpu = cpuBetween(before, cpuByGroup(measured));
+    const ticksAfter = coreTicks(cores);
+    // The machine's cores, busy with anything: on a shared machine, other work may be the limit.
+    const machineBusy = (ticksAfter.busy - ticksBefore.busy) / Math.max(1, ticksAfter.total - ticksBefore.total);
+    const stackShare = Object.values(cpu).reduce((sum, msUsed) => sum + msUsed, 0) / (result.elapsed * 1000 * cores.length);
     workload.close();
     groups['bench client'] = { cores: layout.rest.length };
     const busy = Object.fromEntries(Object.entries(cpu).map(([group, msUsed]) => [group, msUsed / (result.elapsed * 1000 * groups[group].cores)]));
-    return { result, busy };
+    return { result, busy, machineBusy, stackShare };
   } finally {
     await stack.stop();
   }
@@ -100,9 +120,14 @@ async function measure(replicas) {
 const runs = {};
 for (const replicas of [1, 2]) {
   runs[replicas] = await measure(replicas);
-  const { result, busy } = runs[replicas];
+  const { result, busy, machineBusy, stackShare } = runs[replicas];
   const [top, share] = Object.entries(busy).sort(([, a], [, b]) => b - a)[0];
-  const limit = share >= SATURATED ? `${top} (${(100 * share).toFixed(0)} % of its cores)` : `no process had its cores ${Math.round(100 * SATURATED)} % busy (busiest ${top}, ${(100 * share).toFixed(0)} %): the cores the processes share, or waiting`;
+  const pct = (value) => `${(100 * value).toFixed(0)} %`;
+  const limit = share >= SATURATED
+    ? `${top} (${pct(share)} of its cores)`
+    : machineBusy >= SATURATED
+      ? `the machine: its cores ${pct(machineBusy)} busy, ${pct(stackShare)} of them with this stack (the rest other work); busiest process ${top} at ${pct(share)} of its cores`
+      : `no process nor the machine had its cores ${pct(SATURATED)} busy (busiest ${top}, ${pct(share)}; machine ${pct(machineBusy)}): waiting (PostgreSQL locks or the disk, the broker's round trips)`;
   runs[replicas].limit = limit;
   console.log(`${replicas} replica(s): ${result.rate.toFixed(1)} requests/s, p50 ${ms(result.p50)}, p99 ${ms(result.p99)}, errors ${result.errors}; limited by ${limit}`);
   console.log(`  share of its cores busy: ${Object.entries(busy).map(([group, value]) => `${group} ${(100 * value).toFixed(0)} %`).join(', ')}\n`);
