@@ -10,7 +10,8 @@
 //   npm run bench:scale
 //   BENCH_SECONDS=3 npm run bench:scale        # the short form
 //
-// Options (environment): BENCH_SECONDS (10 per run), BENCH_CONCURRENCY (32 clients),
+// Options (environment): BENCH_SECONDS (10 per run), BENCH_CONCURRENCY (32 clients), BENCH_WORK
+// (one kind of work of workload.mjs, e.g. `create customer`, instead of the mix),
 // BENCH_SCALED (the service to scale; default the one with the most CPU per mix request in
 // helm/recur/capacity.json), BENCH_CORES_PER_REPLICA (1). A machine with fewer cores than
 // 4 × BENCH_CORES_PER_REPLICA + 1 cannot give each replica its own: the run then deals the cores
@@ -21,13 +22,16 @@ import { ROOT } from '../bootstrap.mjs';
 import { CAPACITY_FILE } from '../helm/capacity-values.mjs';
 import { closedLoop, cpuBetween, cpuByGroup, descendantsNamed, loadAverage, ms, processTable, startProcesses } from './harness.mjs';
 import { allowedCores, coreLayout, pin } from './pinning.mjs';
-import { MIX, prepareWorkload } from './workload.mjs';
+import { KINDS, MIX, prepareWorkload } from './workload.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const PER_REPLICA = Number(process.env.BENCH_CORES_PER_REPLICA ?? 1);
 /** A process busy for this share of its cores' time is what limited the run. */
 const SATURATED = 0.85;
+/** One kind of work (workload.mjs KINDS) or, by default, the mix. */
+const WORK = process.env.BENCH_WORK ?? 'mix';
+if (WORK !== 'mix' && !KINDS.includes(WORK)) throw new Error(`BENCH_WORK: one of ${KINDS.join(', ')}, or mix`);
 
 /** The service with the most CPU per mix request in the capacity table (subscription where there is none). */
 function busiestService() {
@@ -44,7 +48,7 @@ const scaled = process.env.BENCH_SCALED ?? busiestService();
 const cores = allowedCores();
 const pinnedNames = ['gateway-1', 'gateway-2', `${scaled}-1`, `${scaled}-2`];
 const layout = coreLayout(cores, pinnedNames, { perProcess: PER_REPLICA });
-console.log(`\nRecur scale-out: gateway and ${scaled}, 1 then 2 replicas; the mix (${MIX}), ${CONCURRENCY} clients, ${SECONDS} s a run`);
+console.log(`\nRecur scale-out: gateway and ${scaled}, 1 then 2 replicas; ${WORK === 'mix' ? `the mix (${MIX})` : WORK}, ${CONCURRENCY} clients, ${SECONDS} s a run`);
 console.log(`cores ${cores.join(',')}: ${pinnedNames.map((name) => `${name} ${layout.sets[name].join(',')}`).join('; ')}; the rest ${layout.rest.join(',')}`);
 if (layout.shared) {
   console.log(`NOTE: ${cores.length} cores, ${layout.needed} needed for a core set of each replica's own and one for the rest: the replicas share cores, so these figures show the mechanism, not scale-out.`);
@@ -99,10 +103,11 @@ async function measure(replicas) {
     const measured = { processGroups: (now) => ({ ...Object.fromEntries(Object.entries(groups).map(([name, { pids }]) => [name, pids])), postgresql: descendantsNamed(now, process.pid, 'postgres') }) };
 
     const workload = await prepareWorkload(stack, { connections: CONCURRENCY * 2 });
-    await closedLoop({ seconds: Math.min(3, SECONDS), concurrency: CONCURRENCY }, workload.mix);
+    const request = WORK === 'mix' ? workload.mix : workload.requests[WORK];
+    await closedLoop({ seconds: Math.min(3, SECONDS), concurrency: CONCURRENCY }, request);
     const before = cpuByGroup(measured);
     const ticksBefore = coreTicks(cores);
-    const result = await closedLoop({ seconds: SECONDS, concurrency: CONCURRENCY }, workload.mix);
+    const result = await closedLoop({ seconds: SECONDS, concurrency: CONCURRENCY }, request);
     const cpu = cpuBetween(before, cpuByGroup(measured));
     const ticksAfter = coreTicks(cores);
     // The machine's cores, busy with anything: on a shared machine, other work may be the limit.
