@@ -296,7 +296,7 @@ export function latencySummary(values, { max = false } = {}) {
 // CPU and memory per process, from /proc
 
 /** Every process: parent, command name, CPU time (user + system, clock ticks), resident memory (kB). */
-function processTable() {
+export function processTable() {
   const table = new Map();
   for (const entry of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
     try {

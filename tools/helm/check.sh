@@ -18,7 +18,8 @@
 #   7. deploy/compose.yaml loads with the Compose spec loader and matches the chart's mesh
 #      (tools/helm/validate/cmd/compose-check);
 #   8. deploy/Dockerfile's Node.js base image is an LTS line inside its support window;
-#   9. yamllint on the values files, deploy/compose.yaml and deploy/k8s.
+#   9. yamllint on the values files, deploy/compose.yaml and deploy/k8s;
+#  10. values.yaml's requests and HPA targets are the capacity table's (tools/helm/capacity-values.mjs).
 #
 # Set CHECK_REQUIRE_TOOLS=1 (as CI should) to fail instead of skipping when yamllint is
 # missing.
@@ -121,7 +122,13 @@ expect_reject "an SMTP URL that is not smtp:// or smtps:// (schema)" "/secrets/s
   --set secrets.smtpUrl=https://mail.example.com
 expect_reject "call to a disabled app" 'not an enabled app' --set apps.catalog.enabled=false
 expect_reject "HPA without a target" "needs a CPU or memory utilization target" \
-  --set defaults.autoscaling.enabled=true --set defaults.autoscaling.targetCPUUtilizationPercentage=0
+  --set defaults.autoscaling.enabled=true --set apps.catalog.autoscaling.targetCPUUtilizationPercentage=0
+
+section "requests and HPA targets from the capacity table"
+# values.yaml's per-app requests and targets are derived from helm/recur/capacity.json
+# (docs/operations/capacity.md#from-the-table-to-the-chart); a hand edit of either fails here.
+run "values.yaml agrees with helm/recur/capacity.json" node tools/helm/capacity-values.mjs --check &&
+  sed 's/^/        /' "$TMP/out"
 
 section "deploy/k8s is up to date"
 if tools/helm/render-manifests.sh "$TMP/k8s" 2>"$TMP/err"; then
