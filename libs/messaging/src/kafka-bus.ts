@@ -48,6 +48,8 @@ export class KafkaEventBus implements EventBus {
   private producer?: Producer;
   private readonly consumers: Consumer[] = [];
   private readonly pendingCommits: PendingCommit[] = [];
+  /** Topics this process created or found (ensureTopics), so publish creates each once. */
+  private readonly topicsEnsured = new Set<string>();
 
   constructor(private readonly options: KafkaBusOptions) {
     this.kafka = new Kafka({
@@ -73,6 +75,11 @@ export class KafkaEventBus implements EventBus {
     const producer = await this.connectedProducer();
     const byTopic = new Map<string, BusMessage[]>();
     for (const message of messages) byTopic.set(message.topic, [...(byTopic.get(message.topic) ?? []), message]);
+    // A topic no consumer has created yet (customer events' own topic may have none) is created
+    // with TOPIC_PARTITIONS, once per process: the broker's auto-creation would give it its default
+    // partitions (one here), and a broker with auto-creation off would refuse the produce.
+    const unseen = [...byTopic.keys()].filter((topic) => !this.topicsEnsured.has(topic));
+    if (unseen.length > 0) await this.ensureTopics(unseen);
     await producer.sendBatch({
       acks: -1,
       topicMessages: [...byTopic].map(([topic, batch]) => ({
@@ -91,6 +98,7 @@ export class KafkaEventBus implements EventBus {
     await admin.connect();
     try {
       await admin.createTopics({ waitForLeaders: false, timeout: 30_000, topics: topics.map((topic) => ({ topic, numPartitions: TOPIC_PARTITIONS })) });
+      for (const topic of topics) this.topicsEnsured.add(topic);
     } finally {
       await admin.disconnect();
     }

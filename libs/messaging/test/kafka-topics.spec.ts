@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createRegistry } from '@bufbuild/protobuf';
+import { Kafka } from 'kafkajs';
 import { subscriptionEventsV1 } from '@recur/contracts';
 import { createTestDatabase, eventually, testKafkaBrokers } from '@recur/testing';
 import { Pool } from 'pg';
@@ -109,5 +110,18 @@ describe('events through Kafka, as the relay publishes them', () => {
       [typeName(subscriptionEventsV1.SubscriptionCancelledSchema)]: 1,
     });
     expect(customerEventsTopic(env)).toBe(`${env.KAFKA_TOPIC_PREFIX}.subscription.customers.internal`);
+  });
+
+  it('create a topic no consumer has created yet with the partitions consumers create, not the broker\'s default of one', async () => {
+    const topic = customerEventsTopic({ KAFKA_TOPIC_PREFIX: `topics-${randomBytes(4).toString('hex')}` });
+    await bus.publish([{ topic, key: customer.id, value: '{}', headers: { 'event-type': subscriptionEventsV1.CustomerCreatedSchema.typeName } }]);
+    const admin = new Kafka({ clientId: 'kafka-topics-test-admin', brokers: (await testKafkaBrokers()).split(',') }).admin();
+    await admin.connect();
+    try {
+      const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+      expect(topics[0].partitions).toHaveLength(3);
+    } finally {
+      await admin.disconnect();
+    }
   });
 });
