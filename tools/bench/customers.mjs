@@ -199,6 +199,12 @@ for (const [work, name] of [['create a customer', 'Create'], ['retrieve a custom
 console.log('\nCPU time per request or transaction (µs), by process group, closed-loop phases:');
 printCpuTable([['rawCreate', 'raw create'], ['v1Create', '/v1 create'], ['rawRetrieve', 'raw retrieve'], ['v1Retrieve', '/v1 retrieve']]);
 console.log(`\nload average after: ${loadAverage()}; memory after load ${treeRssMiB(stack.pids()).toFixed(0)} MiB`);
+// The relay publishes every row of a claim in one produce request and stamps them with one time:
+// rows per distinct stamp is the events each produce request carried, over the whole run.
+const relayed = new Pool({ connectionString: stack.urlFor(databaseName('subscription')), max: 1 });
+const [{ rows: published, batches }] = (await relayed.query('SELECT count(*)::int AS rows, count(DISTINCT published_at)::int AS batches FROM outbox_events WHERE published_at IS NOT NULL')).rows;
+await relayed.end();
+console.log(`subscription's outbox relay: ${published} events in ${batches} produce requests (${(published / Math.max(1, batches)).toFixed(2)} a request)`);
 
 v1.close();
 await raw.pool.end();

@@ -132,9 +132,9 @@ describe('SubscriptionService customers', () => {
       rows = await outboxRows(customer!.id);
     }
     expect(rows.map((row) => [row.topic, row.type])).toEqual([
-      ['recur.subscription.internal', 'recur.subscription.v1.CustomerCreated'],
+      ['recur.subscription.customers.internal', 'recur.subscription.v1.CustomerCreated'],
       ['recur.subscription.public', 'customer.created'],
-      ['recur.subscription.internal', 'recur.subscription.v1.CustomerDeleted'],
+      ['recur.subscription.customers.internal', 'recur.subscription.v1.CustomerDeleted'],
       ['recur.subscription.public', 'customer.deleted'],
     ]);
     expect(rows.every((row) => row.published_at !== null)).toBe(true);
@@ -177,7 +177,7 @@ describe('SubscriptionService customers', () => {
     const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
     expect(text).toMatch(/recur_rpc_server_duration_seconds_count\{service="subscription",method="createCustomer",code="OK"\} [1-9]/);
     expect(text).toMatch(/recur_rpc_server_duration_seconds_count\{service="subscription",method="getCustomer",code="5"\} [1-9]/);
-    expect(text).toMatch(/recur_outbox_events_published_total\{service="subscription",topic="recur.subscription.internal"\} [1-9]/);
+    expect(text).toMatch(/recur_outbox_events_published_total\{service="subscription",topic="recur.subscription.customers.internal"\} [1-9]/);
     expect(text).toMatch(/recur_outbox_events_published_total\{service="subscription",topic="recur.subscription.public"\} [1-9]/);
   });
 

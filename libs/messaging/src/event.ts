@@ -1,6 +1,6 @@
 import { create, type DescMessage, fromJsonString, type JsonObject, type MessageInitShape, type Registry, toJson } from '@bufbuild/protobuf';
 import { anyPack, timestampFromDate } from '@bufbuild/protobuf/wkt';
-import { eventsV1, INTEGRATION_EVENTS } from '@recur/contracts';
+import { eventsV1, INTEGRATION_EVENTS, subscriptionEventsV1 } from '@recur/contracts';
 import { type SubscribableEventType } from '@recur/vocabulary';
 import { newId, type TenantRef, unixSeconds } from '@recur/kernel';
 
@@ -74,7 +74,8 @@ export const decodeInternalEvent = (value: string, registry: Registry = INTEGRAT
 /**
  * Each producing service publishes on two topics, never mixed:
  *   `<namespace>.<service>.internal`  InternalEvent, read by other services;
- *   `<namespace>.<service>.public`    PublicEvent, read by webhook-dispatch only.
+ *   `<namespace>.<service>.public`    PublicEvent, read by webhook-dispatch only;
+ * except that customer InternalEvents have a topic of their own (customerEventsTopic).
  * The namespace is KAFKA_TOPIC_PREFIX (default `recur`), so several installations (or
  * test runs) can share one Kafka cluster. Consumer groups carry the same namespace.
  */
@@ -98,9 +99,36 @@ export interface EventRoute {
  */
 export type TopicMap = (route: EventRoute, env?: NodeJS.ProcessEnv) => string;
 
-/** Today's map: every producer's internal events on its internal topic, its public ones on its public topic. */
-export const defaultTopicMap: TopicMap = ({ producer, kind }, env = process.env) =>
-  kind === 'internal' ? internalEventsTopic(producer, env) : publicEventsTopic(producer, env);
+/**
+ * The integration topic of customer events (`<namespace>.subscription.customers.internal`), apart
+ * from the subscription service's other integration events: a customer create or change is the
+ * busiest event the service publishes and no consumer of `subscription.internal` reacts to it, so
+ * on that topic every such consumer fetched it only to skip it
+ * (docs/performance.md#every-app-its-own-process-with-kafka).
+ */
+export const customerEventsTopic = (env: NodeJS.ProcessEnv = process.env): string => `${topicNamespace(env)}.subscription.customers.internal`;
+
+/** The integration event types that go to customerEventsTopic. */
+export const CUSTOMER_EVENT_TYPES: ReadonlySet<string> = new Set(
+  [subscriptionEventsV1.CustomerCreatedSchema, subscriptionEventsV1.CustomerUpdatedSchema, subscriptionEventsV1.CustomerDeletedSchema].map((schema) => schema.typeName),
+);
+
+/**
+ * What a consumer of customer integration events subscribes to: their own topic, and the
+ * subscription service's, where a release before the split still publishes them (an old replica
+ * during a rollout, and its rows: rows without a producer keep their topic). The second is dropped
+ * once no release before the split runs (docs/operations/upgrades.md#customer-events-on-a-topic-of-their-own).
+ */
+export const customerEventsTopics = (env: NodeJS.ProcessEnv = process.env): string[] => [customerEventsTopic(env), internalEventsTopic('subscription', env)];
+
+/**
+ * Today's map: every producer's internal events on its internal topic, its public ones on its
+ * public topic; customer integration events on their own topic.
+ */
+export const defaultTopicMap: TopicMap = ({ producer, kind, type }, env = process.env) => {
+  if (kind === 'public') return publicEventsTopic(producer, env);
+  return producer === 'subscription' && CUSTOMER_EVENT_TYPES.has(type) ? customerEventsTopic(env) : internalEventsTopic(producer, env);
+};
 
 /** The routing fields of a public event, as webhook-dispatch's fan-out reads them. */
 export interface PublicEventRoute {

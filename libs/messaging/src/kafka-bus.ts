@@ -48,6 +48,8 @@ export class KafkaEventBus implements EventBus {
   private producer?: Producer;
   private readonly consumers: Consumer[] = [];
   private readonly pendingCommits: PendingCommit[] = [];
+  /** Topics this process created or found (ensureTopics), so publish creates each once. */
+  private readonly topicsEnsured = new Set<string>();
 
   constructor(private readonly options: KafkaBusOptions) {
     this.kafka = new Kafka({
@@ -73,6 +75,11 @@ export class KafkaEventBus implements EventBus {
     const producer = await this.connectedProducer();
     const byTopic = new Map<string, BusMessage[]>();
     for (const message of messages) byTopic.set(message.topic, [...(byTopic.get(message.topic) ?? []), message]);
+    // A topic no consumer has created yet (customer events' own topic may have none) is created
+    // with TOPIC_PARTITIONS, once per process: the broker's auto-creation would give it its default
+    // partitions (one here), and a broker with auto-creation off would refuse the produce.
+    const unseen = [...byTopic.keys()].filter((topic) => !this.topicsEnsured.has(topic));
+    if (unseen.length > 0) await this.ensureTopics(unseen);
     await producer.sendBatch({
       acks: -1,
       topicMessages: [...byTopic].map(([topic, batch]) => ({
@@ -91,18 +98,31 @@ export class KafkaEventBus implements EventBus {
     await admin.connect();
     try {
       await admin.createTopics({ waitForLeaders: false, timeout: 30_000, topics: topics.map((topic) => ({ topic, numPartitions: TOPIC_PARTITIONS })) });
+      for (const topic of topics) this.topicsEnsured.add(topic);
     } finally {
       await admin.disconnect();
     }
   }
 
+  /**
+   * Message by message, each offset resolved once its handler resolved (a throw redelivers from
+   * that message on), committed as subscribeBatch commits: at most every OFFSET_COMMIT_INTERVAL_MS.
+   * (kafkajs's eachMessage committed after every fetched batch: one offset commit per event and group.)
+   */
   async subscribe(group: string, topics: string[], handler: MessageHandler): Promise<void> {
-    await this.run(group, topics, {
-      eachMessage: async ({ topic, message }) => handler(busMessage(topic, message)),
-    });
+    await this.consumeInChunks(group, topics, 1, ([message]) => handler(message));
   }
 
   async subscribeBatch(group: string, topics: string[], handler: BatchHandler): Promise<void> {
+    await this.consumeInChunks(group, topics, BATCH_HANDLER_MAX, handler);
+  }
+
+  /**
+   * Hands each fetched batch to `handler` `chunkSize` messages at a time, in order, and resolves a
+   * chunk's offsets only after its handler resolved; they are committed at most every
+   * OFFSET_COMMIT_INTERVAL_MS, and what the last batch of a stream left by a timer or by close().
+   */
+  private async consumeInChunks(group: string, topics: string[], chunkSize: number, handler: BatchHandler): Promise<void> {
     const pending: PendingCommit = {};
     this.pendingCommits.push(pending);
     await this.run(group, topics, {
@@ -112,9 +132,9 @@ export class KafkaEventBus implements EventBus {
       autoCommit: false,
       autoCommitInterval: OFFSET_COMMIT_INTERVAL_MS,
       eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, uncommittedOffsets, isRunning, isStale }) => {
-        for (let start = 0; start < batch.messages.length; start += BATCH_HANDLER_MAX) {
+        for (let start = 0; start < batch.messages.length; start += chunkSize) {
           if (!isRunning() || isStale()) return;
-          const chunk = batch.messages.slice(start, start + BATCH_HANDLER_MAX);
+          const chunk = batch.messages.slice(start, start + chunkSize);
           await handler(chunk.map((message) => busMessage(batch.topic, message)));
           resolveOffset(chunk[chunk.length - 1].offset);
           // Commits every resolved offset of the group once the interval has passed since the last commit.
@@ -135,7 +155,7 @@ export class KafkaEventBus implements EventBus {
   }
 
   /** A consumer of the group on the topics, its partitions handled in parallel, started without waiting for the join. */
-  private async run(group: string, topics: string[], handlers: Pick<ConsumerRunConfig, 'eachMessage' | 'eachBatch' | 'eachBatchAutoResolve' | 'autoCommit' | 'autoCommitInterval'>): Promise<void> {
+  private async run(group: string, topics: string[], handlers: Pick<ConsumerRunConfig, 'eachBatch' | 'eachBatchAutoResolve' | 'autoCommit' | 'autoCommitInterval'>): Promise<void> {
     await retrying(() => this.ensureTopics(topics), (error, attempt) => this.options.log?.('WARN', `creating topics failed (attempt ${attempt}): ${error.message}`));
     // A 10 s session (kafkajs default: 30 s) lets a restarted replica take over a crashed
     // one's partitions quickly.

@@ -52,15 +52,45 @@ describe('KafkaEventBus.subscribeBatch', () => {
   });
 });
 
-describe('KafkaEventBus.subscribeBatch offset commits', () => {
+describe('KafkaEventBus.subscribe', () => {
+  it('hands over one message at a time, in order per key, and a message whose handler threw comes again', async () => {
+    const topic = `each-${randomBytes(4).toString('hex')}`;
+    const sent = Array.from({ length: 6 }, (_, n) => message(topic, 'k_one', n));
+    await bus.ensureTopics([topic]);
+    await bus.publish(sent);
+    const handled: string[] = [];
+    let failed = false;
+    await bus.subscribe(`group-${topic}`, [topic], async (received) => {
+      if (received.value === 'k_one:3' && !failed) {
+        failed = true;
+        throw new Error('database down');
+      }
+      handled.push(received.value);
+    });
+    await eventually(async () => new Set(handled).size === sent.length, 60_000, 'every message handled');
+    // Each value's first delivery in publish order; the one that failed was handed over again.
+    expect([...new Set(handled)]).toEqual(sent.map((sentMessage) => sentMessage.value));
+    expect(failed).toBe(true);
+  });
+});
+
+/** Each way of consuming, with a handler that records the values it was handed. */
+const consumers: [string, (group: string, topic: string, handled: string[]) => Promise<void>][] = [
+  ['subscribeBatch', (group, topic, handled) => bus.subscribeBatch(group, [topic], async (messages) => {
+    handled.push(...messages.map((received) => received.value));
+  })],
+  ['subscribe', (group, topic, handled) => bus.subscribe(group, [topic], async (received) => {
+    handled.push(received.value);
+  })],
+];
+
+describe.each(consumers)('KafkaEventBus.%s offset commits', (_, consume) => {
   it('commits at most once an interval while events flow, and what the last batch left once the stream is idle', async () => {
     const topic = `commits-${randomBytes(4).toString('hex')}`;
     const group = `group-${topic}`;
     await bus.ensureTopics([topic]);
     const handled: string[] = [];
-    await bus.subscribeBatch(group, [topic], async (messages) => {
-      handled.push(...messages.map((received) => received.value));
-    });
+    await consume(group, topic, handled);
     await bus.publish([message(topic, 'k_first', 0)]);
     await eventually(async () => handled.length === 1, 60_000, 'the first message handled (the group has joined)');
 
@@ -74,7 +104,7 @@ describe('KafkaEventBus.subscribeBatch offset commits', () => {
         await eventually(async () => handled.length === n + 1, 10_000, `message ${n} handled`);
       }
       const commitsWhileFlowing = offsetCommit.mock.calls.filter(([request]) => request.groupId === group).length;
-      // kafkajs's autoCommit sent one OffsetCommit per batch: 20 here.
+      // kafkajs's autoCommit (eachBatch and eachMessage alike) sent one OffsetCommit per batch: 20 here.
       expect(commitsWhileFlowing).toBeLessThanOrEqual(Math.ceil((Date.now() - started) / OFFSET_COMMIT_INTERVAL_MS) + 1);
     } finally {
       offsetCommit.mockRestore();
