@@ -47,9 +47,14 @@ export class TaxIdDto {
   value!: string;
 }
 
-const TaxIdsField = () => apply(
+const TAX_IDS_SCHEMA = { type: 'array', maxItems: TAX_IDS_MAX, items: { $ref: '#/components/schemas/TaxIdDto' } };
+/** The generated schema is replaced whole (a function): merged, it would keep a `$ref` to `Array`. */
+const TaxIdsField = (nullable: boolean) => apply(
   IsArray({ message: 'tax_ids must be an array' }), ArrayMaxSize(TAX_IDS_MAX, { message: `tax_ids must have at most ${TAX_IDS_MAX} entries` }),
+  // ValidateNested alone would validate an item's own items as tax ids, taking `[[{…}]]`.
+  IsObject({ each: true, message: 'tax_ids must hold objects of type and value' }),
   ValidateNested({ each: true }), Type(() => TaxIdDto),
+  JSONSchema((() => (nullable ? { anyOf: [TAX_IDS_SCHEMA, { type: 'null' }] } : TAX_IDS_SCHEMA)) as never) as PropertyDecorator,
 );
 
 const AddressField = () => apply(IsObject({ message: 'address must be an object' }), ValidateNested(), Type(() => AddressDto));
@@ -96,7 +101,7 @@ export class CreateCustomerDto {
   phone?: string;
 
   /** At most five `{ type, value }` (docs/api/customers.md#tax-ids). */
-  @Optional() @TaxIdsField()
+  @Optional() @TaxIdsField(false)
   tax_ids?: TaxIdDto[];
 }
 
@@ -136,8 +141,7 @@ export class UpdateCustomerDto {
   phone?: string | null;
 
   /** Replaces the whole list; null or [] removes every tax id. */
-  @IsOptional() @TaxIdsField()
-  @JSONSchema({ anyOf: [{ type: 'array', maxItems: TAX_IDS_MAX, items: { $ref: '#/components/schemas/TaxIdDto' } }, { type: 'null' }] } as never)
+  @IsOptional() @TaxIdsField(true)
   tax_ids?: TaxIdDto[] | null;
 }
 
