@@ -85,7 +85,7 @@ export class CustomerPortalController {
   }
 
   /**
-   * The billing address and the first tax id (docs/api/portals.md#customer-portal): checked here
+   * The billing address and the first tax id (docs/api/portals.md#customer-portal-customer-portaltoken): checked here
    * by the same rules as the API (@recur/vocabulary) so a refusal reads in the customer's
    * language, then saved through UpdateCustomer, the path `/v1` takes, so customer.updated fires
    * (`source: "portal"`). Tax ids after the first, set through the API, are kept.
