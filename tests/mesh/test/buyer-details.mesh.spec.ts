@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { catalogue } from '@recur/i18n';
@@ -30,11 +30,17 @@ const rawKeysIn = (text: string) => ENGLISH_KEYS.filter((key) => text.includes(k
 /** French spacing (U+00A0, U+202F) as plain spaces. */
 const plain = (text: string) => text.replace(/[\u00a0\u202f]/g, ' ');
 
-async function pdfText(path: string): Promise<string> {
+/** The PDF's text (pdftotext); with RECUR_SCREENSHOTS=<dir> and a name, its first page as <dir>/<name>.png too. */
+async function pdfText(path: string, screenshotName?: string): Promise<string> {
   const response = await fetch(`${mesh.baseUrl}${path}`, { headers: { 'x-api-key': keys.test } });
   expect(response.status).toBe(200);
   const file = join(mkdtempSync(join(tmpdir(), 'recur-buyer-pdf-')), 'document.pdf');
   writeFileSync(file, new Uint8Array(await response.arrayBuffer()));
+  const dir = process.env.RECUR_SCREENSHOTS;
+  if (dir && screenshotName) {
+    mkdirSync(dir, { recursive: true });
+    execFileSync('pdftoppm', ['-png', '-r', '80', '-f', '1', '-l', '1', '-singlefile', file, join(dir, screenshotName)]);
+  }
   return plain(execFileSync('pdftotext', ['-layout', file, '-'], { encoding: 'utf8' }));
 }
 
@@ -74,7 +80,7 @@ describe('buyer details', () => {
     };
     expect(issued).toMatchObject({ status: 'open', ...recorded });
 
-    const text = await pdfText(`/v1/invoices/${draft.id}/pdf`);
+    const text = await pdfText(`/v1/invoices/${draft.id}/pdf`, 'invoice-pdf-bill-to-fr');
     for (const expected of ['Facturé à', 'Awa Diop', '12 rue Carnot', '10200 Dakar', 'Sénégal', 'Tél. : +221771234567', 'awa@example.sn', 'NINEA : 0012345 2G3', 'TVA intracommunautaire', 'FRAB123456789']) {
       expect([expected, text.includes(expected)]).toEqual([expected, true]);
     }
