@@ -202,6 +202,41 @@ describe('InvoicingService one-off invoices', () => {
     expect(await grpcFailure(client.finalizeInvoice({ tenant, id: second!.id }))).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, errorCode: 'customer_deleted' });
     expect((await client.getInvoice({ tenant, id: second!.id })).invoice).toMatchObject({ status: 'draft', number: '' });
   });
+
+  it('records address, phone and tax ids at finalization and keeps them when the customer changes after; a draft has none yet', async () => {
+    const tenant = newTenant();
+    const dakar = { line1: '12 rue Carnot', line2: '', city: 'Dakar', region: '', postalCode: '10200', country: 'SN' };
+    const { customer } = await customers.createCustomer({
+      tenant, name: 'Awa Diop', email: 'awa@example.sn', preferredLocale: 'fr', phone: '+221771234567', address: { ...dakar, line1: 'Old street 1' },
+      taxIds: [{ type: 'sn_ninea', value: '0012345 2G3' }],
+    });
+    const { invoice: draft } = await client.createInvoice({ tenant, customerId: customer!.id, currency: 'xof', amount: 59_000n, description: 'Abonnement' });
+    expect(presentInvoice(draft!)).toMatchObject({ customer_address: null, customer_phone: null, customer_tax_ids: null });
+
+    // Changed before finalization: finalization records the customer as they are then.
+    await customers.updateCustomer({ tenant, id: customer!.id, address: dakar, taxIds: { taxIds: [{ type: 'sn_ninea', value: '0012345 2G3' }, { type: 'eu_vat', value: 'FR AB 123456789' }] } });
+    const { invoice: issued } = await client.finalizeInvoice({ tenant, id: draft!.id });
+    const recorded = {
+      customer_address: { line1: '12 rue Carnot', line2: null, city: 'Dakar', region: null, postal_code: '10200', country: 'SN' },
+      customer_phone: '+221771234567',
+      customer_tax_ids: [{ type: 'sn_ninea', value: '0012345 2G3' }, { type: 'eu_vat', value: 'FRAB123456789' }],
+    };
+    expect(presentInvoice(issued!)).toMatchObject(recorded);
+
+    // Changed after: the issued invoice, its stored row and its PDF keep what finalization recorded.
+    await customers.updateCustomer({ tenant, id: customer!.id, name: 'Awa Diop SARL', phone: '', clearAddress: true, taxIds: { taxIds: [] } });
+    expect(presentInvoice((await client.getInvoice({ tenant, id: draft!.id })).invoice!)).toMatchObject({ ...recorded, customer_name: 'Awa Diop' });
+    const [row] = await queryDatabase<{ customer_details: JsonObject }>(invoicing.databaseUrl, 'SELECT customer_details FROM invoices WHERE id = $1', [draft!.id]);
+    expect(row.customer_details).toMatchObject({ phone: '+221771234567', tax_ids: recorded.customer_tax_ids });
+    const text = pdfText((await client.renderInvoicePdf({ tenant, id: draft!.id, sellerName: 'Teranga' })).pdf).replace(/[\u00a0\u202f]/g, ' ');
+    for (const expected of ['Facturé à', 'Awa Diop', '12 rue Carnot', '10200 Dakar', 'Sénégal', 'Tél. : +221771234567', 'awa@example.sn', 'NINEA : 0012345 2G3', 'TVA intracommunautaire', 'FRAB123456789']) {
+      expect([expected, text.includes(expected)]).toEqual([expected, true]);
+    }
+
+    // An invoice finalized now records the customer as changed: no address, phone or tax id.
+    const { invoice: later } = await client.createInvoice({ tenant, customerId: customer!.id, currency: 'xof', amount: 1_000n, description: 'Option', status: 'open' });
+    expect(presentInvoice(later!)).toMatchObject({ customer_address: null, customer_phone: null, customer_tax_ids: [] });
+  });
 });
 
 describe('InvoicingService state machine', () => {

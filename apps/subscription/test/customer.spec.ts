@@ -92,4 +92,21 @@ describe('customer rules', () => {
     const cleared = updateCustomer(customer, { phone: '' }, t1);
     expect([cleared.customer.phone, cleared.events[0]]).toMatchObject([null, { changedFields: ['phone'] }]);
   });
+
+  it('keeps up to five tax ids in order, refuses a bad one naming its index and part, replaces or removes the whole list', () => {
+    const { customer } = createCustomer(tenant, { name: 'Awa', email: 'awa@example.com', taxIds: [{ type: 'sn_ninea', value: ' 0012345 2G3 ' }, { type: 'eu_vat', value: 'fr ab 123456789' }] }, t0);
+    expect(customer.taxIds).toEqual([{ type: 'sn_ninea', value: '0012345 2G3' }, { type: 'eu_vat', value: 'FRAB123456789' }]);
+    const bad: [{ type: string; value: string }[], string][] = [
+      [[{ type: 'sn_ninea', value: '1' }, { type: 'eu_vat', value: 'DE12' }], 'tax_ids[1].value'],
+      [[{ type: 'vat', value: 'DE123456789' }], 'tax_ids[0].type'],
+      [[{ type: 'ke_pin', value: 'P05123456X' }], 'tax_ids[0].value'],
+      [Array.from({ length: 6 }, () => ({ type: 'zm_tin', value: '1001234567' })), 'tax_ids'],
+    ];
+    for (const [taxIds, param] of bad) expect(failure(() => createCustomer(tenant, { name: 'A', email: 'a@b.co', taxIds }, t0))).toMatchObject({ code: 'parameter_invalid', param });
+    const replaced = updateCustomer(customer, { taxIds: [{ type: 'ke_pin', value: 'P051234567X' }] }, t1);
+    expect([replaced.customer.taxIds, replaced.events[0]]).toMatchObject([[{ type: 'ke_pin', value: 'P051234567X' }], { changedFields: ['tax_ids'] }]);
+    expect(updateCustomer(customer, { name: 'Awa D.' }, t1).customer.taxIds).toEqual(customer.taxIds);
+    expect(updateCustomer(customer, { taxIds: null }, t1).customer.taxIds).toEqual([]);
+    expect(updateCustomer(customer, { taxIds: [] }, t1).events[0]).toMatchObject({ changedFields: ['tax_ids'] });
+  });
 });

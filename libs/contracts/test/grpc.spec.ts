@@ -54,7 +54,7 @@ describe('presentCustomer', () => {
     const customer = create(customerV1.CustomerSchema, { id: 'cus_1', livemode: false, name: 'Ada', email: 'a@b.co', created: 1700000000n, updated: 1700000001n });
     expect(presentCustomer(customer)).toEqual({
       id: 'cus_1', object: 'customer', livemode: false, name: 'Ada', email: 'a@b.co', metadata: {},
-      created: 1700000000, updated: 1700000001, deleted: false, deleted_at: null, test_clock: null, address: null, tax_exempt: 'none', preferred_locale: null, phone: null,
+      created: 1700000000, updated: 1700000001, deleted: false, deleted_at: null, test_clock: null, address: null, tax_exempt: 'none', preferred_locale: null, phone: null, tax_ids: [],
     });
     expect(presentCustomer({ ...customer, deletedAt: 1700000002n })).toMatchObject({ deleted: true, deleted_at: 1700000002 });
   });

@@ -6,3 +6,4 @@ export * from './invoice';
 export * from './usage';
 export * from './payment';
 export * from './countries';
+export * from './tax-ids';

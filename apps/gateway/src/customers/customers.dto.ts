@@ -1,8 +1,8 @@
 import { LOCALES } from '@recur/i18n';
 import { JSONSchema } from 'class-validator-jsonschema';
-import { CUSTOMER_EMAIL_MAX, CUSTOMER_NAME_MAX, EMAIL_PATTERN, TAX_EXEMPT_STATUSES } from '@recur/vocabulary';
+import { CUSTOMER_EMAIL_MAX, CUSTOMER_NAME_MAX, EMAIL_PATTERN, TAX_EXEMPT_STATUSES, TAX_ID_TYPES, TAX_ID_VALUE_MAX, TAX_IDS_MAX } from '@recur/vocabulary';
 import { Type } from 'class-transformer';
-import { IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateBy, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateBy, ValidateNested } from 'class-validator';
 import { METADATA_KEY_MAX, METADATA_MAX_KEYS, METADATA_VALUE_MAX } from '@recur/kernel';
 import { ListQueryDto } from '../http/list';
 import { Nullable, Optional } from '../http/optional';
@@ -34,6 +34,28 @@ export class AddressDto {
   @Optional() @IsString({ message: 'address.country must be a string' }) @Matches(/^([A-Z]{2})?$/, { message: 'address.country must be an ISO 3166-1 alpha-2 country code in upper case, such as ZM or SN' })
   country?: string;
 }
+
+/**
+ * A tax id: Stripe's type name and the value. Its shape per type (eu_vat, ke_pin) is the
+ * subscription service's rule (@recur/vocabulary checkTaxId), refused there as `tax_ids[i].value`.
+ */
+export class TaxIdDto {
+  @IsString({ message: 'type must be a string' }) @IsIn([...TAX_ID_TYPES], { message: `type must be one of ${TAX_ID_TYPES.join(', ')}` })
+  type!: string;
+
+  @IsString({ message: 'value must be a string' }) @IsNotEmpty({ message: 'value must not be empty' }) @MaxLength(TAX_ID_VALUE_MAX, { message: `value must be at most ${TAX_ID_VALUE_MAX} characters` })
+  value!: string;
+}
+
+const TAX_IDS_SCHEMA = { type: 'array', maxItems: TAX_IDS_MAX, items: { $ref: '#/components/schemas/TaxIdDto' } };
+/** The generated schema is replaced whole (a function): merged, it would keep a `$ref` to `Array`. */
+const TaxIdsField = (nullable: boolean) => apply(
+  IsArray({ message: 'tax_ids must be an array' }), ArrayMaxSize(TAX_IDS_MAX, { message: `tax_ids must have at most ${TAX_IDS_MAX} entries` }),
+  // ValidateNested alone would validate an item's own items as tax ids, taking `[[{…}]]`.
+  IsObject({ each: true, message: 'tax_ids must hold objects of type and value' }),
+  ValidateNested({ each: true }), Type(() => TaxIdDto),
+  JSONSchema((() => (nullable ? { anyOf: [TAX_IDS_SCHEMA, { type: 'null' }] } : TAX_IDS_SCHEMA)) as never) as PropertyDecorator,
+);
 
 const AddressField = () => apply(IsObject({ message: 'address must be an object' }), ValidateNested(), Type(() => AddressDto));
 /** A locale Recur has a catalogue for (docs/localization.md); null on update clears it. */
@@ -77,6 +99,10 @@ export class CreateCustomerDto {
   /** E.164 (`+221771234567`). */
   @Optional() @IsString({ message: 'phone must be a string' }) @MaxLength(32, { message: 'phone must be at most 32 characters' })
   phone?: string;
+
+  /** At most five `{ type, value }` (docs/api/customers.md#tax-ids). */
+  @Optional() @TaxIdsField(false)
+  tax_ids?: TaxIdDto[];
 }
 
 export class UpdateCustomerDto {
@@ -113,6 +139,10 @@ export class UpdateCustomerDto {
   /** E.164; null removes it. */
   @Nullable('string') @IsString({ message: 'phone must be a string' }) @MaxLength(32, { message: 'phone must be at most 32 characters' })
   phone?: string | null;
+
+  /** Replaces the whole list; null or [] removes every tax id. */
+  @IsOptional() @TaxIdsField(true)
+  tax_ids?: TaxIdDto[] | null;
 }
 
 export class ListCustomersQueryDto extends ListQueryDto {

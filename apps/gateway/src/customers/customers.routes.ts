@@ -4,7 +4,7 @@ import { failedPrecondition } from '@recur/kernel';
 import { listEnvelope, pageRequest } from '../http/list';
 import { defineRoutes, listRoute, responseSchema, route } from '../routing/define-routes';
 import { type AddressDto, CreateCustomerDto, ListCustomersQueryDto, UpdateCustomerDto } from './customers.dto';
-import { TAX_EXEMPT_STATUSES } from '@recur/vocabulary';
+import { TAX_EXEMPT_STATUSES, TAX_ID_TYPES, TAX_IDS_MAX } from '@recur/vocabulary';
 import { balancesOf, type CustomerBalanceFields } from '../customer-balances/customer-balances.routes';
 import type { ServiceClients } from '../infrastructure/service-clients';
 import type { customerV1 } from '@recur/contracts';
@@ -16,12 +16,21 @@ const addressMessage = (address: AddressDto | undefined) =>
 
 const nullableText = { type: ['string', 'null'] };
 
+/** One tax id as customers and invoices show it. */
+export const TAX_ID_SCHEMA = {
+  type: 'object', required: ['type', 'value'],
+  properties: {
+    type: { type: 'string', enum: [...TAX_ID_TYPES], description: "Stripe's type name: eu_vat (checked by member state shape), ke_pin (letter, 9 digits, letter); the others are kept as typed." },
+    value: { type: 'string', example: 'FR12345678901' },
+  },
+};
+
 /** The customer as `/v1/customers` answers it: the subscription service's customer and invoicing's balance of it. */
 export type CustomerWithBalanceJson = CustomerJson & CustomerBalanceFields;
 
 export const CUSTOMER_SCHEMA = responseSchema<CustomerWithBalanceJson>('Customer', {
   type: 'object',
-  required: ['id', 'object', 'livemode', 'name', 'email', 'metadata', 'created', 'updated', 'deleted', 'deleted_at', 'test_clock', 'address', 'tax_exempt', 'preferred_locale', 'phone'],
+  required: ['id', 'object', 'livemode', 'name', 'email', 'metadata', 'created', 'updated', 'deleted', 'deleted_at', 'test_clock', 'address', 'tax_exempt', 'preferred_locale', 'phone', 'tax_ids'],
   properties: {
     id: { type: 'string', example: 'cus_4f9XkQ2mZ8aBcD1eF3gH5jKl' },
     object: { type: 'string', enum: ['customer'] },
@@ -41,6 +50,10 @@ export const CUSTOMER_SCHEMA = responseSchema<CustomerWithBalanceJson>('Customer
     },
     tax_exempt: { type: 'string', enum: [...TAX_EXEMPT_STATUSES], description: '`none`: taxed; `exempt`: never taxed; `reverse`: reverse charge, no tax, the invoice says so.' },
     phone: { type: ['string', 'null'], description: 'E.164, e.g. +221771234567; null when none.', example: '+221771234567' },
+    tax_ids: {
+      type: 'array', maxItems: TAX_IDS_MAX, description: "The customer's tax ids in order, [] when none; printed in the invoice's Bill to block (docs/api/customers.md#tax-ids).",
+      items: TAX_ID_SCHEMA,
+    },
     preferred_locale: { anyOf: [{ type: 'string', enum: [...LOCALES] }, { type: 'null' }], description: "The language of the customer's invoices, e-mails and hosted pages; null: the account's default_locale (docs/localization.md)." },
     // Not required: every /v1 answer carries them, but the balance lives in invoicing and the
     // customer.* events (subscription's) do not (docs/api/customer-balance.md#on-the-customer).
@@ -87,7 +100,7 @@ export const CUSTOMER_ROUTES = defineRoutes('Customers', [
     handler: async ({ services, tenant, commandId, body }) => {
       const { customer } = await services.subscription.createCustomer({
         tenant, name: body.name, email: body.email, metadata: body.metadata ?? {}, testClockId: body.test_clock, requestId: commandId,
-        address: addressMessage(body.address), taxExempt: body.tax_exempt ?? '', preferredLocale: body.preferred_locale ?? '', phone: body.phone ?? '',
+        address: addressMessage(body.address), taxExempt: body.tax_exempt ?? '', preferredLocale: body.preferred_locale ?? '', phone: body.phone ?? '', taxIds: body.tax_ids ?? [],
       });
       // A new customer has no balance yet: nothing to ask invoicing.
       return { ...presentCustomer(customer!), balance: 0, currency: null };
@@ -112,6 +125,7 @@ export const CUSTOMER_ROUTES = defineRoutes('Customers', [
         address: addressMessage(body.address ?? undefined), clearAddress: body.address === null, taxExempt: body.tax_exempt,
         preferredLocale: body.preferred_locale === null ? '' : body.preferred_locale,
         phone: body.phone === null ? '' : body.phone,
+        taxIds: body.tax_ids === undefined ? undefined : { taxIds: body.tax_ids ?? [] },
       });
       return withBalance(services, tenant, customer!);
     },

@@ -5,6 +5,7 @@ import { listEnvelope, pageRequest } from '../http/list';
 import { defineRoutes, fileRoute, listRoute, responseSchema, route } from '../routing/define-routes';
 import { CreateInvoiceDto, ListInvoicesQueryDto } from './invoices.dto';
 import { TAX_AMOUNT_SCHEMA } from '../tax-rates/tax-rates.routes';
+import { TAX_ID_SCHEMA } from '../customers/customers.routes';
 
 const amount = { type: 'integer', description: "Minor units of the invoice's currency." };
 const period = { type: ['object', 'null'], required: ['start', 'end'], properties: { start: { type: 'integer' }, end: { type: 'integer' } }, description: 'Unix seconds; null when no period is billed.' };
@@ -14,7 +15,7 @@ export const INVOICE_SCHEMA = responseSchema<InvoiceJson>('Invoice', {
   type: 'object',
   required: [
     'id', 'object', 'livemode', 'number', 'status', 'customer', 'customer_name', 'customer_email', 'subscription', 'billing_reason', 'collection_method', 'currency', 'description', 'lines',
-    'subtotal', 'discount', 'total_tax_amounts', 'tax', 'total', 'total_excluding_tax', 'customer_tax_exempt', 'amount_due', 'starting_balance', 'ending_balance', 'amount_paid', 'amount_refunded', 'due_date', 'period', 'payment_url', 'metadata', 'created', 'finalized_at', 'paid_at', 'voided_at',
+    'subtotal', 'discount', 'total_tax_amounts', 'tax', 'total', 'total_excluding_tax', 'customer_tax_exempt', 'customer_address', 'customer_phone', 'customer_tax_ids', 'amount_due', 'starting_balance', 'ending_balance', 'amount_paid', 'amount_refunded', 'due_date', 'period', 'payment_url', 'metadata', 'created', 'finalized_at', 'paid_at', 'voided_at',
   ],
   properties: {
     id: { type: 'string', example: 'in_4f9XkQ2mZ8aBcD1eF3gH5jKl' },
@@ -57,6 +58,16 @@ export const INVOICE_SCHEMA = responseSchema<InvoiceJson>('Invoice', {
     total: { ...amount, description: 'subtotal − discount + exclusive tax.' },
     total_excluding_tax: { ...amount, description: 'total − tax.' },
     customer_tax_exempt: { type: 'string', enum: [...TAX_EXEMPT_STATUSES], description: "The customer's tax status when raised; `reverse`: reverse charge, no tax, the PDF says so." },
+    customer_address: {
+      type: ['object', 'null'], description: "The customer's postal address as recorded at finalization, never changed after; null on drafts, when the customer had none, and on invoices finalized before it was recorded (docs/api/invoices.md#customer-details).",
+      required: ['line1', 'line2', 'city', 'region', 'postal_code', 'country'],
+      properties: Object.fromEntries(['line1', 'line2', 'city', 'region', 'postal_code', 'country'].map((part) => [part, { type: ['string', 'null'] }])),
+    },
+    customer_phone: { type: ['string', 'null'], description: "The customer's phone (E.164) as recorded at finalization; null on drafts and when none." },
+    customer_tax_ids: {
+      anyOf: [{ type: 'array', items: TAX_ID_SCHEMA }, { type: 'null' }],
+      description: "The customer's tax ids as recorded at finalization, never changed after; [] when none; null on drafts and on invoices finalized before they were recorded.",
+    },
     amount_due: { ...amount, description: 'total − (ending_balance − starting_balance) until paid, then 0.' },
     starting_balance: { type: 'integer', description: "The customer's balance when finalized (negative: credit; 0 on drafts and when none): docs/api/customer-balance.md." },
     ending_balance: { type: 'integer', description: 'The balance after this invoice consumed credit at finalization.' },

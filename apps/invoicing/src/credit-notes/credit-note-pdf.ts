@@ -1,9 +1,14 @@
 import { messages } from '@recur/i18n';
 import { type PdfContext, renderDocumentPdf, taxLabel } from '../invoices/invoice-pdf';
+import type { CustomerDetails } from '../invoices/invoice';
 import type { CreditNote } from './credit-note';
 
-/** The credit note as a PDF, laid out as the invoices are: one line, the amount refunded (all or part of what was paid). */
-export function renderCreditNotePdf(note: CreditNote, context: PdfContext): Promise<Uint8Array> {
+/**
+ * The credit note as a PDF, laid out as the invoices are: one line, the amount refunded (all or
+ * part of what was paid). Its Bill to block is its invoice's, as recorded when the invoice was
+ * finalized (`billTo`: the invoice's customer details).
+ */
+export function renderCreditNotePdf(note: CreditNote, context: PdfContext, billTo: CustomerDetails | null): Promise<Uint8Array> {
   const words = messages(context.locale ?? '');
   return renderDocumentPdf({
     title: words.t('document.credit_note'),
@@ -15,7 +20,7 @@ export function renderCreditNotePdf(note: CreditNote, context: PdfContext): Prom
       [words.t('credit_note.invoice'), note.invoiceNumber],
       [words.t('credit_note.reason'), words.t(`credit_note.reason.${note.reason}`)],
     ],
-    customer: note.customer,
+    customer: { ...note.customer, details: billTo },
     description: null,
     lines: [{ description: words.t('credit_note.refund_line', { invoice: note.invoiceNumber }), quantity: 1, amount: note.amount }],
     totals: [

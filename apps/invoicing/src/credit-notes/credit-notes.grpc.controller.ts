@@ -12,6 +12,7 @@ import { toCreditNoteMessage } from './credit-note.mapper';
 import { CreditNotesService } from './credit-notes.service';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { SellerProfilesRepository } from '../seller/seller-profiles.repository';
+import { InvoicesRepository } from '../invoices/invoices.repository';
 
 const checkCreditNoteId = (id: string): string => {
   if (!hasPrefix(id, 'cn')) throw invalidArgument('credit_note_id', 'credit_note_id must be a credit note id (cn_…)');
@@ -27,6 +28,7 @@ export class CreditNotesGrpcController {
     private readonly sellers: SellerProfilesRepository,
     private readonly prisma: PrismaService,
     private readonly customers: CustomerDirectory,
+    private readonly invoices: InvoicesRepository,
   ) {}
 
   /** Idempotent by credit note id: it is the command's request id, whatever the caller sent. */
@@ -62,6 +64,7 @@ export class CreditNotesGrpcController {
     const note = await this.creditNotes.get(requireTenant(request.tenant), request.id);
     const seller = await this.sellers.find(this.prisma, note.tenant.accountId);
     const locale = resolveLocale(await this.customers.preferredLocale(note.tenant, note.customer.id), seller.defaultLocale);
-    return { pdf: await renderCreditNotePdf(note, { sellerName: request.sellerName, seller, locale }), filename: `${note.number}.pdf` };
+    const invoice = await this.invoices.get(note.tenant, note.invoiceId);
+    return { pdf: await renderCreditNotePdf(note, { sellerName: request.sellerName, seller, locale }, invoice.customerDetails), filename: `${note.number}.pdf` };
   }
 }

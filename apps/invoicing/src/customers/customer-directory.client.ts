@@ -6,13 +6,22 @@ import type { TenantRef } from '@recur/kernel';
 import { INVOICING_CONFIG, type InvoicingConfig } from '../invoicing-config';
 import type { BilledCustomer, CustomerLookup } from '../invoices/invoice';
 
-/** The customer as an invoice bills them: name, e-mail, and what the tax rules read (country, region, tax status). */
+/** The customer as an invoice bills them: name, e-mail, what the tax rules read (country, region, tax status) and what finalization records (address, phone, tax ids). */
 function billedCustomer(customer: customerV1.Customer): BilledCustomer {
   return {
     id: customer.id,
     name: customer.name,
     email: customer.email,
     tax: { country: customer.address?.country || null, region: customer.address?.region || null, taxExempt: (customer.taxExempt || 'none') as TaxExemptStatus },
+    // An older subscription sends no tax_ids: the list is simply empty.
+    details: {
+      address: customer.address === undefined ? null : {
+        line1: customer.address.line1 || null, line2: customer.address.line2 || null, city: customer.address.city || null,
+        region: customer.address.region || null, postalCode: customer.address.postalCode || null, country: customer.address.country || null,
+      },
+      phone: customer.phone || null,
+      taxIds: customer.taxIds.map(({ type, value }) => ({ type, value })),
+    },
   };
 }
 

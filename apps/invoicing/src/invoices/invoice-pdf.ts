@@ -4,7 +4,7 @@ import { formatPercentage, type Money, money, subtract, type TaxAmount } from '@
 import PDFDocument from 'pdfkit';
 import SVGtoPDF from 'svg-to-pdfkit';
 import { addressLines, type SellerProfile } from '../seller/seller-profile';
-import { appliedBalance, type Invoice } from './invoice';
+import { appliedBalance, type CustomerDetails, type Invoice } from './invoice';
 
 /**
  * DejaVu Sans (shipped by the `dejavu-fonts-ttf` package) rather than the 14 standard PDF
@@ -55,7 +55,8 @@ export interface PdfDocumentContent {
   issued: Date;
   /** Label and value rows at the top left (number, dates, status…). */
   facts: [string, string][];
-  customer: { name: string; email: string };
+  /** The Bill to block: name and e-mail, and the details recorded at finalization (null on drafts). */
+  customer: { name: string; email: string; details: CustomerDetails | null };
   description: string | null;
   lines: { description: string; quantity: number; amount: Money }[];
   /** Label, value, bold. */
@@ -91,7 +92,7 @@ export function renderInvoicePdf(invoice: Invoice, context: PdfContext): Promise
       [words.t('invoice.status'), words.t(`invoice.status.${invoice.status}`)],
       ...(taxStatus ? [[words.t('invoice.tax'), words.t(taxStatus)] as [string, string]] : []),
     ],
-    customer: invoice.customer,
+    customer: { ...invoice.customer, details: invoice.customerDetails },
     description: invoice.description,
     lines: invoice.lines.map((line) => ({
       description: line.periodStart && line.periodEnd
@@ -113,6 +114,22 @@ export function renderInvoicePdf(invoice: Invoice, context: PdfContext): Promise
     payLink: invoice.paymentUrl && (invoice.status === 'open' || invoice.status === 'failed') ? invoice.paymentUrl : null,
     mark: mark ? words.t(mark) : undefined,
   }, context);
+}
+
+/**
+ * The Bill to block under the customer's name: address lines (the country in the document's
+ * language), phone, e-mail, then each tax id with its type's label (docs/api/invoices.md#customer-details).
+ */
+export function billToLines(words: Messages, customer: PdfDocumentContent['customer']): string[] {
+  const details = customer.details;
+  const address = details?.address;
+  const country = address?.country ? new Intl.DisplayNames([words.locale], { type: 'region' }).of(address.country) ?? address.country : null;
+  return [
+    ...(address ? [address.line1, address.line2, [address.postalCode, address.city].filter(Boolean).join(' '), address.region, country] : []),
+    details?.phone && words.t('document.bill_to.phone', { phone: details.phone }),
+    customer.email,
+    ...(details?.taxIds ?? []).map(({ type, value }) => words.t('document.bill_to.tax_id', { label: words.t(`tax_id.${type}`), value })),
+  ].filter((line): line is string => Boolean(line));
 }
 
 /** Lays out one billing document (the one PDF layout of invoices and credit notes). */
@@ -173,7 +190,9 @@ export function renderDocumentPdf(content: PdfDocumentContent, context: PdfConte
   }
   document.font('bold').text(words.t('document.bill_to'), left + 330, top);
   document.font('regular').text(content.customer.name, left + 330, top + 15, { width: width - 330 });
-  document.text(content.customer.email, left + 330, document.y, { width: width - 330 });
+  for (const line of billToLines(words, content.customer)) document.text(line, left + 330, document.y, { width: width - 330 });
+  // A long Bill to block pushes the lines down rather than running into them.
+  y = Math.max(y, document.y);
   if (content.description) {
     y += 10;
     document.font('regular').text(content.description, left, y, { width });

@@ -4,7 +4,7 @@ import { type CollectionMethod, type InvoiceStatus } from '@recur/vocabulary';
 import { type Metadata, unixSeconds } from '@recur/kernel';
 import { fromInt64, money, subtract, toInt64 } from '@recur/money';
 import type { Invoice as InvoiceRow, InvoiceLine as InvoiceLineRow, Prisma } from '../generated/prisma/client';
-import { type Invoice, type InvoiceLine, isFinalInvoice } from './invoice';
+import { type CustomerDetails, type Invoice, type InvoiceLine, isFinalInvoice } from './invoice';
 import { fromTaxAmountRow, type TaxAmountRow, toTaxAmountMessage, toTaxAmountRow } from '../tax-rates/tax-rate.mapper';
 import type { TaxExemptStatus } from '@recur/vocabulary';
 
@@ -69,6 +69,33 @@ export function fromInvoiceRow(row: InvoiceRowWithLines): Invoice {
     voidedAt: row.voidedAt,
     paymentAttemptCount: row.paymentAttemptCount,
     paymentRetryAt: row.paymentRetryAt ?? [],
+    customerDetails: fromCustomerDetailsRow(row.customerDetails as CustomerDetailsRow | null),
+  };
+}
+
+/** The customer_details column: the public JSON's snake_case names. */
+interface CustomerDetailsRow {
+  address: { line1: string | null; line2: string | null; city: string | null; region: string | null; postal_code: string | null; country: string | null } | null;
+  phone: string | null;
+  tax_ids: { type: string; value: string }[];
+}
+
+function fromCustomerDetailsRow(row: CustomerDetailsRow | null): CustomerDetails | null {
+  if (!row) return null;
+  const { address } = row;
+  return {
+    address: address ? { line1: address.line1, line2: address.line2, city: address.city, region: address.region, postalCode: address.postal_code, country: address.country } : null,
+    phone: row.phone,
+    taxIds: row.tax_ids.map(({ type, value }) => ({ type, value })),
+  };
+}
+
+function toCustomerDetailsRow(details: CustomerDetails): CustomerDetailsRow {
+  const { address } = details;
+  return {
+    address: address ? { line1: address.line1, line2: address.line2, city: address.city, region: address.region, postal_code: address.postalCode, country: address.country } : null,
+    phone: details.phone,
+    tax_ids: details.taxIds.map(({ type, value }) => ({ type, value })),
   };
 }
 
@@ -93,6 +120,8 @@ export function toInvoiceColumns(invoice: Invoice): Omit<Prisma.InvoiceUnchecked
     tax: toInt64(invoice.tax.amountMinor),
     totalTaxAmounts: invoice.totalTaxAmounts.map(toTaxAmountRow) as unknown as Prisma.InputJsonValue,
     customerTaxExempt: invoice.customerTaxExempt,
+    // Left out while null: a draft's column stays NULL, and once recorded it never changes.
+    customerDetails: invoice.customerDetails === null ? undefined : toCustomerDetailsRow(invoice.customerDetails) as unknown as Prisma.InputJsonValue,
     total: toInt64(invoice.total.amountMinor),
     amountDue: toInt64(invoice.amountDue.amountMinor),
     amountPaid: toInt64(invoice.amountPaid.amountMinor),
@@ -165,6 +194,14 @@ export function toInvoiceMessage(invoice: Invoice): invoiceV1.Invoice {
     tax: toMoneyMessage(invoice.tax),
     totalExcludingTax: toMoneyMessage(subtract(invoice.total, invoice.tax)),
     customerTaxExempt: invoice.customerTaxExempt,
+    customerDetails: invoice.customerDetails === null ? undefined : {
+      address: invoice.customerDetails.address === null ? undefined : {
+        line1: invoice.customerDetails.address.line1 ?? '', line2: invoice.customerDetails.address.line2 ?? '', city: invoice.customerDetails.address.city ?? '',
+        region: invoice.customerDetails.address.region ?? '', postalCode: invoice.customerDetails.address.postalCode ?? '', country: invoice.customerDetails.address.country ?? '',
+      },
+      phone: invoice.customerDetails.phone ?? '',
+      taxIds: invoice.customerDetails.taxIds.map(({ type, value }) => ({ type, value })),
+    },
     amountDue: toMoneyMessage(invoice.amountDue),
     amountPaid: toMoneyMessage(invoice.amountPaid),
     amountRefunded: toMoneyMessage(invoice.amountRefunded),

@@ -12,7 +12,32 @@ export interface BilledCustomer {
   email: string;
   /** Where the customer is and their tax status, for the tax rules (docs/api/tax-rates.md#which-rate-applies); absent: untaxed. */
   tax?: TaxCustomer;
+  /** Address, phone and tax ids as subscription has them now; finalization records them (absent: none known). */
+  details?: CustomerDetails;
 }
+
+/**
+ * The buyer an issued invoice names besides name and e-mail, recorded at finalization and never
+ * changed after (docs/api/invoices.md#customer-details): Stripe's customer_address,
+ * customer_phone and customer_tax_ids.
+ */
+export interface CustomerDetails {
+  address: CustomerAddress | null;
+  phone: string | null;
+  taxIds: { type: string; value: string }[];
+}
+
+export interface CustomerAddress {
+  line1: string | null;
+  line2: string | null;
+  city: string | null;
+  region: string | null;
+  postalCode: string | null;
+  country: string | null;
+}
+
+/** What finalization records when the customer service told nothing more (an older subscription): no address, phone or tax id. */
+export const NO_CUSTOMER_DETAILS: CustomerDetails = { address: null, phone: null, taxIds: [] };
 
 export interface InvoiceLine {
   id: string;
@@ -78,6 +103,8 @@ export interface Invoice {
    */
   startingBalance: Money;
   endingBalance: Money;
+  /** Recorded at finalization, then frozen; null on drafts (and on invoices finalized before it was recorded). */
+  customerDetails: CustomerDetails | null;
 }
 
 /**
@@ -307,6 +334,7 @@ export function createOneOffInvoice(tenant: TenantRef, customer: BilledCustomer,
     createdAt: now,
     updatedAt: now,
     finalizedAt: null,
+    customerDetails: null,
     paidAt: null,
     voidedAt: null,
     paymentAttemptCount: 0,
@@ -402,6 +430,7 @@ export function createSubscriptionInvoice(tenant: TenantRef, customer: BilledCus
     createdAt: now,
     updatedAt: now,
     finalizedAt: null,
+    customerDetails: null,
     paidAt: null,
     voidedAt: null,
     paymentAttemptCount: 0,
@@ -434,6 +463,7 @@ export function finalizeInvoice(invoice: Invoice, finalization: Finalization, no
     status: 'open',
     number: finalization.number,
     customer: finalization.customer,
+    customerDetails: finalization.customer.details ?? NO_CUSTOMER_DETAILS,
     paymentUrl: finalization.paymentUrl,
     paymentToken: finalization.paymentToken,
     finalizedAt: now,

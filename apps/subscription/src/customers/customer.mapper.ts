@@ -3,7 +3,7 @@ import { customerV1, presentCustomer, type CustomerJson } from '@recur/contracts
 import { type Metadata, unixSeconds } from '@recur/kernel';
 import { type Customer as CustomerRow, Prisma } from '../generated/prisma/client';
 import type { TaxExemptStatus } from '@recur/vocabulary';
-import type { Address, Customer } from './customer';
+import type { Address, Customer, TaxId } from './customer';
 
 /** An address as the gRPC message carries it (empty strings for absent parts), or null for none. */
 export const fromAddressMessage = (address: customerV1.Address | undefined): Address | undefined =>
@@ -26,6 +26,7 @@ export function fromCustomerRow(row: CustomerRow): Customer {
     taxExempt: row.taxExempt as TaxExemptStatus,
     preferredLocale: row.preferredLocale,
     phone: row.phone,
+    taxIds: (row.taxIds as unknown as TaxId[] | null) ?? [],
   };
 }
 
@@ -45,6 +46,7 @@ export function toCustomerRow(customer: Customer): Prisma.CustomerCreateInput {
     taxExempt: customer.taxExempt,
     preferredLocale: customer.preferredLocale,
     phone: customer.phone,
+    taxIds: customer.taxIds.map(({ type, value }) => ({ type, value })),
   };
 }
 
@@ -66,6 +68,7 @@ export function toCustomerMessage(customer: Customer): customerV1.Customer {
     taxExempt: customer.taxExempt,
     preferredLocale: customer.preferredLocale ?? '',
     phone: customer.phone ?? '',
+    taxIds: customer.taxIds.map(({ type, value }) => ({ type, value })),
   });
 }
 

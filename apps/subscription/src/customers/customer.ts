@@ -8,7 +8,7 @@ import {
   newId,
   type TenantRef,
 } from '@recur/kernel';
-import { CUSTOMER_EMAIL_MAX, CUSTOMER_NAME_MAX, EMAIL_PATTERN, isCountryCode, TAX_EXEMPT_STATUSES, type TaxExemptStatus } from '@recur/vocabulary';
+import { checkTaxId, CUSTOMER_EMAIL_MAX, CUSTOMER_NAME_MAX, EMAIL_PATTERN, isCountryCode, TAX_EXEMPT_STATUSES, TAX_IDS_MAX, type TaxExemptStatus, type TaxIdType } from '@recur/vocabulary';
 
 /** A postal address (docs/api/customers.md#address-and-tax-status); country is ISO 3166-1 alpha-2. */
 export interface Address {
@@ -53,6 +53,23 @@ export function checkPhone(value: string | null | undefined): string | null {
   return phone;
 }
 
+/** A customer's tax id: Stripe's type name and the value as stored (docs/api/customers.md#tax-ids). */
+export interface TaxId {
+  type: TaxIdType;
+  value: string;
+}
+
+/** At most five tax ids, each checked by its type's rule (@recur/vocabulary checkTaxId); null or empty: none. */
+export function checkTaxIds(taxIds: readonly { type: string; value: string }[] | null | undefined): TaxId[] {
+  if (!taxIds) return [];
+  if (taxIds.length > TAX_IDS_MAX) throw invalidArgument('tax_ids', `tax_ids must have at most ${TAX_IDS_MAX} entries`);
+  return taxIds.map(({ type, value }, index) => {
+    const check = checkTaxId(type, value);
+    if (!check.ok) throw invalidArgument(`tax_ids[${index}].${check.part}`, `tax_ids[${index}].${check.part} ${check.message}`);
+    return { type: check.type, value: check.value };
+  });
+}
+
 export function checkTaxExempt(value: string | undefined): TaxExemptStatus {
   if (value === undefined || value === '') return 'none';
   if (!(TAX_EXEMPT_STATUSES as readonly string[]).includes(value)) throw invalidArgument('tax_exempt', `tax_exempt must be one of ${TAX_EXEMPT_STATUSES.join(', ')}`);
@@ -77,6 +94,8 @@ export interface Customer {
   preferredLocale: string | null;
   /** E.164, or null. */
   phone: string | null;
+  /** In the order given; empty when none. */
+  taxIds: TaxId[];
 }
 
 export interface CustomerFields {
@@ -90,10 +109,12 @@ export interface CustomerFields {
   preferredLocale?: string | null;
   /** '' or null clears it. */
   phone?: string | null;
+  /** Replaces the whole list; null or [] removes every tax id. */
+  taxIds?: readonly { type: string; value: string }[] | null;
 }
 
 /** The fields a customer.updated may report as changed, in their public order. */
-export const CUSTOMER_CHANGEABLE_FIELDS = ['name', 'email', 'metadata', 'address', 'tax_exempt', 'preferred_locale', 'phone'] as const;
+export const CUSTOMER_CHANGEABLE_FIELDS = ['name', 'email', 'metadata', 'address', 'tax_exempt', 'preferred_locale', 'phone', 'tax_ids'] as const;
 export type CustomerChangeableField = (typeof CUSTOMER_CHANGEABLE_FIELDS)[number];
 
 /** Who changed a customer: the account through the API, or the customer in the customer portal. */
@@ -156,6 +177,7 @@ export function createCustomer(
     taxExempt: checkTaxExempt(fields.taxExempt),
     preferredLocale: checkPreferredLocale(fields.preferredLocale),
     phone: checkPhone(fields.phone),
+    taxIds: checkTaxIds(fields.taxIds),
   };
   return { customer, events: [{ kind: 'created', customer }] };
 }
@@ -175,6 +197,7 @@ export function updateCustomer(customer: Customer, fields: CustomerFields, now: 
     taxExempt: fields.taxExempt === undefined ? customer.taxExempt : checkTaxExempt(fields.taxExempt),
     preferredLocale: fields.preferredLocale === undefined ? customer.preferredLocale : checkPreferredLocale(fields.preferredLocale),
     phone: fields.phone === undefined ? customer.phone : checkPhone(fields.phone),
+    taxIds: fields.taxIds === undefined ? customer.taxIds : checkTaxIds(fields.taxIds),
     updatedAt: now,
   };
   return { customer: updated, events: [{ kind: 'updated', customer: updated, previous: customer, changedFields: changedFields(customer, updated), source }] };
@@ -184,6 +207,7 @@ function changedFields(before: Customer, after: Customer): CustomerChangeableFie
   return CUSTOMER_CHANGEABLE_FIELDS.filter((field) =>
     field === 'metadata' ? !sameMetadata(before.metadata, after.metadata)
       : field === 'address' ? JSON.stringify(before.address) !== JSON.stringify(after.address)
+      : field === 'tax_ids' ? JSON.stringify(before.taxIds) !== JSON.stringify(after.taxIds)
         : field === 'tax_exempt' ? before.taxExempt !== after.taxExempt
           : field === 'preferred_locale' ? before.preferredLocale !== after.preferredLocale
           : before[field] !== after[field]);

@@ -24,7 +24,7 @@ export class CustomersGrpcController {
   async createCustomer(request: subscriptionV1.CreateCustomerRequest): Promise<subscriptionV1.CreateCustomerResponse> {
     const tenant = requireTenant(request.tenant);
     return this.pgCommands.run(tenant, request, subscriptionV1.CreateCustomerResponseSchema, async (tx) => ({
-      customer: toCustomerMessage(await this.customers.create(tx, tenant, { name: request.name, email: request.email, metadata: request.metadata, testClockId: request.testClockId, address: fromAddressMessage(request.address), taxExempt: request.taxExempt, preferredLocale: request.preferredLocale, phone: request.phone })),
+      customer: toCustomerMessage(await this.customers.create(tx, tenant, { name: request.name, email: request.email, metadata: request.metadata, testClockId: request.testClockId, address: fromAddressMessage(request.address), taxExempt: request.taxExempt, preferredLocale: request.preferredLocale, phone: request.phone, taxIds: request.taxIds })),
     }));
   }
 
@@ -45,7 +45,7 @@ export class CustomersGrpcController {
     const metadata = Object.keys(request.metadata).length > 0 ? request.metadata : undefined;
     return this.commands.run(tenant, request, subscriptionV1.UpdateCustomerResponseSchema, async (tx) => ({
       customer: toCustomerMessage(
-        await this.customers.update(tx, tenant, request.id, { name: request.name, email: request.email, metadata, address: request.clearAddress ? null : fromAddressMessage(request.address), taxExempt: request.taxExempt, preferredLocale: request.preferredLocale, phone: request.phone }, checkChangeSource(request.source)),
+        await this.customers.update(tx, tenant, request.id, { name: request.name, email: request.email, metadata, address: request.clearAddress ? null : fromAddressMessage(request.address), taxExempt: request.taxExempt, preferredLocale: request.preferredLocale, phone: request.phone, taxIds: request.taxIds?.taxIds }, checkChangeSource(request.source)),
       ),
     }));
   }

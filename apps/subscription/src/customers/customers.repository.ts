@@ -13,8 +13,8 @@ export const PRODUCER = 'subscription';
 
 type Tx = Prisma.TransactionClient;
 
-const INSERT_CUSTOMER = `INSERT INTO customers (id, account_id, livemode, name, email, metadata, created_at, updated_at, deleted_at, test_clock_id, address, tax_exempt, preferred_locale, phone)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`;
+const INSERT_CUSTOMER = `INSERT INTO customers (id, account_id, livemode, name, email, metadata, created_at, updated_at, deleted_at, test_clock_id, address, tax_exempt, preferred_locale, phone, tax_ids)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`;
 
 /**
  * Customers in the service's database; every query is scoped to one tenant. Saving a
@@ -70,7 +70,7 @@ export class CustomersRepository {
    */
   async insert(tx: PgTransaction | Tx, { customer, events }: CustomerChange): Promise<void> {
     const values = [customer.id, customer.tenant.accountId, customer.tenant.livemode, customer.name, customer.email, JSON.stringify(customer.metadata), customer.createdAt, customer.updatedAt, customer.deletedAt, customer.testClockId,
-      customer.address === null ? null : JSON.stringify(customer.address), customer.taxExempt, customer.preferredLocale, customer.phone];
+      customer.address === null ? null : JSON.stringify(customer.address), customer.taxExempt, customer.preferredLocale, customer.phone, JSON.stringify(customer.taxIds)];
     await appendToOutbox(tx, PRODUCER, events.flatMap(translateCustomerEvent), { sql: INSERT_CUSTOMER, values });
   }
 
@@ -84,8 +84,8 @@ export class CustomersRepository {
   }
 
   async update(tx: Tx, { customer, events }: CustomerChange): Promise<void> {
-    const { name, email, metadata, updatedAt, deletedAt, address, taxExempt, preferredLocale, phone } = toCustomerRow(customer);
-    await tx.customer.update({ where: { id: customer.id }, data: { name, email, metadata, updatedAt, deletedAt, address, taxExempt, preferredLocale, phone } });
+    const { name, email, metadata, updatedAt, deletedAt, address, taxExempt, preferredLocale, phone, taxIds } = toCustomerRow(customer);
+    await tx.customer.update({ where: { id: customer.id }, data: { name, email, metadata, updatedAt, deletedAt, address, taxExempt, preferredLocale, phone, taxIds } });
     await appendToOutbox(tx, PRODUCER, events.flatMap(translateCustomerEvent));
   }
 }

@@ -26,6 +26,14 @@ export interface CustomerJson {
   preferred_locale: string | null;
   /** E.164 (`+221771234567`), or null (docs/api/customers.md#address-and-tax-status). */
   phone: string | null;
+  /** The customer's tax ids, at most five, in order; [] when none (docs/api/customers.md#tax-ids). */
+  tax_ids: TaxIdJson[];
+}
+
+export interface TaxIdJson {
+  /** Stripe's type name: `eu_vat`, `ke_pin`, `sn_ninea`… */
+  type: string;
+  value: string;
 }
 
 export interface AddressJson {
@@ -54,10 +62,11 @@ export function presentCustomer(customer: Customer): CustomerJson {
     tax_exempt: customer.taxExempt || 'none',
     preferred_locale: customer.preferredLocale || null,
     phone: customer.phone || null,
+    tax_ids: customer.taxIds.map(({ type, value }) => ({ type, value })),
   };
 }
 
-export function presentAddress(address: Address): AddressJson {
+export function presentAddress(address: Pick<Address, 'line1' | 'line2' | 'city' | 'region' | 'postalCode' | 'country'>): AddressJson {
   return {
     line1: address.line1 || null,
     line2: address.line2 || null,

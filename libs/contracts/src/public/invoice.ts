@@ -2,6 +2,7 @@ import { fromInt64 } from '@recur/money';
 import type { Invoice, InvoiceLine } from '../gen/recur/invoicing/v1/invoice_pb';
 import { moneyFromMessage } from '../money';
 import { presentTaxAmount, type TaxAmountJson } from './tax-rate';
+import { type AddressJson, presentAddress, type TaxIdJson } from './customer';
 
 /** A period in unix seconds, or null when the invoice or line bills no period. */
 export interface PeriodJson {
@@ -50,6 +51,14 @@ export interface InvoiceJson {
   total_excluding_tax: number;
   /** The customer's tax status when raised: none, exempt, or reverse (reverse charge, no tax). */
   customer_tax_exempt: string;
+  /**
+   * The buyer as recorded at finalization, frozen after (docs/api/invoices.md#customer-details):
+   * null on drafts and on invoices finalized before Recur recorded them; customer_tax_ids is then
+   * null too, and [] on an issued invoice whose customer had none.
+   */
+  customer_address: AddressJson | null;
+  customer_phone: string | null;
+  customer_tax_ids: TaxIdJson[] | null;
   amount_due: number;
   /** The customer's balance before and after this invoice consumed credit at finalization (negative: credit): amount_due = total − (ending_balance − starting_balance). */
   starting_balance: number;
@@ -107,6 +116,9 @@ export function presentInvoice(invoice: Invoice): InvoiceJson {
     total: moneyFromMessage(invoice.total, 'total').amountMinor,
     total_excluding_tax: moneyFromMessage(invoice.totalExcludingTax ?? invoice.total, 'total_excluding_tax').amountMinor,
     customer_tax_exempt: invoice.customerTaxExempt || 'none',
+    customer_address: invoice.customerDetails?.address ? presentAddress(invoice.customerDetails.address) : null,
+    customer_phone: invoice.customerDetails?.phone || null,
+    customer_tax_ids: invoice.customerDetails ? invoice.customerDetails.taxIds.map(({ type, value }) => ({ type, value })) : null,
     amount_due: moneyFromMessage(invoice.amountDue, 'amount_due').amountMinor,
     // Unset from an invoicing release before customer balances: no credit was consumed.
     starting_balance: invoice.startingBalance ? moneyFromMessage(invoice.startingBalance, 'starting_balance').amountMinor : 0,

@@ -16,11 +16,12 @@ import { declaredRoute, RouteRunner } from '../../routing/route-runner';
 import { cookieValue, field, formOf, isHttps, randomToken, sameOrigin, sendPage, setCookie, tokensMatch } from '../page-kit';
 import { PAGES_LOGGER } from '../pages-logger';
 import { CustomerPortalLinks, type PortalClaims } from './customer-portal-links';
-import { customerPortalPage, type CustomerPortalView, linkProblemPage } from './customer-portal.html';
+import { type BillingForm, checkBillingForm, customerPortalPage, type CustomerPortalView, linkProblemPage } from './customer-portal.html';
 
 const CSRF_COOKIE = 'recur_customer_portal_csrf';
 const NOTICES: Record<string, string> = {
   'details-saved': 'portal.notice.details_saved',
+  'billing-saved': 'portal.notice.billing_saved',
   'cancelled': 'portal.notice.cancelled',
 };
 
@@ -83,6 +84,42 @@ export class CustomerPortalController {
     }
   }
 
+  /**
+   * The billing address and the first tax id (docs/api/portals.md#customer-portal-customer-portaltoken): checked here
+   * by the same rules as the API (@recur/vocabulary) so a refusal reads in the customer's
+   * language, then saved through UpdateCustomer, the path `/v1` takes, so customer.updated fires
+   * (`source: "portal"`). Tax ids after the first, set through the API, are kept.
+   */
+  @Post(':token/billing')
+  async updateBilling(@Param('token') token: string, @Req() request: FastifyRequest, @Res() response: FastifyReply): Promise<void> {
+    const claims = await this.postClaims(token, request, response);
+    if (!claims) return;
+    const form = formOf(request);
+    const billing: BillingForm = {
+      line1: field(form, 'line1'), line2: field(form, 'line2'), postal_code: field(form, 'postal_code'), city: field(form, 'city'),
+      region: field(form, 'region'), country: field(form, 'country'), tax_id_type: field(form, 'tax_id_type'), tax_id_value: field(form, 'tax_id_value'),
+    };
+    const checked = checkBillingForm(billing);
+    if ('problem' in checked) return this.render(request, response, token, claims, 400, { errorKey: checked.problem, typedBilling: billing });
+    try {
+      const customer = (await this.run(claims, ROUTES.getCustomer, { params: { id: claims.customerId } })) as CustomerJson;
+      const others = customer.tax_ids.slice(1);
+      await this.services.subscription.updateCustomer({
+        tenant: toTenantMessage(claims.tenant),
+        id: claims.customerId,
+        address: checked.address ?? undefined,
+        clearAddress: checked.address === null,
+        taxIds: { taxIds: checked.taxId ? [checked.taxId, ...others] : others },
+        source: 'portal',
+        requestId: newId('req'),
+      });
+      response.redirect(`${this.base(token)}?notice=billing-saved`, 303);
+    } catch (error) {
+      const failure = apiErrorOf(error, request.raw);
+      await this.render(request, response, token, claims, failure.status, { error: failure.message, typedBilling: billing });
+    }
+  }
+
   @Post(':token/subscriptions/:id/cancel')
   async cancel(@Param('token') token: string, @Param('id') id: string, @Req() request: FastifyRequest, @Res() response: FastifyReply): Promise<void> {
     const claims = await this.postClaims(token, request, response);
@@ -126,7 +163,7 @@ export class CustomerPortalController {
     token: string,
     claims: PortalClaims,
     status: number,
-    pageMessages: Pick<CustomerPortalView, 'notice' | 'error' | 'typed'>,
+    pageMessages: Pick<CustomerPortalView, 'notice' | 'error' | 'errorKey' | 'typed' | 'typedBilling'>,
   ): Promise<void> {
     try {
       const customer = (await this.run(claims, ROUTES.getCustomer, { params: { id: claims.customerId } })) as CustomerJson;

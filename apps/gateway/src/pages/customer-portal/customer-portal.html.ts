@@ -1,6 +1,7 @@
 import type { CustomerJson, InvoiceJson, SubscriptionJson } from '@recur/contracts';
 import type { Messages } from '@recur/i18n';
 import { money } from '@recur/money';
+import { checkTaxId, isCountryCode, TAX_ID_TYPES } from '@recur/vocabulary';
 import { html, layout, type SafeHtml } from '../page-kit';
 
 /** The customer portal's pages: what one customer sees through a signed link. */
@@ -19,8 +20,76 @@ export interface CustomerPortalView {
   /** A catalogue key (`portal.notice.details_saved`). */
   notice?: string;
   error?: string;
+  /** A refusal in the customer's words (a catalogue key: `portal.error.country`). */
+  errorKey?: string;
   /** The values the customer typed, shown again after a refusal. */
   typed?: { name: string; email: string };
+  typedBilling?: BillingForm;
+}
+
+/** The billing form as posted: the address's parts and one tax id (type `''`: none). */
+export interface BillingForm {
+  line1: string;
+  line2: string;
+  postal_code: string;
+  city: string;
+  region: string;
+  country: string;
+  tax_id_type: string;
+  tax_id_value: string;
+}
+
+const ADDRESS_PARTS = ['line1', 'line2', 'postal_code', 'city', 'region'] as const;
+const ADDRESS_PART_MAX = 200;
+
+/**
+ * The billing form checked by the API's own rules (an ISO country code, 200 characters a part,
+ * the tax id's rule from @recur/vocabulary), refusing with a catalogue key; an all-empty address
+ * is none (null), an empty tax id type none.
+ */
+export function checkBillingForm(form: BillingForm):
+  | { address: { line1: string; line2: string; city: string; region: string; postalCode: string; country: string } | null; taxId: { type: string; value: string } | null }
+  | { problem: string } {
+  if (ADDRESS_PARTS.some((part) => form[part].trim().length > ADDRESS_PART_MAX)) return { problem: 'portal.error.address_too_long' };
+  const country = form.country.trim().toUpperCase();
+  if (country !== '' && !isCountryCode(country)) return { problem: 'portal.error.country' };
+  const address = { line1: form.line1.trim(), line2: form.line2.trim(), city: form.city.trim(), region: form.region.trim(), postalCode: form.postal_code.trim(), country };
+  let taxId: { type: string; value: string } | null = null;
+  if (form.tax_id_type !== '' || form.tax_id_value.trim() !== '') {
+    const check = checkTaxId(form.tax_id_type, form.tax_id_value);
+    if (!check.ok) return { problem: `portal.error.tax_id.${check.reason}` };
+    taxId = { type: check.type, value: check.value };
+  }
+  return { address: Object.values(address).every((part) => part === '') ? null : address, taxId };
+}
+
+/** A tax id type as the form lists it: its label and, for a national one, the country in the customer's language (`NINEA — Sénégal`). */
+function taxIdTypeLabel(words: Messages, type: string): string {
+  const label = words.t(`tax_id.${type}`);
+  if (type === 'eu_vat') return label;
+  const country = new Intl.DisplayNames([words.locale], { type: 'region' }).of(type.slice(0, 2).toUpperCase());
+  return `${label} — ${country}`;
+}
+
+function billingCard(view: CustomerPortalView): SafeHtml {
+  const w = view.words;
+  const address = view.customer.address;
+  const first = view.customer.tax_ids[0];
+  const typed: BillingForm = view.typedBilling ?? {
+    line1: address?.line1 ?? '', line2: address?.line2 ?? '', postal_code: address?.postal_code ?? '', city: address?.city ?? '',
+    region: address?.region ?? '', country: address?.country ?? '', tax_id_type: first?.type ?? '', tax_id_value: first?.value ?? '',
+  };
+  const input = (name: keyof BillingForm, autocomplete: string, max: number) =>
+    html`<label for="billing-${name}">${w.t(name.startsWith('tax_id') ? 'portal.tax_id.value' : `portal.address.${name}`)}</label><input id="billing-${name}" name="${name}" type="text" autocomplete="${autocomplete}" maxlength="${String(max)}" value="${typed[name]}">`;
+  return html`<div class="card"><h2>${w.t('portal.billing')}</h2><p class="muted">${w.t('portal.billing_help')}</p>
+<form method="post" action="${view.base}/billing">${csrfField(view.csrf)}
+${input('line1', 'address-line1', 200)}${input('line2', 'address-line2', 200)}${input('postal_code', 'postal-code', 200)}${input('city', 'address-level2', 200)}${input('region', 'address-level1', 200)}
+<label for="billing-country">${w.t('portal.address.country')}</label><input id="billing-country" name="country" type="text" autocomplete="country" maxlength="2" value="${typed.country}">
+<label for="billing-tax_id_type">${w.t('portal.tax_id.type')}</label><select id="billing-tax_id_type" name="tax_id_type">
+<option value=""${typed.tax_id_type === '' ? ' selected' : ''}>${w.t('portal.tax_id.none')}</option>
+${TAX_ID_TYPES.map((type) => html`<option value="${type}"${typed.tax_id_type === type ? ' selected' : ''}>${taxIdTypeLabel(w, type)}</option>`)}</select>
+${input('tax_id_value', 'off', 64)}
+<p><button type="submit">${w.t('portal.save_billing')}</button></p></form></div>`;
 }
 
 const csrfField = (csrf: string) => html`<input type="hidden" name="csrf" value="${csrf}">`;
@@ -70,11 +139,13 @@ export function customerPortalPage(view: CustomerPortalView): string {
 ${view.customer.livemode ? '' : html`<p><span class="badge wait">${w.t('portal.sandbox')}</span></p>`}
 ${view.notice ? html`<div class="notice" role="status">${w.t(view.notice)}</div>` : ''}
 ${view.error ? html`<div class="error" role="alert">${view.error}</div>` : ''}
+${view.errorKey ? html`<div class="error" role="alert">${w.t(view.errorKey)}</div>` : ''}
 <div class="card"><h2>${w.t('portal.details')}</h2>
 <form method="post" action="${view.base}/details">${csrfField(view.csrf)}
 <label for="customer-name">${w.t('portal.name')}</label><input id="customer-name" name="name" type="text" autocomplete="name" required maxlength="256" value="${typed.name}">
 <label for="customer-email">${w.t('portal.email')}</label><input id="customer-email" name="email" type="email" autocomplete="email" required maxlength="320" value="${typed.email}">
 <p><button type="submit">${w.t('portal.save_details')}</button></p></form></div>
+${billingCard(view)}
 <div class="card"><h2>${w.t('portal.subscriptions')}</h2>
 ${view.subscriptions.length === 0 ? html`<p>${w.t('portal.no_subscriptions')}</p>` : html`<div class="table-wrap"><table>
 <thead><tr><th scope="col">${w.t('portal.column.plan')}</th><th scope="col">${w.t('portal.column.status')}</th><th scope="col">${w.t('portal.column.billing')}</th><th scope="col">${w.t('portal.column.period')}</th><th scope="col">${w.t('portal.column.actions')}</th></tr></thead>

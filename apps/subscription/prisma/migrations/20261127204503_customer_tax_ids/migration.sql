@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "customers" ADD COLUMN     "tax_ids" JSONB NOT NULL DEFAULT '[]';
