@@ -186,12 +186,13 @@ export const UNTAXED: InvoiceTaxing = { customerTaxExempt: 'none', lineRates: []
  * An invoice's lines taxed and its figures (docs/api/invoices.md#tax-and-rounding): the same
  * function raises an invoice and answers the upcoming-invoice preview.
  */
-export function taxedTotals<L extends Omit<InvoiceLine, 'taxAmounts'>>(currency: string, lines: L[], discount: Money, taxing: InvoiceTaxing) {
+export function taxedTotals<L extends Omit<InvoiceLine, 'taxAmounts'>>(currency: string, lines: L[], discount: Money, taxing: InvoiceTaxing, options: { negativeTotal?: boolean } = {}) {
   const lineSum = sum(currency, lines.map((line) => line.amount));
-  if (discount.amountMinor < 0 || compare(discount, lineSum) > 0) throw invalidArgument('discount', 'discount must be between 0 and the sum of the lines');
+  if (discount.amountMinor < 0 || discount.amountMinor > Math.max(lineSum.amountMinor, 0)) throw invalidArgument('discount', 'discount must be between 0 and the sum of the lines');
   const taxed = taxInvoice(currency, lines.map((line, index) => ({ amount: line.amount, taxRate: taxing.lineRates[index] ?? null })), discount);
   const { subtotal, total } = taxed;
-  if (total.amountMinor < 0) throw invalidArgument('lines', 'an invoice total must not be negative');
+  // Only a final invoice may credit more than it charges: its negative total becomes customer balance at finalization.
+  if (total.amountMinor < 0 && !options.negativeTotal) throw invalidArgument('lines', 'an invoice total must not be negative');
   return {
     lines: lines.map((line, index) => ({ ...line, taxAmounts: taxed.lines[index].taxAmounts })),
     subtotal,
@@ -391,7 +392,7 @@ export function createSubscriptionInvoice(tenant: TenantRef, customer: BilledCus
     collectionMethod: checkCollectionMethod(fields.collectionMethod),
     currency,
     description: null,
-    ...taxedTotals(currency, lines, discount, taxing),
+    ...taxedTotals(currency, lines, discount, taxing, { negativeTotal: fields.billingReason === FINAL_BILLING_REASON }),
     // A final invoice is raised when the subscription ends (period_end), not when its period began.
     dueDate: utcDay(addDays(fields.billingReason === FINAL_BILLING_REASON ? fields.periodEnd : fields.periodStart, fields.dueInDays)),
     periodStart: fields.periodStart,
@@ -451,6 +452,7 @@ export function finalizeInvoice(invoice: Invoice, finalization: Finalization, no
  * is (docs/api/customer-balance.md#invoices-consume-credit).
  */
 export function consumeBalance(amountDue: Money, balance: Money | undefined): Pick<Invoice, 'amountDue' | 'startingBalance' | 'endingBalance'> {
+  if (amountDue.amountMinor < 0) return creditBalance(amountDue, balance);
   if (!balance || balance.currency !== amountDue.currency || balance.amountMinor >= 0) {
     return { amountDue, startingBalance: zero(amountDue.currency), endingBalance: zero(amountDue.currency) };
   }
@@ -458,7 +460,20 @@ export function consumeBalance(amountDue: Money, balance: Money | undefined): Pi
   return { amountDue: money(amountDue.amountMinor - applied, amountDue.currency), startingBalance: balance, endingBalance: money(balance.amountMinor + applied, balance.currency) };
 }
 
-/** The credit an invoice took from its customer's balance (0 when none). */
+/**
+ * A negative total (a final invoice that credits more than it charges) becomes customer
+ * balance, as Stripe credits a negative invoice: nothing is due and the balance gains the
+ * credit. A balance holding credit in another currency keeps it, and this credit stays on the
+ * invoice (one currency per customer: docs/api/customer-balance.md#rules).
+ */
+function creditBalance(total: Money, balance: Money | undefined): Pick<Invoice, 'amountDue' | 'startingBalance' | 'endingBalance'> {
+  const none = zero(total.currency);
+  if (balance && balance.currency !== total.currency && balance.amountMinor !== 0) return { amountDue: none, startingBalance: none, endingBalance: none };
+  const starting = balance && balance.currency === total.currency ? balance : none;
+  return { amountDue: none, startingBalance: starting, endingBalance: money(starting.amountMinor + total.amountMinor, total.currency) };
+}
+
+/** The credit an invoice took from its customer's balance (0 when none; negative when a negative total credited it). */
 export const appliedBalance = (invoice: Pick<Invoice, 'startingBalance' | 'endingBalance'>): number => invoice.endingBalance.amountMinor - invoice.startingBalance.amountMinor;
 
 /** The payment id of an invoice paid with nothing due: none (`data.payment` is null). */

@@ -5,6 +5,7 @@ import { type Metadata, unixSeconds } from '@recur/kernel';
 import { money } from '@recur/money';
 import type { BillingInterval, PricedPlan } from '@recur/pricing';
 import { Prisma, type Subscription as SubscriptionRow } from '../generated/prisma/client';
+import type { AppliedDiscount } from '@recur/pricing';
 import type { Discount } from './discount';
 import type { PendingChange, PendingItem, Subscription, SubscriptionAddOn, SubscriptionStatus } from './subscription';
 
@@ -56,6 +57,7 @@ export function fromSubscriptionRow(row: SubscriptionRow): Subscription {
     discount: fromDiscountJson(row.discount),
     pendingChange: fromPendingChangeJson(row.pendingChange),
     pendingItems: row.pendingItems as unknown as PendingItem[],
+    periodDiscount: (row.periodDiscount as unknown as AppliedDiscount | null) ?? null,
   };
 }
 
@@ -93,6 +95,7 @@ export function toSubscriptionRow(subscription: Subscription): Prisma.Subscripti
     discount: subscription.discount ? json(subscription.discount) : Prisma.DbNull,
     pendingChange: subscription.pendingChange ? json(subscription.pendingChange) : Prisma.DbNull,
     pendingItems: json(subscription.pendingItems),
+    periodDiscount: subscription.periodDiscount ? json(subscription.periodDiscount) : Prisma.DbNull,
   };
 }
 
