@@ -1,7 +1,7 @@
 import { COLLECTION_METHODS, type CollectionMethod, DEFAULT_COLLECTION_METHOD, INVOICE_CREATE_STATUSES, isCollectionMethod, isRetryablePaymentFailure, INVOICE_DEFAULT_DUE_DAYS, INVOICE_DESCRIPTION_MAX, INVOICE_LINES_MAX, type InvoiceStatus, isCalendarDate, QUANTITY_MAX } from '@recur/vocabulary';
 import { checkMetadata, DomainError, failedPrecondition, invalidArgument, type Metadata, newId, type TenantRef } from '@recur/kernel';
 import type { CreditNote } from '../credit-notes/credit-note';
-import { add, AMOUNT_MAX, checkCurrencyCode, compare, type Money, money, sum, type TaxAmount, taxInvoice, type TaxRateTerms, zero } from '@recur/money';
+import { add, AMOUNT_MAX, checkCurrencyCode, type Money, money, sum, type TaxAmount, taxInvoice, type TaxRateTerms, zero } from '@recur/money';
 import type { TaxExemptStatus } from '@recur/vocabulary';
 import type { TaxCustomer } from '../tax-rates/tax-rate';
 
