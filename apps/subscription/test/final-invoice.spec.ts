@@ -101,7 +101,7 @@ describe('the final invoice of a subscription (docs/api/subscriptions.md#final-i
       const discount = startDiscount(coupon('once', 10), T0);
       const sold = createSubscription(tenant, { customerId: 'cus_1', planId: 'plan_team', price, planIntervals: ['monthly'], billingInterval: 'monthly', testClockId: null, quantity: 3, addOns: [SUPPORT], discount }, T0).subscription;
       // The period invoice: 3 × 1 000 + 500 + 2 × 300 = 4 100, 10 % off (410) — the coupon is used up now.
-      expect(sold).toMatchObject({ discount: null, periodDiscount: { amount: 410, base: 4_100 } });
+      expect(sold).toMatchObject({ discount: null, periodDiscount: { amount: 410, base: 4_100, periodStart: seconds(T0) } });
       const change = cancelNow(sold, at(20), [], { prorate: true });
       // A third of the period is left: (3 500 − 350) / 3 = 1 050 and (600 − 60) / 3 = 180.
       expect(change.finalInvoice!.price.lines.map((line) => [invoiceLineKind(line), line.description, line.amount, line.taxRateIds])).toEqual([
@@ -111,6 +111,10 @@ describe('the final invoice of a subscription (docs/api/subscriptions.md#final-i
       expect(change.finalInvoice!.price).toMatchObject({ subtotal: -1_230, discount: 0, total: -1_230 });
       // Without prorate: nothing to bill, no final invoice (Stripe's default).
       expect(cancelNow(sold, at(20)).finalInvoice).toBeUndefined();
+      // A discount kept for another period (written by an older release mid-rollout) is not trusted: credited undiscounted.
+      const stale = { ...sold, periodDiscount: { amount: 410, base: 4_100, periodStart: seconds(T0) - 1 } };
+      // 3 500 / 3 = 1 166.67 → 1 167 and 600 / 3 = 200.
+      expect(cancelNow(stale, at(20), [], { prorate: true }).finalInvoice!.price.total).toBe(-1_367);
     });
 
     it('credits nothing for a trial or a paused subscription (no period was paid in advance)', () => {

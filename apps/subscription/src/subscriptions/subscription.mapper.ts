@@ -5,9 +5,8 @@ import { type Metadata, unixSeconds } from '@recur/kernel';
 import { money } from '@recur/money';
 import type { BillingInterval, PricedPlan } from '@recur/pricing';
 import { Prisma, type Subscription as SubscriptionRow } from '../generated/prisma/client';
-import type { AppliedDiscount } from '@recur/pricing';
 import type { Discount } from './discount';
-import type { PendingChange, PendingItem, Subscription, SubscriptionAddOn, SubscriptionStatus } from './subscription';
+import type { PendingChange, PendingItem, PeriodDiscount, Subscription, SubscriptionAddOn, SubscriptionStatus } from './subscription';
 
 /** JSON columns hold dates as ISO strings; these bring them back. */
 type Stored<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] };
@@ -57,7 +56,7 @@ export function fromSubscriptionRow(row: SubscriptionRow): Subscription {
     discount: fromDiscountJson(row.discount),
     pendingChange: fromPendingChangeJson(row.pendingChange),
     pendingItems: row.pendingItems as unknown as PendingItem[],
-    periodDiscount: (row.periodDiscount as unknown as AppliedDiscount | null) ?? null,
+    periodDiscount: (row.periodDiscount as unknown as PeriodDiscount | null) ?? null,
   };
 }
 

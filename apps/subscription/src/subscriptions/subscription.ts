@@ -59,11 +59,17 @@ export interface Subscription {
   /** Prorations (and carried credit) the next period invoice bills, in the order they arose. */
   pendingItems: PendingItem[];
   /**
-   * The discount the current period's invoice applied (its coupon's amount and the charges it
-   * spread it over), which a cancellation with `prorate` credits back in proportion; null: the
-   * period was invoiced before it was kept (credited undiscounted) or no period was invoiced.
+   * The discount the invoice of the period starting `periodStart` applied (its coupon's amount
+   * and the charges it spread it over), which a cancellation with `prorate` credits back in
+   * proportion. Null, or another period's (written before it was kept, or by an older replica
+   * mid-rollout): the unused time is credited undiscounted.
    */
-  periodDiscount: AppliedDiscount | null;
+  periodDiscount: PeriodDiscount | null;
+}
+
+/** What a period invoice took off with its coupon, and which period that was (unix seconds of its start). */
+export interface PeriodDiscount extends AppliedDiscount {
+  periodStart: number;
 }
 
 export interface SubscriptionAddOn {
@@ -395,7 +401,8 @@ export function unusedTimeItems(subscription: Subscription, now: Date): PendingI
   const span = { start: unixSeconds(subscription.currentPeriodStart), end: unixSeconds(subscription.currentPeriodEnd) };
   const day = now.toISOString().slice(0, 10);
   const nameOf = (addonId?: string) => (addonId ? subscription.addOns.find((addOn) => addOn.addonId === addonId)?.name ?? addonId : subscription.price.name);
-  return unusedTimeCredits(recurringLines(subscription), subscription.periodDiscount, span, unixSeconds(now)).map((credit) => ({
+  const discount = subscription.periodDiscount?.periodStart === span.start ? subscription.periodDiscount : null;
+  return unusedTimeCredits(recurringLines(subscription), discount, span, unixSeconds(now)).map((credit) => ({
     description: `Unused time on ${nameOf(credit.addonId)} after ${day}`,
     amount: credit.amount,
     ...(credit.taxRateIds ? { taxRateIds: credit.taxRateIds } : {}),
@@ -461,7 +468,7 @@ function billCurrentPeriod(subscription: Subscription, billingReason: BillingRea
     ...subscription,
     pendingItems: price.creditCarried > 0 ? [{ description: CREDIT_CARRIED_IN_DESCRIPTION, amount: -price.creditCarried }] : [],
     discount: afterBilledPeriod(subscription.discount),
-    periodDiscount: appliedDiscountOf(price),
+    periodDiscount: { ...appliedDiscountOf(price), periodStart: unixSeconds(subscription.currentPeriodStart) },
   };
   return { subscription: billed, invoice: { periodStart: subscription.currentPeriodStart, periodEnd: subscription.currentPeriodEnd, billingReason, price } };
 }
