@@ -1,3 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { api, eventually, type Keys, type Mesh, meshForFile } from './mesh';
 
 /**
@@ -38,6 +42,14 @@ async function invoiceOf(subscription: string, billingReason: string, periodStar
   }, 60_000, `the ${billingReason} invoice of ${subscription}`);
 }
 
+async function pdfText(invoiceId: string): Promise<string> {
+  const response = await fetch(`${mesh.baseUrl}/v1/invoices/${invoiceId}/pdf`, { headers: { 'x-api-key': keys.test } });
+  expect(response.status).toBe(200);
+  const file = join(mkdtempSync(join(tmpdir(), 'recur-proration-pdf-')), 'invoice.pdf');
+  writeFileSync(file, new Uint8Array(await response.arrayBuffer()));
+  return execFileSync('pdftotext', ['-layout', file, '-'], { encoding: 'utf8' }).replace(/\u00a0/g, ' ');
+}
+
 const linesOf = (invoice: Invoice) => invoice.lines.map((line: any) => [line.kind, line.description, line.amount, line.tax_amounts.map((tax: any) => tax.amount)]);
 const ledgerOf = async (customer: string) =>
   (await call('GET', `/v1/customers/${customer}/balance-transactions`)).body.data.map((entry: any) => [entry.type, entry.amount, entry.ending_balance, entry.invoice]);
@@ -71,6 +83,10 @@ describe('proration that gives money back', () => {
     expect(final.total_tax_amounts.map((tax: any) => [tax.tax_rate, tax.taxable_amount, tax.amount])).toEqual([[vat.id, -21_000, -3_360]]);
     expect((await call('GET', `/v1/customers/${customer.id}`)).body).toMatchObject({ balance: -24_360, currency: 'zmw' });
     expect(await ledgerOf(customer.id)).toEqual([['applied_to_invoice', -24_360, -24_360, final.id]]);
+    const text = await pdfText(final.id);
+    expect(text).toMatch(/Total\s+-ZMW 243\.60/);
+    expect(text).toMatch(/Credited to balance\s+ZMW 243\.60/);
+    expect(text).not.toMatch(/Applied balance/);
     // The period's invoice was never paid: it still owes its whole amount (docs/decisions.md#customer-balance).
     expect((await call('GET', `/v1/invoices/${first.id}`)).body).toMatchObject({ status: 'open', amount_due: 35_960 });
 
