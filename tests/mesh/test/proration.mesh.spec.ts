@@ -115,21 +115,27 @@ describe('proration that gives money back', () => {
     expect((await call('GET', `/v1/customers/${customer.id}`)).body).toMatchObject({ balance: -12_180, currency: 'zmw' });
   });
 
-  it('the upcoming invoice shows the balance the renewal will consume, and the renewal consumes exactly that', async () => {
-    const clock = (await created('/v1/test-clocks', { name: 'preview with balance', frozen_time: START })).id;
+  it('the upcoming invoice shows every credit the renewal will apply — pending proration credits and the balance — and the renewal applies exactly those', async () => {
+    const clock = (await created('/v1/test-clocks', { name: 'preview with credits', frozen_time: START })).id;
     const customer = await created('/v1/customers', { name: 'Chileshe Tembo', email: 'chileshe@example.com', address: { city: 'Kitwe', country: 'ZM' }, test_clock: clock });
-    const plan = await created('/v1/plans', { name: 'Studio ZMW', pricing_model: 'flat_rate', amount_monthly: 10_000, currency: 'zmw' });
-    const subscription = await created('/v1/subscriptions', { customer: customer.id, plan: plan.id, billing_interval: 'monthly' });
+    const large = await created('/v1/plans', { name: 'Studio Large ZMW', pricing_model: 'flat_rate', amount_monthly: 31_000, currency: 'zmw' });
+    const small = await created('/v1/plans', { name: 'Studio Small ZMW', pricing_model: 'flat_rate', amount_monthly: 15_500, currency: 'zmw' });
+    const subscription = await created('/v1/subscriptions', { customer: customer.id, plan: large.id, billing_interval: 'monthly' });
     await invoiceOf(subscription.id, 'subscription_create');
     await created(`/v1/customers/${customer.id}/balance-transactions`, { amount: -5_000, currency: 'zmw', description: 'Goodwill' });
+    await advanceTo(clock, START + 10 * DAY);
+    expect((await call('POST', `/v1/subscriptions/${subscription.id}/change-plan`, { plan: small.id, effective: 'immediately' })).status).toBe(200);
 
+    // February at 15 500, the downgrade's −21 000 + 10 500, each taxed 16 %: 5 000 + 800 = 5 800, of which the balance pays 5 000.
     const preview = (await call('GET', `/v1/subscriptions/${subscription.id}/upcoming-invoice`)).body;
-    expect(preview).toMatchObject({ period_start: FEB, total: 11_600, starting_balance: -5_000, ending_balance: 0, amount_due: 6_600 });
+    expect(preview.lines.map((line: any) => [line.kind, line.amount])).toEqual([['plan', 15_500], ['proration', -21_000], ['proration', 10_500]]);
+    expect(preview).toMatchObject({ period_start: FEB, subtotal: 5_000, tax: 800, total: 5_800, starting_balance: -5_000, ending_balance: 0, amount_due: 800 });
 
     await advanceTo(clock, FEB + DAY);
     const renewal = await invoiceOf(subscription.id, 'subscription_cycle', FEB);
-    const figures = (invoice: Invoice) => ({ subtotal: invoice.subtotal, discount: invoice.discount ?? 0, tax: invoice.tax, total: invoice.total, starting_balance: invoice.starting_balance, ending_balance: invoice.ending_balance, amount_due: invoice.amount_due });
+    const figures = (invoice: Invoice) => ({ subtotal: invoice.subtotal, discount: invoice.discount, tax: invoice.tax, total: invoice.total, starting_balance: invoice.starting_balance, ending_balance: invoice.ending_balance, amount_due: invoice.amount_due });
     expect(figures(renewal)).toEqual(figures(preview));
     expect(renewal.lines.map((line: any) => [line.kind, line.description, line.amount])).toEqual(preview.lines.map((line: any) => [line.kind, line.description, line.amount]));
+    expect((await call('GET', `/v1/customers/${customer.id}`)).body).toMatchObject({ balance: 0 });
   });
 });
