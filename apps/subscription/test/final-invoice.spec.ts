@@ -117,6 +117,16 @@ describe('the final invoice of a subscription (docs/api/subscriptions.md#final-i
       expect(cancelNow(stale, at(20), [], { prorate: true }).finalInvoice!.price.total).toBe(-1_367);
     });
 
+    it('the coupon still running discounts the usage only: the credit, net of the period invoice\'s discount already, is not discounted twice', () => {
+      const discount = startDiscount(coupon('forever', 10), T0);
+      const sold = createSubscription(tenant, { customerId: 'cus_1', planId: 'plan_team', price: METERED, planIntervals: ['monthly'], billingInterval: 'monthly', testClockId: null, discount }, T0).subscription;
+      // Period invoice 1 000 + 500, 10 % off (150). Cancelled with a third left: −(1 500 − 150) / 3 = −450.
+      // Usage 3 500 (2 500 beyond the included, 5 000), 10 % off (500): 5 000 − 500 − 450 = 4 050.
+      const change = cancelNow(sold, at(20), usageOf(3_500, at(20)), { prorate: true });
+      expect(linesOf(change.finalInvoice!.price)).toEqual([{ kind: 'usage', amount: 5_000 }, { kind: 'proration', amount: -450 }]);
+      expect(change.finalInvoice!.price).toMatchObject({ subtotal: 4_550, discount: 500, total: 4_050 });
+    });
+
     it('credits nothing for a trial or a paused subscription (no period was paid in advance)', () => {
       expect(cancelNow(subscribed(plan([]), { trialDays: 14 }), at(5), [], { prorate: true }).finalInvoice).toBeUndefined();
       expect(cancelNow(pause(subscribed(plan([])), null, at(5)).subscription, at(10), [], { prorate: true }).finalInvoice).toBeUndefined();

@@ -187,8 +187,9 @@ export const UNTAXED: InvoiceTaxing = { customerTaxExempt: 'none', lineRates: []
  * function raises an invoice and answers the upcoming-invoice preview.
  */
 export function taxedTotals<L extends Omit<InvoiceLine, 'taxAmounts'>>(currency: string, lines: L[], discount: Money, taxing: InvoiceTaxing, options: { negativeTotal?: boolean } = {}) {
-  const lineSum = sum(currency, lines.map((line) => line.amount));
-  if (discount.amountMinor < 0 || discount.amountMinor > Math.max(lineSum.amountMinor, 0)) throw invalidArgument('discount', 'discount must be between 0 and the sum of the lines');
+  // The discount is spread over the charged (positive) lines, as taxInvoice spreads it; a final invoice's credits come after it.
+  const charged = sum(currency, lines.map((line) => (line.amount.amountMinor > 0 ? line.amount : zero(currency))));
+  if (discount.amountMinor < 0 || discount.amountMinor > charged.amountMinor) throw invalidArgument('discount', 'discount must be between 0 and the sum of the charged lines');
   const taxed = taxInvoice(currency, lines.map((line, index) => ({ amount: line.amount, taxRate: taxing.lineRates[index] ?? null })), discount);
   const { subtotal, total } = taxed;
   // Only a final invoice may credit more than it charges: its negative total becomes customer balance at finalization.

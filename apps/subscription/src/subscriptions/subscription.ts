@@ -416,9 +416,11 @@ export function unusedTimeItems(subscription: Subscription, now: Date): PendingI
  * by @recur/pricing, with the coupon the next invoice would take. No plan, add-on or fixed
  * line: those were billed in advance with the period. Credit beyond the charges is kept: the
  * total goes below 0 and invoicing turns it into customer balance (Stripe: a negative invoice
- * credits the customer's balance), so a downgrade's credit survives the end.
+ * credits the customer's balance), so a downgrade's credit survives the end. The unused time's
+ * credit (`unusedTime`) comes after the discount: it is net of the period invoice's own
+ * discount already, and the coupon discounts the charges only.
  */
-export function priceFinalInvoice(subscription: Subscription, usage: PeriodUsage): PeriodPrice {
+export function priceFinalInvoice(subscription: Subscription, usage: PeriodUsage, unusedTime: PendingItem[] = []): PeriodPrice {
   const usageOnly: PricedPlan = {
     ...subscription.price,
     pricingModel: 'flat_rate',
@@ -436,15 +438,20 @@ export function priceFinalInvoice(subscription: Subscription, usage: PeriodUsage
     creditBeyondCharges: 'keep',
   });
   // The zero plan line stands for nothing billed.
-  return { ...price, lines: price.lines.filter((line) => line.kind !== 'plan') };
+  const lines = price.lines.filter((line) => line.kind !== 'plan');
+  const credits = unusedTime.map((item): PeriodPrice['lines'][number] => ({
+    kind: 'adjustment', description: item.description, quantity: 1, unitAmount: item.amount, flatAmount: 0, amount: item.amount, ...(item.taxRateIds ? { taxRateIds: [...item.taxRateIds] } : {}),
+  }));
+  const subtotal = price.subtotal + credits.reduce((total, line) => total + line.amount, 0);
+  return { ...price, lines: [...lines, ...credits], subtotal, total: subtotal - price.discount };
 }
 
 /**
  * The final invoice of a subscription ending at `endAt`, or none when nothing is left to bill
  * or credit (every line 0: no usage beyond what is included, no pending charge or credit).
  */
-export function finalInvoiceOf(subscription: Subscription, endAt: Date, usage: PeriodUsage): PeriodInvoice | undefined {
-  const price = priceFinalInvoice(subscription, usage);
+export function finalInvoiceOf(subscription: Subscription, endAt: Date, usage: PeriodUsage, unusedTime: PendingItem[] = []): PeriodInvoice | undefined {
+  const price = priceFinalInvoice(subscription, usage, unusedTime);
   if (!price.lines.some((line) => line.amount !== 0)) return undefined;
   const { start, end } = finalPeriod(subscription, endAt);
   return { periodStart: start, periodEnd: end, billingReason: 'subscription_final', price };
@@ -585,8 +592,7 @@ function assertNotEnded(subscription: Subscription): void {
  */
 export function cancelNow(subscription: Subscription, now: Date, usage: PeriodUsage = [], options: { prorate?: boolean } = {}): SubscriptionChange {
   assertNotEnded(subscription);
-  const credited = options.prorate ? { ...subscription, pendingItems: [...subscription.pendingItems, ...unusedTimeItems(subscription, now)] } : subscription;
-  const finalInvoice = finalInvoiceOf(credited, now, usage);
+  const finalInvoice = finalInvoiceOf(subscription, now, usage, options.prorate ? unusedTimeItems(subscription, now) : []);
   const cancelled: Subscription = { ...subscription, status: 'cancelled', cancelledAt: now, endedAt: now, resumeAt: null, pendingChange: null, pendingItems: [], updatedAt: now };
   return { subscription: cancelled, events: [{ kind: 'cancelled', subscription: cancelled }], finalInvoice };
 }
