@@ -125,6 +125,31 @@ describe('customer balance ledger', () => {
     expect(later).toMatchObject({ status: 'open', amountDue: usd(500), startingBalance: usd(-500), endingBalance: usd(0) });
     expect(await balanceOf(tenant, customer.id)).toBe(0);
   });
+
+  it('turns a negative final invoice into credit (no balance before), which a later period of the same batch consumes; other invoices never go negative', async () => {
+    const tenant = newTenant();
+    const customer = await newCustomer(tenant);
+    const invoiceOf = (subscriptionId: string, periodStart: number, billingReason: string, amount: number) => ({
+      tenant, customerId: customer.id, subscriptionId, periodStart: BigInt(periodStart), periodEnd: BigInt(periodStart + 864_000),
+      currency: 'usd', billingReason, dueInDays: 0, lines: [{ kind: 'proration', description: 'Unused time on Team after 2027-01-11', quantity: 1n, amount: usd(amount) }],
+    });
+    const { results } = await client.createSubscriptionInvoices({ invoices: [
+      invoiceOf('sub_next', 1_800_000_000, 'subscription_cycle', 1_500),
+      invoiceOf('sub_ended', 1_799_000_000, 'subscription_final', -2_000),
+      invoiceOf('sub_refused', 1_799_500_000, 'subscription_cycle', -10),
+    ] });
+    const [next, final, refused] = results;
+    expect(final.invoice).toMatchObject({ status: 'paid', total: usd(-2_000), amountDue: usd(0), amountPaid: usd(0), startingBalance: usd(0), endingBalance: usd(-2_000) });
+    expect(next.invoice).toMatchObject({ status: 'paid', amountDue: usd(0), startingBalance: usd(-2_000), endingBalance: usd(-500) });
+    expect(refused).toMatchObject({ errorCode: 'parameter_invalid', errorMessage: 'an invoice total must not be negative' });
+    expect(await balanceOf(tenant, customer.id)).toBe(-500);
+    const { transactions } = await client.listCustomerBalanceTransactions({ tenant, customerId: customer.id, page: { limit: 10 } });
+    // One batch writes both at the same instant: the ledger's order between them is not defined, the ending balances are.
+    expect(transactions.map((entry) => [entry.type, minor(entry.amount), minor(entry.endingBalance), entry.invoiceId]).sort((x, y) => Number(x[2]) - Number(y[2]))).toEqual([
+      ['applied_to_invoice', -2_000, -2_000, final.invoice!.id],
+      ['applied_to_invoice', 1_500, -500, next.invoice!.id],
+    ]);
+  });
 });
 
 describe('tax carried back by refunds\' credit notes', () => {

@@ -4,7 +4,6 @@ import {
   cancelAtPeriodEnd,
   cancelNow,
   createSubscription,
-  FINAL_CREDIT_DESCRIPTION,
   finalUsageToBill,
   invoiceLineKind,
   pause,
@@ -57,12 +56,14 @@ describe('the final invoice of a subscription (docs/api/subscriptions.md#final-i
       expect(priceFinalInvoice(once, usageOf(2_000))).toMatchObject({ discount: 0, total: 2_000 });
     });
 
-    it('caps the total at 0 when credit exceeds the charges, and says the rest is not refunded', () => {
+    it('keeps credit beyond the charges as a negative total (invoicing makes it customer balance), with no line dropping it', () => {
       const credited = changePlanNow(subscribed(METERED, { quantity: 5 }), { quantity: 1 }, at(15)).subscription;
       const price = priceFinalInvoice(credited, usageOf(1_100));
-      expect(price.total).toBe(0);
-      // −2 750 + 750 of proration against 200 of usage: 1 800 of credit goes nowhere.
-      expect(price.lines.at(-1)).toMatchObject({ description: FINAL_CREDIT_DESCRIPTION, amount: 1_800 });
+      // −2 750 + 750 of proration against 200 of usage: −1 800, undiscounted.
+      expect(linesOf(price)).toEqual([{ kind: 'usage', amount: 200 }, { kind: 'proration', amount: -2_750 }, { kind: 'proration', amount: 750 }]);
+      expect(price).toMatchObject({ subtotal: -1_800, discount: 0, total: -1_800, creditCarried: 0 });
+      // Cancelled now, that credit alone still raises a final invoice.
+      expect(cancelNow(changePlanNow(subscribed(plan([]), { quantity: 5 }), { quantity: 1 }, at(15)).subscription, at(20)).finalInvoice).toMatchObject({ price: { total: -2_000 } });
     });
   });
 
@@ -89,6 +90,46 @@ describe('the final invoice of a subscription (docs/api/subscriptions.md#final-i
     it('raises no final invoice when nothing is left to bill: no usage beyond the included, no pending charge', () => {
       expect(cancelNow(subscribed(), at(20), usageOf(900, at(20))).finalInvoice).toBeUndefined();
       expect(cancelNow(subscribed(plan([])), at(20)).finalInvoice).toBeUndefined();
+    });
+  });
+
+  describe('cancel now with prorate', () => {
+    const SUPPORT = { addOn: { id: 'addon_support', name: 'Support', priceMonthly: 300, currency: 'usd', onSale: true, taxRateIds: ['txr_levy'] }, quantity: 2 };
+
+    it('credits the unused time of the plan (base and fixed lines, per quantity) and each add-on, with their tax rates, less the discount the period invoice applied', () => {
+      const price: PricedPlan = { ...plan([SEAT_FEE]), taxRateIds: ['txr_vat'] };
+      const discount = startDiscount(coupon('once', 10), T0);
+      const sold = createSubscription(tenant, { customerId: 'cus_1', planId: 'plan_team', price, planIntervals: ['monthly'], billingInterval: 'monthly', testClockId: null, quantity: 3, addOns: [SUPPORT], discount }, T0).subscription;
+      // The period invoice: 3 × 1 000 + 500 + 2 × 300 = 4 100, 10 % off (410) — the coupon is used up now.
+      expect(sold).toMatchObject({ discount: null, periodDiscount: { amount: 410, base: 4_100, periodStart: seconds(T0) } });
+      const change = cancelNow(sold, at(20), [], { prorate: true });
+      // A third of the period is left: (3 500 − 350) / 3 = 1 050 and (600 − 60) / 3 = 180.
+      expect(change.finalInvoice!.price.lines.map((line) => [invoiceLineKind(line), line.description, line.amount, line.taxRateIds])).toEqual([
+        ['proration', 'Unused time on Team after 2026-04-21', -1_050, ['txr_vat']],
+        ['proration', 'Unused time on Support after 2026-04-21', -180, ['txr_levy']],
+      ]);
+      expect(change.finalInvoice!.price).toMatchObject({ subtotal: -1_230, discount: 0, total: -1_230 });
+      // Without prorate: nothing to bill, no final invoice (Stripe's default).
+      expect(cancelNow(sold, at(20)).finalInvoice).toBeUndefined();
+      // A discount kept for another period (written by an older release mid-rollout) is not trusted: credited undiscounted.
+      const stale = { ...sold, periodDiscount: { amount: 410, base: 4_100, periodStart: seconds(T0) - 1 } };
+      // 3 500 / 3 = 1 166.67 → 1 167 and 600 / 3 = 200.
+      expect(cancelNow(stale, at(20), [], { prorate: true }).finalInvoice!.price.total).toBe(-1_367);
+    });
+
+    it('the coupon still running discounts the usage only: the credit, net of the period invoice\'s discount already, is not discounted twice', () => {
+      const discount = startDiscount(coupon('forever', 10), T0);
+      const sold = createSubscription(tenant, { customerId: 'cus_1', planId: 'plan_team', price: METERED, planIntervals: ['monthly'], billingInterval: 'monthly', testClockId: null, discount }, T0).subscription;
+      // Period invoice 1 000 + 500, 10 % off (150). Cancelled with a third left: −(1 500 − 150) / 3 = −450.
+      // Usage 3 500 (2 500 beyond the included, 5 000), 10 % off (500): 5 000 − 500 − 450 = 4 050.
+      const change = cancelNow(sold, at(20), usageOf(3_500, at(20)), { prorate: true });
+      expect(linesOf(change.finalInvoice!.price)).toEqual([{ kind: 'usage', amount: 5_000 }, { kind: 'proration', amount: -450 }]);
+      expect(change.finalInvoice!.price).toMatchObject({ subtotal: 4_550, discount: 500, total: 4_050 });
+    });
+
+    it('credits nothing for a trial or a paused subscription (no period was paid in advance)', () => {
+      expect(cancelNow(subscribed(plan([]), { trialDays: 14 }), at(5), [], { prorate: true }).finalInvoice).toBeUndefined();
+      expect(cancelNow(pause(subscribed(plan([])), null, at(5)).subscription, at(10), [], { prorate: true }).finalInvoice).toBeUndefined();
     });
   });
 

@@ -53,6 +53,12 @@ export interface PeriodInput {
   addOns?: PricedAddOn[];
   /** One-time amounts billed with the period (prorations, carried credit); may be negative. */
   adjustments?: PricedAdjustment[];
+  /**
+   * `carry` (default): credit beyond the charges is carried out by a last line, so the subtotal
+   * is 0. `keep`: the subtotal and total stay negative and nothing is discounted — a final
+   * invoice, whose negative total becomes customer balance (docs/api/subscriptions.md#final-invoice).
+   */
+  creditBeyondCharges?: 'carry' | 'keep';
 }
 
 export interface PeriodPrice {
@@ -63,7 +69,7 @@ export interface PeriodPrice {
   subtotal: number;
   /** What the coupon takes off: never more than the subtotal. */
   discount: number;
-  /** subtotal − discount; never negative. */
+  /** subtotal − discount; never negative unless `creditBeyondCharges: 'keep'`. */
   total: number;
   /**
    * Credit the lines could not use: when credits (negative adjustments) exceed the charges,
@@ -208,6 +214,10 @@ export function pricePeriod(input: PeriodInput): PeriodPrice {
 
   let subtotal = sum(currency, lines.map((item) => money(item.amount, currency)));
   let creditCarried = 0;
+  if (subtotal.amountMinor < 0 && input.creditBeyondCharges === 'keep') {
+    withTaxRates(lines, plan, input.addOns ?? [], input.adjustments ?? []);
+    return { currency, interval, lines, subtotal: subtotal.amountMinor, discount: 0, total: subtotal.amountMinor, creditCarried: 0 };
+  }
   if (subtotal.amountMinor < 0) {
     // More credit than charges: the invoice bills 0 and the rest of the credit moves on.
     creditCarried = -subtotal.amountMinor;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { DomainError } from '@recur/kernel';
-import { CREDIT_CARRIED_DESCRIPTION, pricePeriod, type PricedPlan, prorate } from '../src';
+import { appliedDiscountOf, CREDIT_CARRIED_DESCRIPTION, pricePeriod, type PricedPlan, prorate, unusedTimeCredits } from '../src';
 
 function failure(run: () => unknown): { code: string; param?: string } {
   try {
@@ -89,5 +89,70 @@ describe('pricePeriod with add-ons and adjustments', () => {
     expect(failure(() => pricePeriod({ plan: plan(), addOns: [{ id: 'a', name: 'A', priceMonthly: 1, quantity: 0 }] }))).toEqual({ code: 'parameter_invalid', param: 'add_ons.quantity' });
     expect(failure(() => pricePeriod({ plan: plan(), addOns: [{ id: 'a', name: 'A', priceMonthly: 1, quantity: 1.5 }] }))).toEqual({ code: 'parameter_invalid', param: 'add_ons.quantity' });
     expect(pricePeriod({ plan: plan(), addOns: [{ id: 'a', name: 'A', priceMonthly: 7, quantity: 1 }] }).total).toBe(3_007);
+  });
+});
+
+describe('proration credit and charge: the price difference over the time left, to the minor unit', () => {
+  it('a change credits the old price and charges the new one: together within one minor unit of the exact difference (never a whole unit off)', () => {
+    fc.assert(fc.property(
+      fc.integer({ min: 0, max: 100_000_000 }), fc.integer({ min: 0, max: 100_000_000 }),
+      fc.integer({ min: 1, max: 400 * 86_400 }), fc.double({ min: 0, max: 1, noNaN: true }),
+      (oldPrice, newPrice, length, where) => {
+        const span = { start: 1_700_000_000, end: 1_700_000_000 + length };
+        const at = span.start + Math.floor(where * length);
+        const credit = -prorate(oldPrice, span, at);
+        const charge = prorate(newPrice, span, at);
+        // The exact difference (newPrice − oldPrice) × left / length, as a fraction: compare without floating point.
+        const left = BigInt(span.end - at);
+        const exactTimesLength = BigInt(newPrice - oldPrice) * left;
+        const sumTimesLength = BigInt(credit + charge) * BigInt(length);
+        const gap = sumTimesLength - exactTimesLength;
+        expect(gap < BigInt(length) && gap > -BigInt(length)).toBe(true);
+      },
+    ));
+  });
+
+  it('the credit for unused time never exceeds what the period invoice charged, whatever the coupon, add-ons and moment', () => {
+    const discounted = fc.record({
+      amountMonthly: fc.integer({ min: 0, max: 5_000_000 }),
+      quantity: fc.integer({ min: 1, max: 50 }),
+      fixed: fc.integer({ min: 0, max: 200_000 }),
+      addOns: fc.array(fc.record({ price: fc.integer({ min: 1, max: 100_000 }), quantity: fc.integer({ min: 1, max: 20 }) }), { maxLength: 4 }),
+      coupon: fc.option(fc.oneof(
+        fc.record({ type: fc.constant('percentage' as const), value: fc.integer({ min: 1, max: 10_000 }).map((bp) => bp / 100) }),
+        fc.record({ type: fc.constant('fixed_amount' as const), value: fc.integer({ min: 1, max: 10_000_000 }) }),
+      )),
+      where: fc.double({ min: 0, max: 1, noNaN: true }),
+    });
+    fc.assert(fc.property(discounted, ({ amountMonthly, quantity, fixed, addOns, coupon, where }) => {
+      const price = pricePeriod({
+        plan: plan({ pricingModel: 'per_unit', amountMonthly, components: fixed > 0 ? [{ id: 'pc_1', type: 'fixed', name: 'Support', metricName: null, unitAmount: fixed, includedQuantity: 0 }] : [], taxRateIds: ['txr_plan'] }),
+        quantity,
+        addOns: addOns.map((addOn, index) => ({ id: `addon_${index}`, name: `Add-on ${index}`, priceMonthly: addOn.price, quantity: addOn.quantity, taxRateIds: [`txr_${index}`] })),
+        coupon: coupon && { id: 'co_1', name: 'Off', type: coupon.type, value: coupon.value, currency: 'usd' },
+      });
+      const at = period.start + Math.floor(where * (period.end - period.start));
+      const credits = unusedTimeCredits(price.lines, appliedDiscountOf(price), period, at);
+      const creditSum = (list: typeof credits) => list.reduce((total, credit) => total - credit.amount, 0);
+      const credited = creditSum(credits);
+      expect(credited).toBeGreaterThanOrEqual(0);
+      expect(credited).toBeLessThanOrEqual(price.total);
+      // Cancelled at the period's start, exactly the whole charge comes back.
+      expect(creditSum(unusedTimeCredits(price.lines, appliedDiscountOf(price), period, period.start))).toBe(price.total);
+      // Each credit carries the tax rates of what it credits.
+      for (const credit of credits) expect(credit.taxRateIds).toEqual([credit.addonId ? `txr_${credit.addonId.slice('addon_'.length)}` : 'txr_plan']);
+    }));
+  });
+
+  it('credits ten days into a 30-day period two thirds of the charge, less two thirds of a 10 % coupon', () => {
+    const price = pricePeriod({ plan: plan({ amountMonthly: 3_000 }), coupon: { id: 'co_1', name: '10 %', type: 'percentage', value: 10, currency: null } });
+    expect(price.total).toBe(2_700);
+    expect(unusedTimeCredits(price.lines, appliedDiscountOf(price), period, period.start + 10 * 86_400)).toEqual([{ amount: -1_800 }]);
+  });
+
+  it('keeps a negative total when asked (a final invoice), undiscounted, and carries it otherwise', () => {
+    const input = { plan: plan({ amountMonthly: 0 }), adjustments: [{ description: 'Unused time', amount: -1_000 }], coupon: { id: 'co_1', name: '10 %', type: 'percentage' as const, value: 10, currency: null } };
+    expect(pricePeriod({ ...input, creditBeyondCharges: 'keep' })).toMatchObject({ subtotal: -1_000, discount: 0, total: -1_000, creditCarried: 0 });
+    expect(pricePeriod(input)).toMatchObject({ subtotal: 0, total: 0, creditCarried: 1_000 });
   });
 });

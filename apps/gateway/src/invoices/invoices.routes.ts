@@ -55,7 +55,7 @@ export const INVOICE_SCHEMA = responseSchema<InvoiceJson>('Invoice', {
     discount: amount,
     total_tax_amounts: { type: 'array', items: TAX_AMOUNT_SCHEMA, description: "The tax per rate: the sums of the lines' tax amounts." },
     tax: { ...amount, description: 'All tax, inclusive and exclusive.' },
-    total: { ...amount, description: 'subtotal − discount + exclusive tax.' },
+    total: { ...amount, description: 'subtotal − discount + exclusive tax. Below 0 only on a final invoice that credits more than it charges: that credit goes to the customer balance (docs/api/customer-balance.md#negative-invoices).' },
     total_excluding_tax: { ...amount, description: 'total − tax.' },
     customer_tax_exempt: { type: 'string', enum: [...TAX_EXEMPT_STATUSES], description: "The customer's tax status when raised; `reverse`: reverse charge, no tax, the PDF says so." },
     customer_address: {

@@ -105,6 +105,10 @@ export class CancelSubscriptionDto {
   /** End at the current period's end (subscription.updated) instead of now (subscription.cancelled). */
   @Optional() @IsBoolean({ message: 'at_period_end must be a boolean' })
   at_period_end?: boolean;
+
+  /** Ending now: credit the unused time of the period paid in advance on the final invoice (docs/api/subscriptions.md#final-invoice). */
+  @Optional() @IsBoolean({ message: 'prorate must be a boolean' })
+  prorate?: boolean;
 }
 
 export class PauseSubscriptionDto {

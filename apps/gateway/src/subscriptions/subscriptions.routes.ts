@@ -93,7 +93,7 @@ const PENDING_CHANGE_SCHEMA = {
 export const UPCOMING_INVOICE_SCHEMA = responseSchema<UpcomingInvoiceJson>('UpcomingInvoice', {
   type: 'object',
   description: "Exactly what the subscription's next period invoice will bill, priced by the function the renewal uses.",
-  required: ['object', 'subscription', 'customer', 'currency', 'billing_reason', 'period_start', 'period_end', 'lines', 'subtotal', 'discount', 'total_tax_amounts', 'tax', 'total', 'total_excluding_tax', 'customer_tax_exempt'],
+  required: ['object', 'subscription', 'customer', 'currency', 'billing_reason', 'period_start', 'period_end', 'lines', 'subtotal', 'discount', 'total_tax_amounts', 'tax', 'total', 'total_excluding_tax', 'customer_tax_exempt', 'starting_balance', 'ending_balance', 'amount_due'],
   properties: {
     object: { type: 'string', enum: ['upcoming_invoice'] },
     subscription: { type: 'string' },
@@ -129,6 +129,9 @@ export const UPCOMING_INVOICE_SCHEMA = responseSchema<UpcomingInvoiceJson>('Upco
     total: { type: 'integer', description: 'subtotal − discount + exclusive tax.' },
     total_excluding_tax: { type: 'integer' },
     customer_tax_exempt: { type: 'string', enum: [...TAX_EXEMPT_STATUSES] },
+    starting_balance: { type: 'integer', description: "The customer's balance the invoice will find (negative: credit), as its finalization reads it now (docs/api/customer-balance.md#invoices-consume-credit)." },
+    ending_balance: { type: 'integer', description: 'The balance after the invoice applies its credit; ending_balance − starting_balance is the credit applied.' },
+    amount_due: { type: 'integer', description: 'total − the credit applied: what the invoice will ask for.' },
   },
 });
 
@@ -210,7 +213,7 @@ export const SUBSCRIPTION_ROUTES = defineRoutes('Subscriptions', [
   route({
     method: 'POST', path: '/v1/subscriptions/:id/cancel', summary: 'Cancel a subscription (now, or at_period_end)', body: CancelSubscriptionDto, response: SUBSCRIPTION_SCHEMA,
     handler: async ({ services, tenant, commandId, params, body }) =>
-      present(await services.subscription.cancelSubscription({ tenant, id: params.id, atPeriodEnd: body.at_period_end ?? false, requestId: commandId })),
+      present(await services.subscription.cancelSubscription({ tenant, id: params.id, atPeriodEnd: body.at_period_end ?? false, prorate: body.prorate ?? false, requestId: commandId })),
   }),
   route({
     method: 'POST', path: '/v1/subscriptions/:id/pause', summary: 'Pause a subscription', body: PauseSubscriptionDto, response: SUBSCRIPTION_SCHEMA,

@@ -36,6 +36,18 @@ export class CustomerBalancesRepository {
     return new Map(rows.map((row) => [balanceKey({ accountId: row.account_id, livemode: row.livemode }, row.customer_id), money(fromInt64(BigInt(row.balance)), row.currency)]));
   }
 
+  /** Creates the balance rows these customers lack (at 0, in the given currency), in one statement; locks none. */
+  async ensureRows(tx: OpenTransaction, customers: readonly { tenant: TenantRef; customerId: string; currency: string }[], now: Date): Promise<void> {
+    if (customers.length === 0) return;
+    await statementsOf(tx).execute(
+      `INSERT INTO customer_balances (account_id, livemode, customer_id, currency, balance, updated_at)
+       SELECT account_id, livemode, customer_id, currency, 0, $2 FROM jsonb_to_recordset($1::jsonb) AS asked(account_id text, livemode boolean, customer_id text, currency text)
+       ORDER BY account_id, livemode, customer_id
+       ON CONFLICT DO NOTHING`,
+      [JSON.stringify(customers.map(({ tenant, customerId, currency }) => ({ account_id: tenant.accountId, livemode: tenant.livemode, customer_id: customerId, currency }))), now],
+    );
+  }
+
   /** Creates the customer's balance row if it has none, then locks it: an adjustment always has a row to hold. */
   async lockOne(tx: OpenTransaction, tenant: TenantRef, customerId: string, currency: string, now: Date): Promise<Money | null> {
     await statementsOf(tx).execute(

@@ -41,11 +41,14 @@ export class CustomerBalancesService {
    * Locks the balances of the customers these invoices bill, before they are finalized: the
    * finalizations read them from the answer (by balanceKey) and `recordConsumed` writes what they took.
    */
-  lockForFinalization(tx: OpenTransaction, invoices: readonly Invoice[]): Promise<Map<string, Money>> {
+  async lockForFinalization(tx: OpenTransaction, invoices: readonly Invoice[]): Promise<Map<string, Money>> {
+    // A negative total credits its customer: the balance row must exist to be locked before it is written.
+    await this.balances.ensureRows(tx, invoices.filter((invoice) => consumesBalance(invoice) && invoice.amountDue.amountMinor < 0)
+      .map((invoice) => ({ tenant: invoice.tenant, customerId: invoice.customer.id, currency: invoice.currency })), this.now());
     return this.balances.lockMany(tx, invoices.filter(consumesBalance).map((invoice) => ({ tenant: invoice.tenant, customerId: invoice.customer.id })));
   }
 
-  /** The `applied_to_invoice` entries of finalized invoices that took credit, in their order. */
+  /** The `applied_to_invoice` entries of finalized invoices that took credit (positive) or credited a negative total (negative), in their order. */
   async recordConsumed(tx: OpenTransaction, finalized: readonly Invoice[], now: Date): Promise<void> {
     await this.balances.record(tx, finalized.flatMap((invoice): BalanceTransaction[] => {
       const applied = appliedBalance(invoice);

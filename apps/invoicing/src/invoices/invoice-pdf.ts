@@ -107,7 +107,9 @@ export function renderInvoicePdf(invoice: Invoice, context: PdfContext): Promise
       ...(invoice.totalTaxAmounts.length === 0 ? [] : [[words.t('invoice.total_excluding_tax'), format(subtract(invoice.total, invoice.tax)), false] as [string, string, boolean]]),
       ...invoice.totalTaxAmounts.map((tax): [string, string, boolean] => [words.t('invoice.tax_on', { tax: taxLabel(words, tax), taxable: format(tax.taxableAmount) }), format(tax.amount), false]),
       [words.t('invoice.total'), format(invoice.total), true],
-      ...(appliedBalance(invoice) === 0 ? [] : [[words.t('invoice.applied_balance'), `−${format(money(appliedBalance(invoice), invoice.currency))}`, false] as [string, string, boolean]]),
+      ...(appliedBalance(invoice) <= 0 ? [] : [[words.t('invoice.applied_balance'), `−${format(money(appliedBalance(invoice), invoice.currency))}`, false] as [string, string, boolean]]),
+      // A negative final invoice's total went to the customer's balance (docs/api/customer-balance.md#negative-invoices).
+      ...(appliedBalance(invoice) >= 0 ? [] : [[words.t('invoice.credited_to_balance'), format(money(-appliedBalance(invoice), invoice.currency)), false] as [string, string, boolean]]),
       [words.t('invoice.amount_paid'), format(invoice.amountPaid), false],
       [words.t('invoice.amount_due'), format(invoice.amountDue), true],
     ],

@@ -1,7 +1,7 @@
 import { COLLECTION_METHODS, type CollectionMethod, DEFAULT_COLLECTION_METHOD, INVOICE_CREATE_STATUSES, isCollectionMethod, isRetryablePaymentFailure, INVOICE_DEFAULT_DUE_DAYS, INVOICE_DESCRIPTION_MAX, INVOICE_LINES_MAX, type InvoiceStatus, isCalendarDate, QUANTITY_MAX } from '@recur/vocabulary';
 import { checkMetadata, DomainError, failedPrecondition, invalidArgument, type Metadata, newId, type TenantRef } from '@recur/kernel';
 import type { CreditNote } from '../credit-notes/credit-note';
-import { add, AMOUNT_MAX, checkCurrencyCode, compare, type Money, money, sum, type TaxAmount, taxInvoice, type TaxRateTerms, zero } from '@recur/money';
+import { add, AMOUNT_MAX, checkCurrencyCode, type Money, money, sum, type TaxAmount, taxInvoice, type TaxRateTerms, zero } from '@recur/money';
 import type { TaxExemptStatus } from '@recur/vocabulary';
 import type { TaxCustomer } from '../tax-rates/tax-rate';
 
@@ -213,12 +213,14 @@ export const UNTAXED: InvoiceTaxing = { customerTaxExempt: 'none', lineRates: []
  * An invoice's lines taxed and its figures (docs/api/invoices.md#tax-and-rounding): the same
  * function raises an invoice and answers the upcoming-invoice preview.
  */
-export function taxedTotals<L extends Omit<InvoiceLine, 'taxAmounts'>>(currency: string, lines: L[], discount: Money, taxing: InvoiceTaxing) {
-  const lineSum = sum(currency, lines.map((line) => line.amount));
-  if (discount.amountMinor < 0 || compare(discount, lineSum) > 0) throw invalidArgument('discount', 'discount must be between 0 and the sum of the lines');
+export function taxedTotals<L extends Omit<InvoiceLine, 'taxAmounts'>>(currency: string, lines: L[], discount: Money, taxing: InvoiceTaxing, options: { negativeTotal?: boolean } = {}) {
+  // The discount is spread over the charged (positive) lines, as taxInvoice spreads it; a final invoice's credits come after it.
+  const charged = sum(currency, lines.map((line) => (line.amount.amountMinor > 0 ? line.amount : zero(currency))));
+  if (discount.amountMinor < 0 || discount.amountMinor > charged.amountMinor) throw invalidArgument('discount', 'discount must be between 0 and the sum of the charged lines');
   const taxed = taxInvoice(currency, lines.map((line, index) => ({ amount: line.amount, taxRate: taxing.lineRates[index] ?? null })), discount);
   const { subtotal, total } = taxed;
-  if (total.amountMinor < 0) throw invalidArgument('lines', 'an invoice total must not be negative');
+  // Only a final invoice may credit more than it charges: its negative total becomes customer balance at finalization.
+  if (total.amountMinor < 0 && !options.negativeTotal) throw invalidArgument('lines', 'an invoice total must not be negative');
   return {
     lines: lines.map((line, index) => ({ ...line, taxAmounts: taxed.lines[index].taxAmounts })),
     subtotal,
@@ -419,7 +421,7 @@ export function createSubscriptionInvoice(tenant: TenantRef, customer: BilledCus
     collectionMethod: checkCollectionMethod(fields.collectionMethod),
     currency,
     description: null,
-    ...taxedTotals(currency, lines, discount, taxing),
+    ...taxedTotals(currency, lines, discount, taxing, { negativeTotal: fields.billingReason === FINAL_BILLING_REASON }),
     // A final invoice is raised when the subscription ends (period_end), not when its period began.
     dueDate: utcDay(addDays(fields.billingReason === FINAL_BILLING_REASON ? fields.periodEnd : fields.periodStart, fields.dueInDays)),
     periodStart: fields.periodStart,
@@ -481,6 +483,7 @@ export function finalizeInvoice(invoice: Invoice, finalization: Finalization, no
  * is (docs/api/customer-balance.md#invoices-consume-credit).
  */
 export function consumeBalance(amountDue: Money, balance: Money | undefined): Pick<Invoice, 'amountDue' | 'startingBalance' | 'endingBalance'> {
+  if (amountDue.amountMinor < 0) return creditBalance(amountDue, balance);
   if (!balance || balance.currency !== amountDue.currency || balance.amountMinor >= 0) {
     return { amountDue, startingBalance: zero(amountDue.currency), endingBalance: zero(amountDue.currency) };
   }
@@ -488,7 +491,20 @@ export function consumeBalance(amountDue: Money, balance: Money | undefined): Pi
   return { amountDue: money(amountDue.amountMinor - applied, amountDue.currency), startingBalance: balance, endingBalance: money(balance.amountMinor + applied, balance.currency) };
 }
 
-/** The credit an invoice took from its customer's balance (0 when none). */
+/**
+ * A negative total (a final invoice that credits more than it charges) becomes customer
+ * balance, as Stripe credits a negative invoice: nothing is due and the balance gains the
+ * credit. A balance holding credit in another currency keeps it, and this credit stays on the
+ * invoice (one currency per customer: docs/api/customer-balance.md#rules).
+ */
+function creditBalance(total: Money, balance: Money | undefined): Pick<Invoice, 'amountDue' | 'startingBalance' | 'endingBalance'> {
+  const none = zero(total.currency);
+  if (balance && balance.currency !== total.currency && balance.amountMinor !== 0) return { amountDue: none, startingBalance: none, endingBalance: none };
+  const starting = balance && balance.currency === total.currency ? balance : none;
+  return { amountDue: none, startingBalance: starting, endingBalance: money(starting.amountMinor + total.amountMinor, total.currency) };
+}
+
+/** The credit an invoice took from its customer's balance (0 when none; negative when a negative total credited it). */
 export const appliedBalance = (invoice: Pick<Invoice, 'startingBalance' | 'endingBalance'>): number => invoice.endingBalance.amountMinor - invoice.startingBalance.amountMinor;
 
 /** The payment id of an invoice paid with nothing due: none (`data.payment` is null). */

@@ -140,6 +140,9 @@ export class InvoicesGrpcController {
       total: toMoneyMessage(taxed.total),
       totalExcludingTax: toMoneyMessage(subtract(taxed.total, taxed.tax)),
       customerTaxExempt: taxed.customerTaxExempt,
+      startingBalance: toMoneyMessage(taxed.startingBalance),
+      endingBalance: toMoneyMessage(taxed.endingBalance),
+      amountDue: toMoneyMessage(taxed.amountDue),
     };
   }
 

@@ -10,7 +10,9 @@ import { PlainTransactions } from '../infrastructure/commands';
 import { INVOICING_CONFIG, type InvoicingConfig } from '../invoicing-config';
 import { FINALIZED_SEND_KEY, InvoiceMailer } from '../mail/invoice-mail';
 import {
+  appliedBalance,
   assertMove,
+  consumeBalance,
   billableCustomer,
   checkCreateStatus,
   createdAndFinalized,
@@ -169,7 +171,7 @@ export class InvoicesService {
         nextNumbers.set(key, number + 1);
         const owner = balanceKey(invoice.tenant, customer.id);
         const change = finalizeInvoice(invoice, { number: formatInvoiceNumber(number), customer, ...this.paymentPage(), balance: balances.get(owner) }, now);
-        if (balances.has(owner) && change.invoice.startingBalance.amountMinor !== 0) balances.set(owner, change.invoice.endingBalance);
+        if (balances.has(owner) && appliedBalance(change.invoice) !== 0) balances.set(owner, change.invoice.endingBalance);
         return createdAndFinalized(change);
       });
       await this.balances.recordConsumed(tx, changes.map(({ invoice }) => invoice), now);
@@ -190,12 +192,18 @@ export class InvoicesService {
     return this.invoices.get(tenant, id);
   }
 
-  /** The upcoming-invoice preview's figures: the lines taxed exactly as raising the invoice would. */
+  /**
+   * The upcoming-invoice preview's figures: the lines taxed exactly as raising the invoice would,
+   * and the customer's credit applied as finalizing it would apply it now (the balance read, not
+   * locked: docs/api/customer-balance.md#invoices-consume-credit).
+   */
   async previewTax(tenant: TenantRef, customer: CustomerLookup, fields: Pick<SubscriptionInvoiceFields, 'currency' | 'lines' | 'discount'>) {
     const billed = billableCustomer(customer);
     const lines = fields.lines.map((line) => ({ ...line, id: '', description: line.description }));
     const taxing = await this.plain.transaction((tx) => this.taxRates.taxing(tx, { tenant, customer: billed, lineRateIds: subscriptionLineRateIds(fields) }));
-    return taxedTotals(fields.currency, lines, fields.discount ?? zero(fields.currency), taxing);
+    const totals = taxedTotals(fields.currency, lines, fields.discount ?? zero(fields.currency), taxing);
+    const [balance] = await this.balances.balancesOf(tenant, [billed.id]);
+    return { ...totals, ...consumeBalance(totals.amountDue, balance ?? undefined) };
   }
 
   list(tenant: TenantRef, page: Page, filter: InvoiceFilter): Promise<{ invoices: Invoice[]; page: PageInfo }> {

@@ -6,7 +6,7 @@ import { money } from '@recur/money';
 import type { BillingInterval, PricedPlan } from '@recur/pricing';
 import { Prisma, type Subscription as SubscriptionRow } from '../generated/prisma/client';
 import type { Discount } from './discount';
-import type { PendingChange, PendingItem, Subscription, SubscriptionAddOn, SubscriptionStatus } from './subscription';
+import type { PendingChange, PendingItem, PeriodDiscount, Subscription, SubscriptionAddOn, SubscriptionStatus } from './subscription';
 
 /** JSON columns hold dates as ISO strings; these bring them back. */
 type Stored<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] };
@@ -56,6 +56,7 @@ export function fromSubscriptionRow(row: SubscriptionRow): Subscription {
     discount: fromDiscountJson(row.discount),
     pendingChange: fromPendingChangeJson(row.pendingChange),
     pendingItems: row.pendingItems as unknown as PendingItem[],
+    periodDiscount: (row.periodDiscount as unknown as PeriodDiscount | null) ?? null,
   };
 }
 
@@ -93,6 +94,7 @@ export function toSubscriptionRow(subscription: Subscription): Prisma.Subscripti
     discount: subscription.discount ? json(subscription.discount) : Prisma.DbNull,
     pendingChange: subscription.pendingChange ? json(subscription.pendingChange) : Prisma.DbNull,
     pendingItems: json(subscription.pendingItems),
+    periodDiscount: subscription.periodDiscount ? json(subscription.periodDiscount) : Prisma.DbNull,
   };
 }
 

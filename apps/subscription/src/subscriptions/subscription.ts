@@ -1,5 +1,5 @@
 import { checkMetadata, DomainError, failedPrecondition, invalidArgument, type Metadata, newId, type TenantRef, unixSeconds } from '@recur/kernel';
-import { BILLING_INTERVALS, type BillingInterval, CREDIT_CARRIED_DESCRIPTION as CREDIT_CARRIED_DESCRIPTION_OF_ENGINE, pricePeriod, type PeriodPrice, type PricedAddOn, type PricedPlan, type UsageCharge } from '@recur/pricing';
+import { type AppliedDiscount, appliedDiscountOf, BILLING_INTERVALS, type BillingInterval, pricePeriod, type PeriodPrice, type PricedAddOn, type PricedPlan, type UsageCharge, unusedTimeCredits } from '@recur/pricing';
 import { COLLECTION_METHODS, type CollectionMethod, DEFAULT_COLLECTION_METHOD, isCollectionMethod } from '@recur/vocabulary';
 import { DAY_MS, periodOf } from './billing-period';
 import { afterBilledPeriod, couponOfNextInvoice, type Discount } from './discount';
@@ -58,6 +58,18 @@ export interface Subscription {
   pendingChange: PendingChange | null;
   /** Prorations (and carried credit) the next period invoice bills, in the order they arose. */
   pendingItems: PendingItem[];
+  /**
+   * The discount the invoice of the period starting `periodStart` applied (its coupon's amount
+   * and the charges it spread it over), which a cancellation with `prorate` credits back in
+   * proportion. Null, or another period's (written before it was kept, or by an older replica
+   * mid-rollout): the unused time is credited undiscounted.
+   */
+  periodDiscount: PeriodDiscount | null;
+}
+
+/** What a period invoice took off with its coupon, and which period that was (unix seconds of its start). */
+export interface PeriodDiscount extends AppliedDiscount {
+  periodStart: number;
 }
 
 export interface SubscriptionAddOn {
@@ -377,17 +389,38 @@ export function priceNextInvoice(subscription: Subscription, usage: PeriodUsage 
   });
 }
 
-export const FINAL_CREDIT_DESCRIPTION = 'Unused credit (the subscription ended; not refunded)';
+/**
+ * The credit for the unused time of the period the subscription paid in advance, from `now`
+ * to its end (a cancellation with `prorate: true`, docs/api/subscriptions.md#final-invoice):
+ * its current recurring lines (plan, tiers, fixed components per plan; each add-on) less the
+ * discount the period's invoice applied, prorated to the second by @recur/pricing, each with
+ * the tax rates of what it credits. Nothing while trialing or paused (no period was paid).
+ */
+export function unusedTimeItems(subscription: Subscription, now: Date): PendingItem[] {
+  if (subscription.status !== 'active' && subscription.status !== 'past_due') return [];
+  const span = { start: unixSeconds(subscription.currentPeriodStart), end: unixSeconds(subscription.currentPeriodEnd) };
+  const day = now.toISOString().slice(0, 10);
+  const nameOf = (addonId?: string) => (addonId ? subscription.addOns.find((addOn) => addOn.addonId === addonId)?.name ?? addonId : subscription.price.name);
+  const discount = subscription.periodDiscount?.periodStart === span.start ? subscription.periodDiscount : null;
+  return unusedTimeCredits(recurringLines(subscription), discount, span, unixSeconds(now)).map((credit) => ({
+    description: `Unused time on ${nameOf(credit.addonId)} after ${day}`,
+    amount: credit.amount,
+    ...(credit.taxRateIds ? { taxRateIds: credit.taxRateIds } : {}),
+  }));
+}
 
 /**
  * THE price of a subscription's final invoice (docs/api/subscriptions.md#final-invoice): what
- * its last period left unbilled — the pending prorations and carried credit, and the metered
- * usage of the period (in arrears) — by @recur/pricing, with the coupon the next invoice would
- * take. No plan, add-on or fixed line: those were billed in advance with the period, and unused
- * time is not credited (Stripe's `prorate: false` on cancel). Credit beyond the charges brings
- * the total to 0 and is not refunded: Recur keeps no customer balance to carry it to.
+ * its last period left unbilled — the pending prorations and carried credit (and, cancelled
+ * with `prorate`, the unused time's credit), and the metered usage of the period (in arrears) —
+ * by @recur/pricing, with the coupon the next invoice would take. No plan, add-on or fixed
+ * line: those were billed in advance with the period. Credit beyond the charges is kept: the
+ * total goes below 0 and invoicing turns it into customer balance (Stripe: a negative invoice
+ * credits the customer's balance), so a downgrade's credit survives the end. The unused time's
+ * credit (`unusedTime`) comes after the discount: it is net of the period invoice's own
+ * discount already, and the coupon discounts the charges only.
  */
-export function priceFinalInvoice(subscription: Subscription, usage: PeriodUsage): PeriodPrice {
+export function priceFinalInvoice(subscription: Subscription, usage: PeriodUsage, unusedTime: PendingItem[] = []): PeriodPrice {
   const usageOnly: PricedPlan = {
     ...subscription.price,
     pricingModel: 'flat_rate',
@@ -402,20 +435,24 @@ export function priceFinalInvoice(subscription: Subscription, usage: PeriodUsage
     adjustments: subscription.pendingItems,
     coupon: couponOfNextInvoice(subscription.discount),
     usage: usageCharges(usage, subscription.price, subscription.price),
+    creditBeyondCharges: 'keep',
   });
-  // The zero plan line stands for nothing billed; the credit carried goes nowhere.
-  const lines = price.lines.filter((line) => line.kind !== 'plan').map((line) =>
-    (line.kind === 'adjustment' && line.description === CREDIT_CARRIED_DESCRIPTION_OF_ENGINE ? { ...line, description: FINAL_CREDIT_DESCRIPTION } : line));
-  return { ...price, lines, creditCarried: 0 };
+  // The zero plan line stands for nothing billed.
+  const lines = price.lines.filter((line) => line.kind !== 'plan');
+  const credits = unusedTime.map((item): PeriodPrice['lines'][number] => ({
+    kind: 'adjustment', description: item.description, quantity: 1, unitAmount: item.amount, flatAmount: 0, amount: item.amount, ...(item.taxRateIds ? { taxRateIds: [...item.taxRateIds] } : {}),
+  }));
+  const subtotal = price.subtotal + credits.reduce((total, line) => total + line.amount, 0);
+  return { ...price, lines: [...lines, ...credits], subtotal, total: subtotal - price.discount };
 }
 
 /**
  * The final invoice of a subscription ending at `endAt`, or none when nothing is left to bill
- * (no line charges anything: no usage beyond what is included, no pending charge).
+ * or credit (every line 0: no usage beyond what is included, no pending charge or credit).
  */
-export function finalInvoiceOf(subscription: Subscription, endAt: Date, usage: PeriodUsage): PeriodInvoice | undefined {
-  const price = priceFinalInvoice(subscription, usage);
-  if (!price.lines.some((line) => line.amount > 0)) return undefined;
+export function finalInvoiceOf(subscription: Subscription, endAt: Date, usage: PeriodUsage, unusedTime: PendingItem[] = []): PeriodInvoice | undefined {
+  const price = priceFinalInvoice(subscription, usage, unusedTime);
+  if (!price.lines.some((line) => line.amount !== 0)) return undefined;
   const { start, end } = finalPeriod(subscription, endAt);
   return { periodStart: start, periodEnd: end, billingReason: 'subscription_final', price };
 }
@@ -438,6 +475,7 @@ function billCurrentPeriod(subscription: Subscription, billingReason: BillingRea
     ...subscription,
     pendingItems: price.creditCarried > 0 ? [{ description: CREDIT_CARRIED_IN_DESCRIPTION, amount: -price.creditCarried }] : [],
     discount: afterBilledPeriod(subscription.discount),
+    periodDiscount: { ...appliedDiscountOf(price), periodStart: unixSeconds(subscription.currentPeriodStart) },
   };
   return { subscription: billed, invoice: { periodStart: subscription.currentPeriodStart, periodEnd: subscription.currentPeriodEnd, billingReason, price } };
 }
@@ -520,6 +558,7 @@ export function createSubscription(tenant: TenantRef, fields: NewSubscription, n
     discount: fields.discount ?? null,
     pendingChange: null,
     pendingItems: [],
+    periodDiscount: null,
   };
   // Price once now, so a plan the engine cannot price is refused at sale, not at renewal.
   priceNextInvoice(base);
@@ -547,11 +586,13 @@ function assertNotEnded(subscription: Subscription): void {
 
 /**
  * Ends it now (any running state). What its period left unbilled — pending prorations, and
- * `usage` (finalUsageToBill, measured by the caller) — goes on a final invoice raised now.
+ * `usage` (finalUsageToBill, measured by the caller) — goes on a final invoice raised now; with
+ * `prorate`, so does the credit for the unused time of the period paid in advance
+ * (unusedTimeItems), and a total below 0 becomes the customer's balance (invoicing).
  */
-export function cancelNow(subscription: Subscription, now: Date, usage: PeriodUsage = []): SubscriptionChange {
+export function cancelNow(subscription: Subscription, now: Date, usage: PeriodUsage = [], options: { prorate?: boolean } = {}): SubscriptionChange {
   assertNotEnded(subscription);
-  const finalInvoice = finalInvoiceOf(subscription, now, usage);
+  const finalInvoice = finalInvoiceOf(subscription, now, usage, options.prorate ? unusedTimeItems(subscription, now) : []);
   const cancelled: Subscription = { ...subscription, status: 'cancelled', cancelledAt: now, endedAt: now, resumeAt: null, pendingChange: null, pendingItems: [], updatedAt: now };
   return { subscription: cancelled, events: [{ kind: 'cancelled', subscription: cancelled }], finalInvoice };
 }

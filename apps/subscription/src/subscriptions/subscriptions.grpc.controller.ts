@@ -55,7 +55,7 @@ export class SubscriptionsGrpcController {
   async cancelSubscription(request: subscriptionV1.CancelSubscriptionRequest): Promise<subscriptionV1.CancelSubscriptionResponse> {
     const tenant = requireTenant(request.tenant);
     return this.commands.run(tenant, request, subscriptionV1.CancelSubscriptionResponseSchema, async (tx) => ({
-      subscription: toSubscriptionMessage(await this.subscriptions.cancel(tx, tenant, request.id, request.atPeriodEnd)),
+      subscription: toSubscriptionMessage(await this.subscriptions.cancel(tx, tenant, request.id, request.atPeriodEnd, request.prorate)),
     }));
   }
 
@@ -184,5 +184,9 @@ function toUpcomingInvoiceMessage(subscription: Subscription, invoice: PeriodInv
     total: minor(tax.total),
     totalExcludingTax: minor(tax.totalExcludingTax),
     customerTaxExempt: tax.customerTaxExempt,
+    // An invoicing release that previews no balance sends none: the invoice will consume none as far as the preview knows.
+    startingBalance: minor(tax.startingBalance),
+    endingBalance: minor(tax.endingBalance),
+    amountDue: tax.amountDue ? minor(tax.amountDue) : (minor(tax.total) > 0n ? minor(tax.total) : 0n),
   };
 }

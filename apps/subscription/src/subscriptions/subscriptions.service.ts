@@ -126,7 +126,9 @@ export class SubscriptionsService {
     return this.subscriptions.list(tenant, page, { customerId: filter.customerId, status: filter.status as SubscriptionStatus | undefined });
   }
 
-  async cancel(tx: Tx, tenant: TenantRef, id: string, atPeriodEnd: boolean): Promise<Subscription> {
+  async cancel(tx: Tx, tenant: TenantRef, id: string, atPeriodEnd: boolean, prorate = false): Promise<Subscription> {
+    // Unused time is credited only when it ends now: at the period's end none is left.
+    if (atPeriodEnd && prorate) throw invalidArgument('prorate', 'prorate applies to a cancellation now; at the period\'s end no time is left unused.');
     if (atPeriodEnd) return this.change(tx, tenant, id, cancelAtPeriodEnd);
     // The final invoice bills the usage of the period so far: measured (and recorded as billed)
     // under the row lock, so no clock step bills that period meanwhile.
@@ -134,7 +136,7 @@ export class SubscriptionsService {
     const now = await this.clocks.timeOf(tx, subscription.testClockId);
     const toBill = finalUsageToBill(subscription, now);
     const [usage] = toBill ? await this.usage.periodUsage([{ tenant, subscriptionId: id, ...toBill }]) : [[]];
-    return this.save(tx, cancelNow(subscription, now, usage));
+    return this.save(tx, cancelNow(subscription, now, usage, { prorate }));
   }
 
   async pause(tx: Tx, tenant: TenantRef, id: string, resumeAt: Date | null): Promise<Subscription> {

@@ -131,6 +131,10 @@ export interface UpcomingInvoiceJson {
   total: number;
   total_excluding_tax: number;
   customer_tax_exempt: string;
+  /** The customer's balance before the invoice consumes credit (negative: credit), after, and what it will ask for (docs/api/customer-balance.md#invoices-consume-credit). */
+  starting_balance: number;
+  ending_balance: number;
+  amount_due: number;
 }
 
 const seconds = (value: bigint | undefined): number | null => (value === undefined ? null : Number(value));
@@ -209,6 +213,10 @@ export function presentUpcomingInvoice(invoice: UpcomingInvoice): UpcomingInvoic
     // A subscription service older than tax sends none: the total has no tax in it.
     total_excluding_tax: invoice.customerTaxExempt === '' ? Number(invoice.total) : Number(invoice.totalExcludingTax),
     customer_tax_exempt: invoice.customerTaxExempt || 'none',
+    // A subscription service older than balance previews sends none: no credit shown, the total due.
+    starting_balance: Number(invoice.startingBalance ?? 0n),
+    ending_balance: Number(invoice.endingBalance ?? 0n),
+    amount_due: invoice.amountDue === undefined ? Math.max(Number(invoice.total), 0) : Number(invoice.amountDue),
   };
 }
 
