@@ -55,3 +55,23 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(dir, { recursive: true });
   await page.screenshot({ path: join(dir, `${name}.png`), fullPage: true });
 }
+
+/**
+ * Whether anything on the page is wider than the window: the document scrolls sideways, or an
+ * element reaches past the right edge. A table inside `.table-wrap` scrolls in its own box by
+ * design (the portal's tables), so what is inside one is judged by the box, not the table.
+ */
+export async function overflow(page: Page): Promise<string[]> {
+  // Runs in the page (a string: this project's types have no DOM).
+  return (await page.evaluate(`(() => {
+    const root = document.documentElement;
+    const found = [];
+    if (root.scrollWidth > root.clientWidth) found.push('document ' + root.scrollWidth + ' > ' + root.clientWidth);
+    for (const element of document.body.querySelectorAll('*')) {
+      if (element.parentElement && element.parentElement.closest('.table-wrap')) continue;
+      const box = element.getBoundingClientRect();
+      if (box.right > root.clientWidth + 0.5) found.push(element.tagName.toLowerCase() + (element.id ? '#' + element.id : '') + ' right ' + Math.round(box.right) + ' > ' + root.clientWidth);
+    }
+    return found;
+  })()`)) as string[];
+}

@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { catalogue } from '@recur/i18n';
-import type { Browser, Page } from 'playwright-core';
-import { collectPageErrors, launchChromium, screenshot, seriousAccessibilityViolations } from './browser';
+import type { Browser } from 'playwright-core';
+import { collectPageErrors, launchChromium, overflow, screenshot, seriousAccessibilityViolations } from './browser';
 import { api, type Keys, type Mesh, MESH_START_TIMEOUT_MS, startMesh } from './mesh';
 
 /**
@@ -47,26 +47,6 @@ function pdfScreenshot(file: string, name: string): void {
   if (!dir) return;
   mkdirSync(dir, { recursive: true });
   execFileSync('pdftoppm', ['-png', '-r', '80', '-f', '1', '-l', '1', '-singlefile', file, join(dir, name)]);
-}
-
-/**
- * Whether anything on the page is wider than the window: the document scrolls sideways, or an
- * element reaches past the right edge. A table inside `.table-wrap` scrolls in its own box by
- * design (the portal's tables), so what is inside one is judged by the box, not the table.
- */
-async function overflow(page: Page): Promise<string[]> {
-  // Runs in the page (a string: this project's types have no DOM).
-  return (await page.evaluate(`(() => {
-    const root = document.documentElement;
-    const found = [];
-    if (root.scrollWidth > root.clientWidth) found.push('document ' + root.scrollWidth + ' > ' + root.clientWidth);
-    for (const element of document.body.querySelectorAll('*')) {
-      if (element.parentElement && element.parentElement.closest('.table-wrap')) continue;
-      const box = element.getBoundingClientRect();
-      if (box.right > root.clientWidth + 0.5) found.push(element.tagName.toLowerCase() + (element.id ? '#' + element.id : '') + ' right ' + Math.round(box.right) + ' > ' + root.clientWidth);
-    }
-    return found;
-  })()`)) as string[];
 }
 
 describe('languages', () => {
