@@ -1,4 +1,4 @@
-import { catalogue } from '@recur/i18n';
+import { catalogue, messages } from '@recur/i18n';
 import { SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { collectPageErrors, launchChromium, overflow, screenshot, seriousAccessibilityViolations } from './browser';
@@ -64,19 +64,20 @@ const invoiceIn = (id: string, status: string) =>
     return current.status === status ? current : undefined;
   }, 60_000, `invoice ${id} ${status}`);
 
-/** Pays `invoice` on its hosted page in English, ticking the box or not, and Approves on the sandbox payer page. */
-async function payOnPaymentPage(invoice: { payment_url: string }, phone: string, save: boolean): Promise<void> {
+/** Pays `invoice` on its hosted page in `locale` (its customer's), ticking the box or not, and Approves on the sandbox payer page. */
+async function payOnPaymentPage(invoice: { payment_url: string }, phone: string, save: boolean, locale = 'en'): Promise<void> {
+  const w = messages(locale);
   await onPhone(async (page, checked) => {
     expect((await page.goto(invoice.payment_url))!.status()).toBe(200);
-    const box = page.getByLabel('Save this number for future automatic payments');
+    const box = page.getByLabel(w.t('page.save_method'));
     expect(await box.isChecked()).toBe(false);
-    await page.getByLabel('Mobile-money provider').selectOption('MTN_MOMO_ZMB');
-    await page.getByLabel('Phone number, in international format').fill(phone);
+    await page.getByLabel(w.t('page.invoice.provider')).selectOption('MTN_MOMO_ZMB');
+    await page.getByLabel(w.t('page.invoice.phone_number')).fill(phone);
     if (save) await box.check();
     await checked();
-    await page.getByRole('button', { name: /^Pay / }).click();
+    await page.locator('form button[type=submit]').click();
     await page.waitForURL(/\/sandbox\/pay\//);
-    await page.getByRole('button', { name: 'Approve' }).click();
+    await page.getByRole('button', { name: w.t('payer.approve') }).click();
     await page.waitForURL(/\/pay\/return\//);
     await checked();
   });
@@ -129,7 +130,7 @@ describe('payment methods saved from the pages', () => {
 
     // Saving again (another invoice paid on its page with the box ticked) answers the method saved before.
     const second = await openInvoice(customer, 1_000);
-    await payOnPaymentPage(second, SANDBOX_MAGIC_NUMBERS.succeed, true);
+    await payOnPaymentPage(second, SANDBOX_MAGIC_NUMBERS.succeed, true, 'fr');
     await invoiceIn(second.id, 'paid');
     expect((await methodsOf(customer)).map((method) => method.id)).toEqual([saved.id]);
 
