@@ -83,6 +83,19 @@ async function payOnPaymentPage(invoice: { payment_url: string }, phone: string,
   });
 }
 
+/** The payment page's form posted as the page's own (its cookie and CSRF token), paying with …000001; answers where it sends the payer. */
+async function postPaymentForm(paymentUrl: string, fields: Record<string, string>): Promise<string> {
+  const form = await fetch(paymentUrl);
+  const cookie = form.headers.get('set-cookie')!.split(';')[0];
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())![1];
+  const posted = await fetch(paymentUrl, {
+    method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+    body: new URLSearchParams({ csrf, provider: 'MTN_MOMO_ZMB', phone_number: SANDBOX_MAGIC_NUMBERS.succeed, ...fields }).toString(),
+  });
+  expect(posted.status).toBe(303);
+  return posted.headers.get('location')!;
+}
+
 describe('payment methods saved from the pages', () => {
   it('saves the number ticked on the French payment page once the payment succeeds (payment_page, default); a charge_automatically invoice is then paid with no page opened', async () => {
     const customer = await newCustomer({ preferred_locale: 'fr' });
@@ -183,19 +196,23 @@ describe('payment methods saved from the pages', () => {
     expect(await methodsOf(customer)).toEqual([]);
   });
 
+  it('saves the number of a pending payment when the payer comes back and submits the same number with the box ticked', async () => {
+    const customer = await newCustomer();
+    const invoice = await openInvoice(customer, 2_000);
+    const first = await postPaymentForm(invoice.payment_url, { save_method: '' });
+    // Back on the page, the box ticked this time: the pending payment answers, and now saves on success.
+    const second = await postPaymentForm(invoice.payment_url, { save_method: 'yes' });
+    expect(second).toBe(first);
+    await approveSandboxPayment(mesh, second);
+    await invoiceIn(invoice.id, 'paid');
+    expect(await methodsOf(customer)).toMatchObject([{ phone_number: SANDBOX_MAGIC_NUMBERS.succeed, default: true, consent: { source: 'payment_page' } }]);
+  });
+
   it('takes only a ticked box as consent (another value of the field saves nothing) and shows no box on a trial checkout, where nothing is paid', async () => {
     // The form's field is a checkbox: only `yes` ticks it; anything else is not consent.
     const customer = await newCustomer();
     const invoice = await openInvoice(customer, 2_000);
-    const form = await fetch(invoice.payment_url);
-    const cookie = form.headers.get('set-cookie')!.split(';')[0];
-    const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())![1];
-    const posted = await fetch(invoice.payment_url, {
-      method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-      body: new URLSearchParams({ csrf, provider: 'MTN_MOMO_ZMB', phone_number: SANDBOX_MAGIC_NUMBERS.succeed, save_method: 'on' }).toString(),
-    });
-    expect(posted.status).toBe(303);
-    await approveSandboxPayment(mesh, posted.headers.get('location')!);
+    await approveSandboxPayment(mesh, await postPaymentForm(invoice.payment_url, { save_method: 'on' }));
     await invoiceIn(invoice.id, 'paid');
     expect(await methodsOf(customer)).toEqual([]);
 

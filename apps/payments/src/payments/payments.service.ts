@@ -127,7 +127,7 @@ export class PaymentsService {
 
   private async begin(tx: Tx, tenant: TenantRef, invoice: PayableInvoice, fields: InitiationFields, pushId: string | undefined): Promise<Payment> {
     const provider = checkProvider(await this.directory.resolve(tenant, fields.provider, fields.phoneNumber));
-    checkPhoneNumber(fields.phoneNumber, provider);
+    const phoneNumber = checkPhoneNumber(fields.phoneNumber, provider);
     const saveMethodSource = checkSaveMethodSource(fields.saveMethodSource ?? '');
     // The method the payer asked to save passes the API's checks now (docs/api/payment-methods.md),
     // though it is saved only once the payment succeeds: a mistyped number is never kept.
@@ -138,7 +138,7 @@ export class PaymentsService {
     if (refusal && pushId === undefined) throw refusal;
     await this.payments.lockInvoice(tx, tenant, invoice.id);
     const pending = await this.payments.findPending(tx, tenant, invoice.id);
-    if (pending) return this.askToSave(tx, pending, saveMethodSource);
+    if (pending) return pending.phoneNumber === phoneNumber && pending.provider === provider ? this.askToSave(tx, pending, saveMethodSource) : pending;
     // The invoice read before the lock may be stale: what this service knows of its collection decides.
     await this.assertNotCollected(tx, tenant, invoice.id);
     assertPayable(invoice);
@@ -169,7 +169,7 @@ export class PaymentsService {
 
   /**
    * The pending payment a payer meets again (back from the provider's page, a second submit) with
-   * the box now ticked: it saves the number on success too, when it is the number they pay with.
+   * the box now ticked, for the same number and provider: it saves the number on success too.
    */
   private async askToSave(tx: Tx, pending: Payment, source: PageConsentSource | null): Promise<Payment> {
     if (!source || pending.saveMethodSource || pending.channel !== 'page' || !pending.customerId) return pending;
