@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { catalogue } from '@recur/i18n';
 import type { Browser } from 'playwright-core';
+import { SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
 import { collectPageErrors, launchChromium, overflow, screenshot, seriousAccessibilityViolations } from './browser';
-import { api, type Keys, type Mesh, MESH_START_TIMEOUT_MS, startMesh } from './mesh';
+import { api, eventually, type Keys, type Mesh, MESH_START_TIMEOUT_MS, startMesh } from './mesh';
 
 /**
  * Languages as docs/localization.md tells them, through /v1: a customer's preferred_locale and the
@@ -164,5 +165,62 @@ describe('languages', () => {
     } finally {
       await context.close();
     }
+  });
+
+  it("shows the sandbox payer page, the return page and their error pages in the customer's language at 375 px, no raw key, nothing overflowing", async () => {
+    const customer = await call('POST', '/v1/customers', { name: 'Moussa Diop', email: 'moussa@example.com', preferred_locale: 'fr' });
+    const invoice = (await call('POST', '/v1/invoices', { customer: customer.body.id, amount: 1_250, currency: 'zmw', description: 'Location, janvier', status: 'open' })).body;
+    const initiated = await call('POST', '/v1/payments/initiate', { invoice_id: invoice.id, phone_number: SANDBOX_MAGIC_NUMBERS.pending, provider: 'MTN_MOMO_ZMB' });
+    expect(initiated.status).toBe(201);
+    const payerUrl: string = initiated.body.redirectUrl;
+    const token = payerUrl.split('/').pop()!;
+    const context = await browser.newContext({ bypassCSP: true, viewport: { width: 375, height: 812 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+    const page = await context.newPage();
+    const errors = collectPageErrors(page);
+    const checked = async (expected: RegExp, { axe = true } = {}) => {
+      expect(await page.locator('html').getAttribute('lang')).toBe('fr');
+      const body = plain((await page.locator('body').textContent())!);
+      expect(body).toMatch(expected);
+      expect(rawKeysIn(body)).toEqual([]);
+      expect(await overflow(page)).toEqual([]);
+      if (axe) expect(await seriousAccessibilityViolations(page)).toEqual([]);
+    };
+    try {
+      expect((await page.goto(payerUrl))!.status()).toBe(200);
+      await checked(/Approuver ce paiement.*12,50 ZMW.*Numéro de téléphone.*Approuver laissera ce paiement en attente pour ce numéro\./s);
+      expect(await page.getByRole('button', { name: 'Approuver' }).count()).toBe(1);
+      expect(await page.getByRole('button', { name: 'Refuser' }).count()).toBe(1);
+      expect(plain((await page.locator('body').textContent())!)).not.toMatch(/Approve|Decline|Phone number|Test numbers/);
+      // Approve on the pending magic number: still pending, the return page in French refreshes itself.
+      await page.getByRole('button', { name: 'Approuver' }).click();
+      await page.waitForURL(/\/pay\/return\//);
+      // While pending the return page reloads itself every 2 s (a meta refresh, which axe rates critical): its accessibility is checked settled, below.
+      await checked(new RegExp(`Facture ${invoice.number}.*En attente de la confirmation du paiement`, 's'), { axe: false });
+
+      // A form from elsewhere: the error page speaks French too.
+      const forged = await fetch(payerUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'decision=approve&csrf=forged' });
+      expect(forged.status).toBe(403);
+      const forgedPage = await forged.text();
+      expect(forgedPage).toContain('<html lang="fr">');
+      expect(forgedPage).toContain('Ce formulaire a expiré ou ne vient pas de cette page.');
+      expect(rawKeysIn(forgedPage)).toEqual([]);
+
+      // Voided while pending: Approve is refused in French, and the return page says why.
+      expect((await call('POST', `/v1/invoices/${invoice.id}/void`)).body.status).toBe('void');
+      await eventually(async () => (await call('GET', `/v1/payments/${initiated.body.id}`)).body.status === 'canceled' || undefined, 30_000, 'the pending payment canceled');
+      expect((await page.goto(payerUrl))!.status()).toBe(200);
+      await checked(/Ce paiement a été annulé : la facture n'est plus à payer\./);
+      expect((await page.goto(`${mesh.baseUrl}/pay/return/${token}`))!.status()).toBe(200);
+      await checked(/Ce paiement a été annulé.*Motif : invoice_void/s);
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+    // A token that finds no payment tells no language: English, and still no raw key.
+    const unknown = await fetch(`${mesh.baseUrl}/sandbox/pay/${'A'.repeat(43)}`);
+    expect(unknown.status).toBe(404);
+    const unknownPage = await unknown.text();
+    expect(unknownPage).toContain('This payment page does not exist.');
+    expect(rawKeysIn(unknownPage)).toEqual([]);
   });
 });

@@ -71,6 +71,32 @@ async function approveOnPayerPage(mesh: Mesh, redirectUrl: string): Promise<void
   if (answer.status !== 303) throw new SmokeFailure(`POST /sandbox/pay/:token (approve) answered ${answer.status} (expected 303): ${(await answer.text()).slice(0, 300)}`);
 }
 
+/**
+ * A payer on an invoice's hosted payment page who ticks "save this number" and pays: the form
+ * posted as the page's own (its cookie and CSRF token), then Approve on the sandbox payer page.
+ */
+async function payOnPaymentPageSaving(mesh: Mesh, paymentUrl: string): Promise<void> {
+  const page = await fetch(paymentUrl);
+  const cookie = page.headers.get('set-cookie')?.split(';')[0];
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())?.[1];
+  if (page.status !== 200 || !cookie || !csrf) throw new SmokeFailure(`GET /pay/:token answered ${page.status} without the form's cookie and token`);
+  const answer = await fetch(paymentUrl, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie, origin: mesh.baseUrl },
+    body: new URLSearchParams({ csrf, provider: 'MTN_MOMO_ZMB', phone_number: SANDBOX_MAGIC_NUMBERS.succeed, save_method: 'yes' }).toString(),
+  });
+  if (answer.status !== 303) throw new SmokeFailure(`POST /pay/:token (save ticked) answered ${answer.status} (expected 303): ${(await answer.text()).slice(0, 300)}`);
+  await approveOnPayerPage(mesh, answer.headers.get('location')!);
+}
+
+/**
+ * What a payer who ticks "save this number" on the payment page gets in a mixed mesh
+ * (docs/operations/upgrades.md#request-fields-an-older-service-does-not-know): `saved` when the
+ * gateway and payments both save from pages; `paid` otherwise — the payment is taken either way.
+ */
+export type PageSave = 'saved' | 'paid';
+
 /** What a smoke created, for reading back once every app is new (skew.mesh.spec.ts). */
 export interface SmokeResources {
   label: string;
@@ -113,6 +139,7 @@ export async function runSmoke(
   label: string,
   size: SmokeSize,
   eventsApi: EventsApi,
+  pageSave: PageSave,
   /** Told what the smoke created as soon as it exists, so a smoke that fails later still leaves it to read back. */
   record: (resources: SmokeResources) => void,
 ): Promise<void> {
@@ -169,6 +196,19 @@ export async function runSmoke(
     return { done: read.body?.status === 'paid' ? true : undefined, seen: read };
   });
   record({ label, customer: customer.id, paidInvoice: invoice.id });
+
+  // The same customer pays a second invoice on its hosted page, "save this number" ticked: paid whatever the releases, saved once both sides can.
+  const onPage = await expectStatus(call, 201, 'POST', '/v1/invoices', { customer: customer.id, amount: 700, currency: 'zmw', description: `Skew page ${label}`, status: 'open' });
+  await payOnPaymentPageSaving(mesh, onPage.payment_url);
+  await waitFor('the invoice paid on its page (GET /v1/invoices/:id status paid)', async () => {
+    const read = await call('GET', `/v1/invoices/${onPage.id}`);
+    return { done: read.body?.status === 'paid' ? true : undefined, seen: read };
+  });
+  if (pageSave === 'saved') {
+    const methods = await expectStatus(call, 200, 'GET', `/v1/customers/${customer.id}/payment-methods`);
+    const sources = (methods.data ?? []).map((method: { consent: { source: string }; default: boolean }) => `${method.consent.source} ${method.default}`);
+    if (sources.join() !== 'payment_page true') throw new SmokeFailure(`GET /v1/customers/:id/payment-methods: ${JSON.stringify(sources)}, expected the number saved from the page as the default`, 'GET /v1/customers/:id/payment-methods');
+  }
   if (full) {
     const read = await expectStatus(call, 200, 'GET', `/v1/payments/${payment.id}`);
     if (read.status !== 'succeeded') throw new SmokeFailure(`GET /v1/payments/:id: status ${read.status}, expected succeeded`);

@@ -58,6 +58,7 @@ label{display:block;font-weight:600;margin:.5rem 0 .25rem}
 input[type=text],input[type=email],input[type=password],input[type=url],select{font:inherit;width:100%;max-width:28rem;padding:.5rem .6rem;border:1px solid #6b7480;border-radius:6px;background:#fff;color:#1b1f24}
 .checks{display:flex;flex-wrap:wrap;gap:.25rem 1rem;font-weight:400}
 .checks label{font-weight:400;display:flex;gap:.35rem;align-items:center;margin:0}
+.consent{margin-top:.75rem} .consent label{align-items:flex-start} .consent input{margin-top:.3rem;flex:none}
 button{font:inherit;padding:.5rem 1rem;border-radius:6px;border:1px solid transparent;background:#0b57d0;color:#fff;cursor:pointer}
 button.secondary{background:#fff;color:#1b1f24;border-color:#6b7480}
 button.danger{background:#b42318}

@@ -10,7 +10,8 @@ import type { ServiceClients } from '../infrastructure/service-clients';
  */
 export async function pageMessages(services: ServiceClients, tenant: TenantRef, customerId: string): Promise<Messages> {
   const [customer, seller] = await Promise.all([
-    services.subscription.getCustomer({ tenant: toTenantMessage(tenant), id: customerId }).then((answer) => answer.customer?.preferredLocale, () => undefined),
+    // No customer known (a payment made before payments kept it): the account's language.
+    customerId === '' ? undefined : services.subscription.getCustomer({ tenant: toTenantMessage(tenant), id: customerId }).then((answer) => answer.customer?.preferredLocale, () => undefined),
     services.invoicing.getSellerProfile({ accountId: tenant.accountId, includeLogo: false }).then((answer) => answer.profile?.defaultLocale, () => undefined),
   ]);
   return messages(resolveLocale(customer, seller));

@@ -22,7 +22,7 @@ export const PAYMENT_METHOD_SCHEMA = responseSchema<PaymentMethodJson>('PaymentM
       type: 'object', required: ['given_at', 'source'],
       properties: {
         given_at: { type: 'integer', description: 'When the payer agreed to be charged on this number, unix seconds.' },
-        source: { type: 'string', enum: ['api', 'payer_page', 'checkout'], description: '`api`: asserted by the account through the API.' },
+        source: { type: 'string', enum: ['api', 'payment_page', 'checkout'], description: "`api`: asserted by the account through the API; `payment_page`: ticked by the payer on the invoice's hosted payment page; `checkout`: ticked by the buyer on a sales link's checkout." },
       },
     },
     created: { type: 'integer', description: 'Unix seconds.' },

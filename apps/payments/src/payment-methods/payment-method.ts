@@ -2,8 +2,11 @@ import { invalidArgument, newId, notFound, type TenantRef } from '@recur/kernel'
 import type { PaymentProvider } from '@recur/vocabulary';
 import { checkPhoneNumber, checkProvider } from '../payments/payment';
 
-/** Where the payer agreed to be charged on a number: asserted by the merchant through the API, or ticked on one of Recur's pages. */
-export const CONSENT_SOURCES = ['api', 'payer_page', 'checkout'] as const;
+/**
+ * Where the payer agreed to be charged on a number: asserted by the merchant through the API, or
+ * ticked on one of Recur's pages (an invoice's hosted payment page, a sales link's checkout).
+ */
+export const CONSENT_SOURCES = ['api', 'payment_page', 'checkout'] as const;
 export type ConsentSource = (typeof CONSENT_SOURCES)[number];
 
 /** A payer's mobile-money number, saved with their consent, that automatic collection may charge. */
@@ -28,6 +31,8 @@ export interface NewPaymentMethodFields {
   provider: string;
   consent: boolean;
   consentSource: string;
+  /** When the payer agreed (a page: when they ticked the box and paid); absent: now. */
+  consentAt?: Date;
 }
 
 /**
@@ -46,7 +51,7 @@ export function newPaymentMethod(tenant: TenantRef, fields: NewPaymentMethodFiel
     phoneNumber: checkPhoneNumber(fields.phoneNumber, provider),
     provider,
     isDefault: false,
-    consentAt: now,
+    consentAt: fields.consentAt ?? now,
     consentSource: fields.consentSource as ConsentSource,
     createdAt: now,
     updatedAt: now,

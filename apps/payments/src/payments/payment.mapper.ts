@@ -4,7 +4,7 @@ import { unixSeconds } from '@recur/kernel';
 import { fromInt64, money, toInt64 } from '@recur/money';
 import type { PaymentProvider, PaymentStatus } from '@recur/vocabulary';
 import type { Payment as PaymentRow, Prisma } from '../generated/prisma/client';
-import type { AdapterName, Payment, PaymentChannel } from './payment';
+import type { AdapterName, PageConsentSource, Payment, PaymentChannel } from './payment';
 
 const seconds = (date: Date | null): bigint => (date ? BigInt(unixSeconds(date)) : 0n);
 
@@ -30,6 +30,8 @@ export function fromPaymentRow(row: PaymentRow): Payment {
     settledAt: row.settledAt,
     unappliedReason: row.unappliedReason,
     refundId: row.refundId,
+    customerId: row.customerId,
+    saveMethodSource: row.saveMethodSource as PageConsentSource | null,
   };
 }
 
@@ -58,6 +60,8 @@ export function toPaymentColumns(payment: Payment): Omit<Prisma.PaymentUnchecked
     settledAt: payment.settledAt,
     unappliedReason: payment.unappliedReason,
     refundId: payment.refundId,
+    customerId: payment.customerId,
+    saveMethodSource: payment.saveMethodSource,
   };
 }
 
@@ -78,6 +82,8 @@ export function toPaymentMessage(payment: Payment): paymentsV1.Payment {
     settledAt: seconds(payment.settledAt),
     unappliedReason: payment.unappliedReason ?? '',
     refundId: payment.refundId ?? '',
+    customerId: payment.customerId,
+    saveMethodSource: payment.saveMethodSource ?? '',
   });
 }
 

@@ -35,6 +35,21 @@ export interface Payment {
   unappliedReason: string | null;
   /** The automatic refund (`re_…`) returning an unapplied payment. */
   refundId: string | null;
+  /** The invoice's customer; '' on payments made before it was kept. */
+  customerId: string;
+  /** Where the payer ticked consent to save the number (`payment_page`, `checkout`); null: nothing is saved. */
+  saveMethodSource: PageConsentSource | null;
+}
+
+/** The pages where a payer may tick "save this number": the consent sources a payment may carry. */
+export const PAGE_CONSENT_SOURCES = ['payment_page', 'checkout'] as const;
+export type PageConsentSource = (typeof PAGE_CONSENT_SOURCES)[number];
+
+/** '' (nothing to save) or a page's consent source; anything else is refused before money moves. */
+export function checkSaveMethodSource(value: string): PageConsentSource | null {
+  if (value === '') return null;
+  if (!(PAGE_CONSENT_SOURCES as readonly string[]).includes(value)) throw invalidArgument('save_method_source', `save_method_source must be one of ${PAGE_CONSENT_SOURCES.join(', ')}`);
+  return value as PageConsentSource;
 }
 
 export type PaymentEvent =
@@ -59,6 +74,8 @@ export interface PayableInvoice {
   number: string;
   status: string;
   amountDue: Money;
+  /** The invoice's customer (who a saved payment method belongs to); absent where a caller does not need it. */
+  customerId?: string;
 }
 
 /** Only open or failed invoices are collected; each other status answers its own code (409 at the gateway). */
@@ -95,6 +112,8 @@ export interface NewPaymentFields {
   provider: string;
   /** The provider's id when it must be the same on every try (a push: providerPaymentIdFor); random otherwise. */
   providerPaymentId?: string;
+  /** Save the number as the customer's payment method once the payment succeeds (the payer ticked consent on this page). */
+  saveMethodSource?: PageConsentSource | null;
 }
 
 /**
@@ -138,6 +157,8 @@ export function newPayment(tenant: TenantRef, fields: NewPaymentFields, now: Dat
     settledAt: null,
     unappliedReason: null,
     refundId: null,
+    customerId: fields.invoice.customerId ?? '',
+    saveMethodSource: fields.saveMethodSource ?? null,
   };
 }
 

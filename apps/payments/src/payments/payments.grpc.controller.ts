@@ -49,7 +49,7 @@ export class PaymentsGrpcController {
     return unrecordedOutages(() =>
       this.commands.run(tenant, request, paymentsV1.InitiatePaymentResponseSchema, async (tx) => ({
         payment: toPaymentMessage(
-          await this.payments.initiate(tx, tenant, invoice, { phoneNumber: request.phoneNumber, provider: request.provider }).catch(keepOutagesUnrecorded),
+          await this.payments.initiate(tx, tenant, invoice, { phoneNumber: request.phoneNumber, provider: request.provider, saveMethodSource: request.saveMethodSource }).catch(keepOutagesUnrecorded),
         ),
       })),
     );

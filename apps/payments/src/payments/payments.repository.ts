@@ -90,6 +90,11 @@ export class PaymentsRepository {
     await this.afterChange(tx, events);
   }
 
+  /** The pending payment `id` saves its number as a payment method when it succeeds (the payer ticked consent on `source`). */
+  async askToSaveMethod(tx: Tx, id: string, source: string): Promise<void> {
+    await tx.payment.updateMany({ where: { id, status: 'pending', saveMethodSource: null }, data: { saveMethodSource: source } });
+  }
+
   /**
    * Marks a succeeded payment unapplied and keeps the refund that returns it, in `tx`; the janitor
    * is done with it (its invoice refused it: nothing more to tell). Only once: a payment already

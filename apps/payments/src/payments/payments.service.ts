@@ -7,7 +7,9 @@ import { InvoicingClient } from '../invoices/invoicing.client';
 import { newUnappliedReturn } from '../refunds/refund';
 import { REFUNDS_DUE_CHANNEL, RefundsRepository } from '../refunds/refunds.repository';
 import { WalletsRepository } from '../wallets/wallets.repository';
+import { newPaymentMethod } from '../payment-methods/payment-method';
 import { PaymentMethodsRepository } from '../payment-methods/payment-methods.repository';
+import { PaymentMethodsService } from '../payment-methods/payment-methods.service';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../payments-config';
 import { ProviderAdapters } from '../providers/provider-adapters.service';
 import { ProviderDirectory } from '../providers/provider-directory.service';
@@ -18,8 +20,10 @@ import {
   cancelable,
   checkPhoneNumber,
   checkProvider,
+  checkSaveMethodSource,
   newPayment,
   type Outcome,
+  type PageConsentSource,
   type PayableInvoice,
   type Payment,
   paymentNotFound,
@@ -37,6 +41,8 @@ export interface InitiationFields {
   phoneNumber: string;
   /** '' when the request named none: predicted from the phone number (ProviderDirectory.resolve). */
   provider: string;
+  /** '' or absent: nothing is saved; `payment_page` / `checkout`: the payer ticked consent there (saved on success). */
+  saveMethodSource?: string;
 }
 
 /** What an automatic retry did: pushed (the payment), or nothing, and why. */
@@ -75,6 +81,7 @@ export class PaymentsService {
     private readonly wallets: WalletsRepository,
     private readonly directory: ProviderDirectory,
     private readonly methods: PaymentMethodsRepository,
+    private readonly methodsService: PaymentMethodsService,
     @Inject(CLOCK) private readonly now: Clock,
     @Inject(PAYMENTS_CONFIG) private readonly config: PaymentsConfig,
   ) {}
@@ -120,19 +127,23 @@ export class PaymentsService {
 
   private async begin(tx: Tx, tenant: TenantRef, invoice: PayableInvoice, fields: InitiationFields, pushId: string | undefined): Promise<Payment> {
     const provider = checkProvider(await this.directory.resolve(tenant, fields.provider, fields.phoneNumber));
-    checkPhoneNumber(fields.phoneNumber, provider);
+    const phoneNumber = checkPhoneNumber(fields.phoneNumber, provider);
+    const saveMethodSource = checkSaveMethodSource(fields.saveMethodSource ?? '');
+    // The method the payer asked to save passes the API's checks now (docs/api/payment-methods.md),
+    // though it is saved only once the payment succeeds: a mistyped number is never kept.
+    if (saveMethodSource) newPaymentMethod(tenant, { customerId: invoice.customerId ?? '', phoneNumber: fields.phoneNumber, provider, consent: true, consentSource: saveMethodSource }, this.now());
     // Provider rules before money moves: an amount the provider cannot take is never sent to it.
     const refusal = await this.providerRefusal(tenant, provider, invoice);
     // A payer (or integrator) at the door is answered 400. A push has nobody to answer: see below.
     if (refusal && pushId === undefined) throw refusal;
     await this.payments.lockInvoice(tx, tenant, invoice.id);
     const pending = await this.payments.findPending(tx, tenant, invoice.id);
-    if (pending) return pending;
+    if (pending) return pending.phoneNumber === phoneNumber && pending.provider === provider ? this.askToSave(tx, pending, saveMethodSource) : pending;
     // The invoice read before the lock may be stale: what this service knows of its collection decides.
     await this.assertNotCollected(tx, tenant, invoice.id);
     assertPayable(invoice);
     const now = this.now();
-    const payment = newPayment(tenant, { invoice, ...fields, provider, providerPaymentId: pushId }, now);
+    const payment = newPayment(tenant, { invoice, ...fields, provider, providerPaymentId: pushId, saveMethodSource }, now);
     let change;
     if (refusal) {
       // A push (automatic collection, auto recharge) the provider cannot take is recorded as failed
@@ -154,6 +165,16 @@ export class PaymentsService {
     const checkAt = payment.channel === 'push' && payment.adapter === 'sandbox' ? now : new Date(now.getTime() + this.config.statusCheckAfterMs);
     await this.payments.insert(tx, change, checkAt);
     return change.payment;
+  }
+
+  /**
+   * The pending payment a payer meets again (back from the provider's page, a second submit) with
+   * the box now ticked, for the same number and provider: it saves the number on success too.
+   */
+  private async askToSave(tx: Tx, pending: Payment, source: PageConsentSource | null): Promise<Payment> {
+    if (!source || pending.saveMethodSource || pending.channel !== 'page' || !pending.customerId) return pending;
+    await this.payments.askToSaveMethod(tx, pending.id, source);
+    return { ...pending, saveMethodSource: source };
   }
 
   /**
@@ -278,8 +299,22 @@ export class PaymentsService {
       if (!payment) throw paymentNotFound(id);
       const change = settle(payment, outcome, this.now());
       await this.payments.saveSettlement(tx, change);
+      if (change.payment.status === 'succeeded' && change.events.length > 0) await this.saveMethodOf(tx, change.payment);
       return { payment: change.payment, changed: change.events.length > 0 };
     }, { maxWait: 10_000, timeout: 10_000 });
+  }
+
+  /**
+   * A payment that succeeded where the payer ticked "save this number": the number and provider
+   * become the customer's payment method, in the settlement's own transaction (a succeeded payment
+   * that asked for it always has it), by the API's rule (docs/api/payment-methods.md): the same
+   * number and provider answer the method saved before; the first method becomes the default.
+   */
+  private async saveMethodOf(tx: Tx, payment: Payment): Promise<void> {
+    if (!payment.saveMethodSource || !payment.customerId) return;
+    await this.methodsService.create(tx, payment.tenant, {
+      customerId: payment.customerId, phoneNumber: payment.phoneNumber, provider: payment.provider, consent: true, consentSource: payment.saveMethodSource, consentAt: payment.createdAt,
+    }, undefined);
   }
 
   /** Where the provider sends the payer back: Recur's return page for the payment. */

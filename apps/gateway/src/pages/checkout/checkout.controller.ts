@@ -11,6 +11,7 @@ import { apiErrorOf } from '../../http/api-exception.filter';
 import { createValidationPipe } from '../../http/validation';
 import { ServiceClients } from '../../infrastructure/service-clients';
 import { clearCookie, cookieValue, field, formOf, isHttps, randomToken, sameOrigin, sendPage, setCookie, tokensMatch } from '../page-kit';
+import { initiateFromPage } from '../page-payments';
 import { PAGES_LOGGER } from '../pages-logger';
 import { checkoutMessagePage, checkoutPage, type CheckoutView } from './checkout.html';
 
@@ -76,11 +77,13 @@ export class CheckoutController {
       phone_number: field(form, 'phone_number').trim(),
       provider: field(form, 'provider'),
       promotion_code: field(form, 'promotion_code').trim(),
+      save_method: field(form, 'save_method') === 'yes' ? 'yes' : '',
     };
     const checkoutToken = field(form, 'checkout_token');
     let body: CheckoutFormDto;
     try {
-      body = (await this.validation.transform(typed, { type: 'body', metatype: CheckoutFormDto })) as CheckoutFormDto;
+      const { save_method: _consent, ...fields } = typed;
+      body = (await this.validation.transform(fields, { type: 'body', metatype: CheckoutFormDto })) as CheckoutFormDto;
     } catch (error) {
       return this.render(request, response, token, offer, 400, { checkoutToken, typed, error: apiErrorOf(error, request.raw).message });
     }
@@ -110,16 +113,19 @@ export class CheckoutController {
       return this.render(request, response, token, offer, 503, { checkoutToken, typed, error: 'Your order is taking longer than usual. Press the button again in a moment — you will not be charged twice.' });
     }
     try {
-      const { payment } = await this.services.payments.initiatePayment({
+      const save = typed.save_method === 'yes';
+      const payment = await initiateFromPage(this.services, this.logger, {
         tenant: sale.tenant,
         invoiceId: checkout.invoiceId,
         phoneNumber: body.phone_number,
         provider: body.provider,
-        // Per sale and payer details: a double submit finds the same payment; corrected details start one.
-        requestId: `${checkout.id}:${body.provider}:${body.phone_number}`,
+        // Per sale and payer details: a double submit finds the same payment; corrected details (or a newly ticked box) start one.
+        requestId: `${checkout.id}:${body.provider}:${body.phone_number}${save ? ':save' : ''}`,
+        // The buyer ticked consent: the number becomes the new customer's payment method if this payment succeeds.
+        saveMethodSource: save ? 'checkout' : '',
       });
       clearCookie(response, CSRF_COOKIE, { path: BASE });
-      response.redirect(payment!.redirectUrl, 303);
+      response.redirect(payment.redirectUrl, 303);
     } catch (error) {
       const failure = fromGrpcError(error);
       if (failure.kind === 'invalid_argument' || failure.kind === 'failed_precondition') {

@@ -1,6 +1,7 @@
 import type { Messages } from '@recur/i18n';
 import { money } from '@recur/money';
 import { PAYMENT_PROVIDER_CODES, PROVIDER_RULES, SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
+import { saveMethodBox } from '../invoice-payment/invoice-payment.html';
 import { html, layout } from '../page-kit';
 
 /** What the hosted checkout page shows of a link: its offer, priced by the subscription service. */
@@ -22,7 +23,7 @@ export interface CheckoutView {
   /** The words of the account's default_locale. */
   words: Messages;
   error?: string;
-  typed?: Partial<Record<'name' | 'email' | 'phone_number' | 'provider' | 'promotion_code', string>>;
+  typed?: Partial<Record<'name' | 'email' | 'phone_number' | 'provider' | 'promotion_code' | 'save_method', string>>;
 }
 
 /** The checkout in the account's language (its default_locale: the buyer is not a customer yet; docs/localization.md). */
@@ -52,6 +53,7 @@ ${view.error ? html`<div class="error" role="alert" data-testid="checkout-error"
   <p class="muted" id="phone-help">${view.livemode ? w.t('checkout.phone_help') : w.t('checkout.phone_help_sandbox', { number: SANDBOX_MAGIC_NUMBERS.succeed })}</p>
   <label for="provider">${w.t('checkout.provider')}</label>
   <select id="provider" name="provider">${PAYMENT_PROVIDER_CODES.map((code) => html`<option value="${code}"${code === provider ? html` selected` : ''}>${PROVIDER_RULES[code].displayName}</option>`)}</select>
+  ${view.trialDays > 0 ? '' : saveMethodBox(w, typed.save_method === 'yes')}
   ${view.allowPromotionCodes ? html`<label for="promotion_code">${w.t('checkout.promotion_code')}</label>
   <input type="text" id="promotion_code" name="promotion_code" maxlength="50" autocomplete="off" value="${typed.promotion_code ?? ''}">` : ''}
   <p><button type="submit">${view.trialDays > 0 ? w.t('checkout.start_trial') : w.t('checkout.pay', { amount: price })}</button></p>

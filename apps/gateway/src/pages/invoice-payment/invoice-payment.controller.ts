@@ -12,6 +12,7 @@ import { ServiceClients } from '../../infrastructure/service-clients';
 import { InitiatePaymentDto } from '../../payments/payments.dto';
 import { linkProblemPage } from '../customer-portal/customer-portal.html';
 import { cookieValue, field, formOf, isHttps, randomToken, sameOrigin, sendPage, setCookie, tokensMatch } from '../page-kit';
+import { initiateFromPage } from '../page-payments';
 import { PAGES_LOGGER } from '../pages-logger';
 import { invoicePaidPage, invoicePaymentPage, type InvoicePaymentView, invoiceVoidPage } from './invoice-payment.html';
 
@@ -61,21 +62,23 @@ export class InvoicePaymentController {
     }
     // Paid or voided since the page was shown: the page says so.
     if (!PAYABLE.has(found.invoice.status)) return this.render(request, response, token, found, 200, {});
-    const typed = { provider: field(form, 'provider'), phoneNumber: field(form, 'phone_number').trim() };
+    const typed = { provider: field(form, 'provider'), phoneNumber: field(form, 'phone_number').trim(), saveMethod: field(form, 'save_method') === 'yes' };
     try {
       const body = (await this.validation.transform(
         // No provider picked: the payments service predicts it from the number.
         { invoice_id: found.invoice.id, phone_number: typed.phoneNumber, provider: typed.provider === '' ? undefined : typed.provider },
         { type: 'body', metatype: InitiatePaymentDto },
       )) as InitiatePaymentDto;
-      const { payment } = await this.services.payments.initiatePayment({
+      const payment = await initiateFromPage(this.services, this.logger, {
         tenant: toTenantMessage(found.tenant),
         invoiceId: body.invoice_id,
         phoneNumber: body.phone_number,
         provider: body.provider ?? '',
         requestId: newId('req'),
+        // The payer ticked consent: the number becomes the customer's payment method if this payment succeeds.
+        saveMethodSource: typed.saveMethod ? 'payment_page' : '',
       });
-      response.redirect(payment!.redirectUrl, 303);
+      response.redirect(payment.redirectUrl, 303);
     } catch (error) {
       const failure = apiErrorOf(error, request.raw);
       if (failure.status >= 500) return this.fail(request, response, error);

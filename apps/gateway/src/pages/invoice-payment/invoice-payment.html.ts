@@ -16,7 +16,7 @@ export interface InvoicePaymentView {
   words: Messages;
   error?: string;
   /** What the customer typed, shown again after a refusal. */
-  typed?: { provider: string; phoneNumber: string };
+  typed?: { provider: string; phoneNumber: string; saveMethod?: boolean };
 }
 
 const amountDue = (view: Pick<InvoicePaymentView, 'invoice' | 'words'>): string => view.words.money(money(view.invoice.amount_due, view.invoice.currency));
@@ -64,10 +64,20 @@ ${providersFor(view.invoice.currency).map((code) => html`<option value="${code}"
 </select>
 <label for="phone-number">${w.t('page.invoice.phone_number')}</label>
 <input id="phone-number" name="phone_number" type="text" inputmode="tel" autocomplete="tel" required maxlength="32" placeholder="+260971000001" value="${typed.phoneNumber}">
+${saveMethodBox(w, typed.saveMethod === true)}
 <p><button type="submit">${w.t('page.invoice.pay', { amount: amountDue(view) })}</button></p>
 </form>
 ${view.invoice.livemode ? '' : html`<p class="muted">${w.t('page.invoice.sandbox_numbers', { ...SANDBOX_MAGIC_NUMBERS })}</p>`}
 </div>`, { lang: w.locale });
+}
+
+/**
+ * The payer's consent to keep the number for automatic collection (docs/api/payment-methods.md#saved-from-the-pages):
+ * never ticked by default; the number is saved only if the payment succeeds.
+ */
+export function saveMethodBox(w: Messages, checked: boolean): SafeHtml {
+  return html`<div class="checks consent"><label for="save-method"><input type="checkbox" id="save-method" name="save_method" value="yes" aria-describedby="save-method-help"${checked ? html` checked` : ''}> ${w.t('page.save_method')}</label></div>
+<p class="muted" id="save-method-help">${w.t('page.save_method_help')}</p>`;
 }
 
 /** A paid (or refunded) invoice: nothing left to pay. */
