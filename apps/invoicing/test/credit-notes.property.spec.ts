@@ -45,7 +45,7 @@ describe('credit notes and refunds on one invoice', () => {
         try {
           const change = step.kind === 'refund'
             ? refundInvoice(invoice, { creditNoteId: `cn_${index}`, paymentId: 'pay_1', amount: zmw(asked ?? invoice.amountPaid.amountMinor - invoice.amountRefunded.amountMinor), reason: 'duplicate' }, `CN-${index}`, NOW)
-            : creditInvoice(invoice, { creditNoteId: `cn_${index}`, amount: asked === undefined ? undefined : BigInt(asked), reason: 'order_change', memo: '', refundsUnderWay: zmw(0) }, `CN-${index}`, NOW);
+            : creditInvoice(invoice, { creditNoteId: `cn_${index}`, amount: asked === undefined ? undefined : BigInt(asked), reason: 'order_change', memo: '', refundsUnderWay: null }, `CN-${index}`, NOW);
           expect(change.creditNote.amount.amountMinor).toBeGreaterThan(0);
           given += change.creditNote.amount.amountMinor;
           taxGiven += change.creditNote.taxAmounts.reduce((sum, tax) => sum + tax.amount.amountMinor, 0);

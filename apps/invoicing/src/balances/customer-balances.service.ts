@@ -31,11 +31,20 @@ export class CustomerBalancesService {
   }
 
   /**
-   * A paid invoice's credit note that moved no money credits its amount to the customer's
-   * balance (a `credit_note` entry naming it), under the balance's lock: docs/api/credit-notes.md.
+   * Locks the balance a paid invoice's credit note will credit (creating its row if none), before
+   * the credit note takes its number: the lock order is the invoice, the balance, the number
+   * counter, as at finalization (docs/api/customer-balance.md#concurrency).
    */
-  async creditFromCreditNote(tx: OpenTransaction, note: CreditNote): Promise<BalanceTransaction> {
-    const current = await this.balances.lockOne(tx, note.tenant, note.customer.id, note.amount.currency, note.createdAt);
+  lockForCreditNote(tx: OpenTransaction, invoice: Invoice): Promise<Money | null> {
+    return this.balances.lockOne(tx, invoice.tenant, invoice.customer.id, invoice.currency, this.now());
+  }
+
+  /**
+   * A paid invoice's credit note that moved no money credits its amount to the customer's
+   * balance (`current`, as locked by lockForCreditNote): a `credit_note` entry naming it
+   * (docs/api/credit-notes.md).
+   */
+  async recordCreditNote(tx: OpenTransaction, note: CreditNote, current: Money | null): Promise<BalanceTransaction> {
     const endingBalance = creditedBalance(current, note.amount);
     const entry: BalanceTransaction = {
       id: newId('cbtx'), tenant: note.tenant, customerId: note.customer.id, type: 'credit_note', amount: money(-note.amount.amountMinor, note.amount.currency), endingBalance,

@@ -1,6 +1,6 @@
 import { CREDIT_NOTE_REASONS, type CreditNoteReason, REFUND_REASONS, type RefundReason } from '@recur/vocabulary';
 import { failedPrecondition, hasPrefix, invalidArgument, type TenantRef } from '@recur/kernel';
-import { add, compare, type Money, money, subtract, type TaxAmount, zero } from '@recur/money';
+import { add, compare, type Money, money, subtract, type TaxAmount } from '@recur/money';
 import { assertMove, type Invoice, type InvoiceChange, NOTHING_COLLECTED } from '../invoices/invoice';
 
 /**
@@ -121,9 +121,9 @@ export function refundInvoice(invoice: Invoice, refund: RefundRecord, number: st
 const creditedSoFar = (invoice: Pick<Invoice, 'amountRefunded' | 'amountCredited'>): number => invoice.amountRefunded.amountMinor + invoice.amountCredited.amountMinor;
 
 /** The total less what credit notes (refunds' and credits') already gave: what any new one may take at most. */
-function creditableOfTotal(invoice: Pick<Invoice, 'total' | 'amountRefunded' | 'amountCredited' | 'currency'>, refundsUnderWay: Money = zero(invoice.currency)): Money {
+function creditableOfTotal(invoice: Pick<Invoice, 'total' | 'amountRefunded' | 'amountCredited' | 'currency'>, refundsUnderWay: Money | null = null): Money {
   // Refunds still in flight at the provider have no credit note yet but will: they count already.
-  const refunds = Math.max(invoice.amountRefunded.amountMinor, refundsUnderWay.amountMinor);
+  const refunds = Math.max(invoice.amountRefunded.amountMinor, refundsUnderWay?.amountMinor ?? 0);
   return money(Math.max(0, invoice.total.amountMinor - refunds - invoice.amountCredited.amountMinor), invoice.currency);
 }
 
@@ -145,8 +145,8 @@ export interface CreditRequest {
   amount: bigint | undefined;
   reason: string;
   memo: string;
-  /** The invoice's refunds not failed, as payments counts them under the invoice's lock (succeeded ones included). */
-  refundsUnderWay: Money;
+  /** The invoice's refunds not failed, as payments counts them under the invoice's lock (succeeded ones included); null: none. */
+  refundsUnderWay: Money | null;
 }
 
 /**
@@ -154,7 +154,7 @@ export interface CreditRequest {
  * owes (`amount_due`, never more than the total less every credit note); of a paid one, the total
  * less what refunds (done or under way) and earlier credits gave (docs/api/credit-notes.md).
  */
-export function creditableAmount(invoice: Invoice, refundsUnderWay: Money): Money {
+export function creditableAmount(invoice: Invoice, refundsUnderWay: Money | null): Money {
   const ofTotal = creditableOfTotal(invoice, refundsUnderWay);
   if (invoice.status === 'paid') return ofTotal;
   return compare(invoice.amountDue, ofTotal) < 0 ? invoice.amountDue : ofTotal;
@@ -171,7 +171,7 @@ export function creditInvoice(invoice: Invoice, request: CreditRequest, number: 
   assertMove(invoice, 'credit');
   const reason = checkCreditNoteReason(request.reason);
   const memo = checkCreditNoteMemo(request.memo);
-  if (request.refundsUnderWay.amountMinor !== 0 && request.refundsUnderWay.currency !== invoice.currency) {
+  if (request.refundsUnderWay && request.refundsUnderWay.currency !== invoice.currency) {
     throw invalidArgument('refunds_under_way', `refunds_under_way must be in ${invoice.currency}`);
   }
   const creditable = creditableAmount(invoice, request.refundsUnderWay);

@@ -5,7 +5,6 @@ import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { invoicingV1, moneyFromMessage, requireTenant } from '@recur/contracts';
 import { checkListPage, hasPrefix, invalidArgument, newId } from '@recur/kernel';
-import { money } from '@recur/money';
 import { Commands } from '../infrastructure/commands';
 import { toInvoiceMessage } from '../invoices/invoice.mapper';
 import { renderCreditNotePdf } from './credit-note-pdf';
@@ -56,7 +55,7 @@ export class CreditNotesGrpcController {
         amount: request.amount,
         reason: request.reason,
         memo: request.memo,
-        refundsUnderWay: request.refundsUnderWay ? moneyFromMessage(request.refundsUnderWay, 'refunds_under_way') : money(0, ''),
+        refundsUnderWay: request.refundsUnderWay ? moneyFromMessage(request.refundsUnderWay, 'refunds_under_way') : null,
       });
       return { creditNote: toCreditNoteMessage(creditNote), invoice: toInvoiceMessage(invoice) };
     });

@@ -39,16 +39,20 @@ export class CreditNotesService {
   /**
    * Issues a credit note that moves no money (docs/api/credit-notes.md) under the invoice's row
    * lock, the one recordRefund takes: it takes the next number of the same gapless sequence, and
-   * a paid invoice's credit goes to the customer balance in the same transaction.
+   * a paid invoice's credit goes to the customer balance in the same transaction. A refusal after
+   * the number was taken rolls the whole transaction back, number included: still gapless.
    */
   async issueCredit(tx: Tx, tenant: TenantRef, invoiceId: string, request: CreditRequest): Promise<{ creditNote: CreditNote; invoice: Invoice }> {
     const invoice = await this.invoices.getForUpdate(tx, tenant, invoiceId);
     // Judge the move first: a refused credit never waits for the number counter.
     assertMove(invoice, 'credit');
+    // Lock order: the invoice, the balance, the number counter (docs/api/customer-balance.md#concurrency).
+    const balance = invoice.status === 'paid' ? await this.balances.lockForCreditNote(tx, invoice) : null;
     const change = creditInvoice(invoice, request, await this.creditNotes.nextNumber(tx, tenant), this.now());
+    // A balance in another currency refuses the credit before anything is written (the transaction rolls back the number).
+    if (change.creditNote.creditedTo === 'customer_balance') await this.balances.recordCreditNote(tx, change.creditNote, balance);
     await this.creditNotes.insert(tx, change.creditNote);
     await this.invoices.update(tx, change);
-    if (change.creditNote.creditedTo === 'customer_balance') await this.balances.creditFromCreditNote(tx, change.creditNote);
     return { creditNote: change.creditNote, invoice: change.invoice };
   }
 
