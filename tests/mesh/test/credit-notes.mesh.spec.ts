@@ -60,7 +60,7 @@ describe('credit notes that move no money', () => {
     const note = await created('/v1/credit-notes', { invoice: invoice.id, amount: 2_500, reason: 'order_change', memo: 'One panel was not delivered' }, { 'idempotency-key': `credit-${invoice.id}` });
     expect(note).toMatchObject({
       object: 'credit_note', id: expect.stringMatching(/^cn_/), number: expect.stringMatching(/^CN-\d{6}$/), invoice: invoice.id, amount: 2_500, currency: 'zmw',
-      reason: 'order_change', memo: 'One panel was not delivered', payment: null, credited_to: 'amount_due',
+      reason: 'order_change', memo: 'One panel was not delivered', payment: '', credited_to: 'amount_due',
     });
     // The same Idempotency-Key answers the same credit note: credited once.
     expect((await created('/v1/credit-notes', { invoice: invoice.id, amount: 2_500, reason: 'order_change', memo: 'One panel was not delivered' }, { 'idempotency-key': `credit-${invoice.id}` })).id).toBe(note.id);
@@ -96,7 +96,7 @@ describe('credit notes that move no money', () => {
   it('credits a paid invoice to the customer balance (a credit_note entry), which the next invoice consumes', async () => {
     const invoice = await paidInvoice(6_000);
     const note = await created('/v1/credit-notes', { invoice: invoice.id, amount: 1_500, reason: 'duplicate' });
-    expect(note).toMatchObject({ credited_to: 'customer_balance', amount: 1_500, payment: null });
+    expect(note).toMatchObject({ credited_to: 'customer_balance', amount: 1_500, payment: '' });
     expect(await invoiceOf(invoice.id)).toMatchObject({ status: 'paid', amount_paid: 6_000, amount_refunded: 0, amount_credited: 1_500 });
     expect((await call('GET', `/v1/customers/${invoice.customer}`)).body).toMatchObject({ balance: -1_500, currency: 'zmw' });
     const ledger = (await call('GET', `/v1/customers/${invoice.customer}/balance-transactions`)).body.data;

@@ -23,7 +23,7 @@ export const CREDIT_NOTE_SCHEMA = responseSchema<CreditNoteJson>('CreditNote', {
     total_tax_amounts: { type: 'array', items: TAX_AMOUNT_SCHEMA, description: "The invoice's tax given back, per rate, in proportion to `amount` (included in it): docs/api/refunds.md#tax-carried-back." },
     tax: { type: 'integer', description: 'The sum of total_tax_amounts, in minor units.' },
     reason: { type: 'string', enum: [...CREDIT_NOTE_REASONS_SHOWN], description: 'A refund\'s reason, or a credit\'s (`order_change`, `product_unsatisfactory`, …): docs/api/credit-notes.md.' },
-    payment: { type: ['string', 'null'], description: 'The refunded payment (`pay_…`); null for a credit note that moved no money.' },
+    payment: { type: 'string', description: 'The refunded payment (`pay_…`); empty (`""`) for a credit note that moved no money (`credited_to` is not `refund`).' },
     credited_to: { type: 'string', enum: ['refund', 'amount_due', 'customer_balance'], description: '`refund`: money went back; `amount_due`: the open invoice owes less; `customer_balance`: the paid invoice\'s credit went to the customer balance (docs/api/credit-notes.md).' },
     memo: { type: ['string', 'null'], description: 'The note printed on the credit note.' },
     created: { type: 'integer', description: 'Unix seconds.' },

@@ -23,8 +23,8 @@ export interface CreditNoteJson {
   total_tax_amounts: TaxAmountJson[];
   tax: number;
   reason: string;
-  /** The refunded payment; null for a credit note that moved no money (docs/api/credit-notes.md). */
-  payment: string | null;
+  /** The refunded payment; empty (`""`, the type stays a string for /v1/refunds' clients) for a credit note that moved no money (docs/api/credit-notes.md). */
+  payment: string;
   /** `refund`, `amount_due` (an open invoice owes less) or `customer_balance` (docs/api/credit-notes.md). */
   credited_to: CreditedTo;
   memo: string | null;
@@ -52,7 +52,7 @@ export function presentCreditNote(note: CreditNote): CreditNoteJson {
     total_tax_amounts: note.taxAmounts.map(presentTaxAmount),
     tax: note.tax ? moneyFromMessage(note.tax, 'tax').amountMinor : 0,
     reason: note.reason,
-    payment: note.paymentId === '' ? null : note.paymentId,
+    payment: note.paymentId,
     // From an older invoicing release: every credit note was a refund's.
     credited_to: (CREDITED_TO as readonly string[]).includes(note.creditedTo) ? note.creditedTo as CreditedTo : 'refund',
     memo: note.memo === '' ? null : note.memo,
