@@ -89,7 +89,9 @@ describe(`version skew: the last releases beside this checkout (${SIZE} smoke)`,
     try {
       await arrange(combination);
       const eventsApi = running.gateway === 'old' && !servedByReleasedGateway('/v1/events') ? 'absent' : running.gateway === 'new' && running['webhook-dispatch'] === 'old' ? 'unavailable' : 'works';
-      await runSmoke(mesh, keys.test, receiver, combination.name, SIZE, eventsApi, (resources) => created.push(resources));
+      const creditNotesApi = running.gateway === 'old' && !servedByReleasedGateway('/v1/credit-notes') ? 'absent'
+        : running.gateway === 'old' || running.payments === 'old' || running.invoicing === 'old' ? 'unavailable' : 'works';
+      await runSmoke(mesh, keys.test, receiver, combination.name, SIZE, eventsApi, creditNotesApi, (resources) => created.push(resources));
     } catch (error) {
       throw explain(combination, error);
     }
