@@ -10,7 +10,7 @@ import { renderCreditNotePdf } from '../src/credit-notes/credit-note-pdf';
 const note: CreditNote = {
   id: 'cn_1', tenant: { accountId: 'acct_1', livemode: false }, number: 'CN-000003', invoiceId: 'in_1', invoiceNumber: 'INV-000042',
   customer: { id: 'cus_1', name: 'Awa Ndiaye', email: 'awa@example.com' }, amount: money(29_500, 'xof'), reason: 'requested_by_customer',
-  paymentId: 'pay_1', creditedTo: 'refund', memo: null, createdAt: new Date('2026-12-05T10:00:00Z'), taxAmounts: [],
+  paymentId: 'pay_1', creditedTo: 'refund', memo: null, metadata: {}, createdAt: new Date('2026-12-05T10:00:00Z'), taxAmounts: [],
 };
 
 /** The PDF's text as poppler's pdftotext reads it, French spacing (U+00A0, U+202F) as plain spaces. */

@@ -45,7 +45,7 @@ describe('credit notes and refunds on one invoice', () => {
         try {
           const change = step.kind === 'refund'
             ? refundInvoice(invoice, { creditNoteId: `cn_${index}`, paymentId: 'pay_1', amount: zmw(asked ?? invoice.amountPaid.amountMinor - invoice.amountRefunded.amountMinor), reason: 'duplicate' }, `CN-${index}`, NOW)
-            : creditInvoice(invoice, { creditNoteId: `cn_${index}`, amount: asked === undefined ? undefined : BigInt(asked), reason: 'order_change', memo: '', refundsUnderWay: null }, `CN-${index}`, NOW);
+            : creditInvoice(invoice, { creditNoteId: `cn_${index}`, amount: asked === undefined ? undefined : BigInt(asked), reason: 'order_change', memo: '', metadata: {}, refundsUnderWay: null }, `CN-${index}`, NOW);
           expect(change.creditNote.amount.amountMinor).toBeGreaterThan(0);
           given += change.creditNote.amount.amountMinor;
           taxGiven += change.creditNote.taxAmounts.reduce((sum, tax) => sum + tax.amount.amountMinor, 0);
@@ -73,7 +73,7 @@ describe('credit notes and refunds on one invoice', () => {
       const invoice = invoiceOf(taxed, true);
       const inFlight = Math.floor((invoice.total.amountMinor * permille) / 1000);
       const left = invoice.total.amountMinor - inFlight;
-      const credit = () => creditInvoice(invoice, { creditNoteId: 'cn_1', amount: undefined, reason: 'duplicate', memo: '', refundsUnderWay: zmw(inFlight) }, 'CN-1', NOW);
+      const credit = () => creditInvoice(invoice, { creditNoteId: 'cn_1', amount: undefined, reason: 'duplicate', memo: '', metadata: {}, refundsUnderWay: zmw(inFlight) }, 'CN-1', NOW);
       if (left === 0) expect(() => credit()).toThrow(expect.objectContaining({ code: 'nothing_to_credit' }));
       else expect(credit().creditNote.amount.amountMinor).toBe(left);
     }));

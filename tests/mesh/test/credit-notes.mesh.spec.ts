@@ -57,10 +57,10 @@ async function creditNotesOf(invoiceId: string, count: number) {
 describe('credit notes that move no money', () => {
   it('credits an open invoice in part (it owes less), refuses while a payment is pending, and is paid for the rest; a credit of all it owes pays it', async () => {
     const invoice = await openInvoice(10_000);
-    const note = await created('/v1/credit-notes', { invoice: invoice.id, amount: 2_500, reason: 'order_change', memo: 'One panel was not delivered' }, { 'idempotency-key': `credit-${invoice.id}` });
+    const note = await created('/v1/credit-notes', { invoice: invoice.id, amount: 2_500, reason: 'order_change', memo: 'One panel was not delivered', metadata: { ticket: 'T-42' } }, { 'idempotency-key': `credit-${invoice.id}` });
     expect(note).toMatchObject({
       object: 'credit_note', id: expect.stringMatching(/^cn_/), number: expect.stringMatching(/^CN-\d{6}$/), invoice: invoice.id, amount: 2_500, currency: 'zmw',
-      reason: 'order_change', memo: 'One panel was not delivered', payment: '', credited_to: 'amount_due',
+      reason: 'order_change', memo: 'One panel was not delivered', metadata: { ticket: 'T-42' }, payment: '', credited_to: 'amount_due',
     });
     // The same Idempotency-Key answers the same credit note: credited once.
     expect((await created('/v1/credit-notes', { invoice: invoice.id, amount: 2_500, reason: 'order_change', memo: 'One panel was not delivered' }, { 'idempotency-key': `credit-${invoice.id}` })).id).toBe(note.id);
@@ -150,6 +150,7 @@ describe('credit notes that move no money', () => {
       [{ reason: 'order_change' }, 'invoice'],
       [{ invoice: invoice.id, reason: 'order_change', memo: 'x'.repeat(501) }, 'memo'],
       [{ invoice: 'in_missing', reason: 'order_change' }, 'invoice'],
+      [{ invoice: invoice.id, reason: 'order_change', metadata: { ['k'.repeat(41)]: 'v' } }, 'metadata'],
     ] as const) {
       const refused = await call('POST', '/v1/credit-notes', body);
       expect([JSON.stringify(body).slice(0, 80), refused.status, refused.body.error.param]).toEqual([JSON.stringify(body).slice(0, 80), 400, param]);

@@ -1,7 +1,7 @@
 import { CREDIT_NOTE_REASONS } from '@recur/vocabulary';
 import { IsDefined, IsNotEmpty, IsString, MaxLength } from 'class-validator';
 import { Optional } from '../http/optional';
-import { Amount, OneOf } from '../plans/plans.dto';
+import { Amount, Metadata, OneOf } from '../plans/plans.dto';
 
 /** The longest memo (as invoicing's CREDIT_NOTE_MEMO_MAX). */
 const MEMO_MAX = 500;
@@ -22,4 +22,7 @@ export class CreateCreditNoteDto {
   /** A note printed on the credit note. */
   @Optional() @IsString({ message: 'memo must be a string' }) @MaxLength(MEMO_MAX, { message: `memo must be at most ${MEMO_MAX} characters` })
   memo?: string;
+
+  @Metadata()
+  metadata?: Record<string, string>;
 }

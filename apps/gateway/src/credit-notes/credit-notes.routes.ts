@@ -18,7 +18,7 @@ export const CREDIT_NOTE_ROUTES = defineRoutes('Credit notes', [
     handler: async ({ services, tenant, commandId, body }) => {
       try {
         const { creditNote } = await services.payments.creditInvoice({
-          tenant, invoiceId: body.invoice, reason: body.reason, memo: body.memo ?? '', requestId: commandId, ...(body.amount === undefined ? {} : { amount: BigInt(body.amount) }),
+          tenant, invoiceId: body.invoice, reason: body.reason, memo: body.memo ?? '', metadata: body.metadata ?? {}, requestId: commandId, ...(body.amount === undefined ? {} : { amount: BigInt(body.amount) }),
         });
         return presentCreditNote(creditNote!);
       } catch (error) {

@@ -7,7 +7,7 @@ import { TAX_AMOUNT_SCHEMA } from '../tax-rates/tax-rates.routes';
 
 export const CREDIT_NOTE_SCHEMA = responseSchema<CreditNoteJson>('CreditNote', {
   type: 'object',
-  required: ['id', 'object', 'livemode', 'number', 'invoice', 'invoice_number', 'customer', 'customer_name', 'customer_email', 'amount', 'currency', 'total_tax_amounts', 'tax', 'reason', 'payment', 'credited_to', 'memo', 'created'],
+  required: ['id', 'object', 'livemode', 'number', 'invoice', 'invoice_number', 'customer', 'customer_name', 'customer_email', 'amount', 'currency', 'total_tax_amounts', 'tax', 'reason', 'payment', 'credited_to', 'memo', 'metadata', 'created'],
   properties: {
     id: { type: 'string', example: 'cn_4f9XkQ2mZ8aBcD1eF3gH5jKl', description: 'The credit note, also the refund (when it is a refund\'s).' },
     object: { type: 'string', enum: ['credit_note'] },
@@ -26,6 +26,7 @@ export const CREDIT_NOTE_SCHEMA = responseSchema<CreditNoteJson>('CreditNote', {
     payment: { type: 'string', description: 'The refunded payment (`pay_…`); empty (`""`) for a credit note that moved no money (`credited_to` is not `refund`).' },
     credited_to: { type: 'string', enum: ['refund', 'amount_due', 'customer_balance'], description: '`refund`: money went back; `amount_due`: the open invoice owes less; `customer_balance`: the paid invoice\'s credit went to the customer balance (docs/api/credit-notes.md).' },
     memo: { type: ['string', 'null'], description: 'The note printed on the credit note.' },
+    metadata: { type: 'object', additionalProperties: { type: 'string' }, description: 'The integrator\'s key-value data (`{}` on a refund\'s credit note).' },
     created: { type: 'integer', description: 'Unix seconds.' },
   },
 });

@@ -1,6 +1,6 @@
 import { create } from '@bufbuild/protobuf';
 import { creditNoteV1, type CreditNoteJson, presentCreditNote, toMoneyMessage } from '@recur/contracts';
-import { unixSeconds } from '@recur/kernel';
+import { type Metadata, unixSeconds } from '@recur/kernel';
 import { fromInt64, money, sum, toInt64 } from '@recur/money';
 import type { Prisma } from '../generated/prisma/client';
 import { fromTaxAmountRow, type TaxAmountRow, toTaxAmountMessage, toTaxAmountRow } from '../tax-rates/tax-rate.mapper';
@@ -22,6 +22,7 @@ export function fromCreditNoteRow(row: CreditNoteRow): CreditNote {
     paymentId: row.paymentId,
     creditedTo: row.creditedTo as CreditedTo,
     memo: row.memo,
+    metadata: row.metadata as Metadata,
     createdAt: row.createdAt,
   };
 }
@@ -43,6 +44,7 @@ export function toCreditNoteRow(note: CreditNote): CreditNoteRow {
     paymentId: note.paymentId,
     creditedTo: note.creditedTo,
     memo: note.memo,
+    metadata: note.metadata as Prisma.JsonValue,
     taxAmounts: note.taxAmounts.map(toTaxAmountRow) as unknown as Prisma.JsonValue,
     createdAt: note.createdAt,
   };
@@ -66,6 +68,7 @@ export function toCreditNoteMessage(note: CreditNote): creditNoteV1.CreditNote {
     tax: toMoneyMessage(sum(note.amount.currency, note.taxAmounts.map((tax) => tax.amount))),
     creditedTo: note.creditedTo,
     memo: note.memo ?? '',
+    metadata: note.metadata,
   });
 }
 

@@ -1,5 +1,5 @@
 import { CREDIT_NOTE_REASONS, type CreditNoteReason, REFUND_REASONS, type RefundReason } from '@recur/vocabulary';
-import { failedPrecondition, hasPrefix, invalidArgument, type TenantRef } from '@recur/kernel';
+import { checkMetadata, failedPrecondition, hasPrefix, invalidArgument, type Metadata, type TenantRef } from '@recur/kernel';
 import { add, compare, type Money, money, subtract, type TaxAmount } from '@recur/money';
 import { assertMove, type Invoice, type InvoiceChange, NOTHING_COLLECTED } from '../invoices/invoice';
 
@@ -32,6 +32,8 @@ export interface CreditNote {
   paymentId: string;
   creditedTo: CreditedTo;
   memo: string | null;
+  /** The integrator's key-value data (a credit note without money; `{}` for a refund's). */
+  metadata: Metadata;
   createdAt: Date;
 }
 
@@ -106,6 +108,7 @@ export function refundInvoice(invoice: Invoice, refund: RefundRecord, number: st
     paymentId: refund.paymentId,
     creditedTo: 'refund',
     memo: null,
+    metadata: {},
     createdAt: now,
   };
   // amount_paid keeps what was paid: the credit notes record what went back.
@@ -145,6 +148,7 @@ export interface CreditRequest {
   amount: bigint | undefined;
   reason: string;
   memo: string;
+  metadata: Metadata;
   /** The invoice's refunds not failed, as payments counts them under the invoice's lock (succeeded ones included); null: none. */
   refundsUnderWay: Money | null;
 }
@@ -171,6 +175,7 @@ export function creditInvoice(invoice: Invoice, request: CreditRequest, number: 
   assertMove(invoice, 'credit');
   const reason = checkCreditNoteReason(request.reason);
   const memo = checkCreditNoteMemo(request.memo);
+  const metadata = checkMetadata(request.metadata);
   if (request.refundsUnderWay && request.refundsUnderWay.currency !== invoice.currency) {
     throw invalidArgument('refunds_under_way', `refunds_under_way must be in ${invoice.currency}`);
   }
@@ -199,6 +204,7 @@ export function creditInvoice(invoice: Invoice, request: CreditRequest, number: 
     paymentId: '',
     creditedTo,
     memo,
+    metadata,
     createdAt: now,
   };
   const credited: Invoice = { ...invoice, amountCredited: add(invoice.amountCredited, amount), updatedAt: now };

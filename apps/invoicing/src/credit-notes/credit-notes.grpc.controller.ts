@@ -55,6 +55,7 @@ export class CreditNotesGrpcController {
         amount: request.amount,
         reason: request.reason,
         memo: request.memo,
+        metadata: request.metadata,
         refundsUnderWay: request.refundsUnderWay ? moneyFromMessage(request.refundsUnderWay, 'refunds_under_way') : null,
       });
       return { creditNote: toCreditNoteMessage(creditNote), invoice: toInvoiceMessage(invoice) };

@@ -76,11 +76,11 @@ export class InvoicingClient implements SettlementRecorder, OnModuleDestroy {
    * refunds under way). An invoicing release without IssueCreditNote (UNIMPLEMENTED, during a
    * rolling upgrade) answers `credit_notes_unavailable` (503): docs/api/credit-notes.md#upgrades.
    */
-  async issueCreditNote(tenant: TenantRef, invoiceId: string, credit: { amount: bigint | undefined; reason: string; memo: string; requestId: string }, refundsUnderWay: Money | null): Promise<creditNoteV1.CreditNote> {
+  async issueCreditNote(tenant: TenantRef, invoiceId: string, credit: { amount: bigint | undefined; reason: string; memo: string; metadata: Record<string, string>; requestId: string }, refundsUnderWay: Money | null): Promise<creditNoteV1.CreditNote> {
     try {
       const { creditNote } = await this.client.issueCreditNote(
         {
-          tenant: toTenantMessage(tenant), id: invoiceId, reason: credit.reason, memo: credit.memo, requestId: credit.requestId,
+          tenant: toTenantMessage(tenant), id: invoiceId, reason: credit.reason, memo: credit.memo, metadata: credit.metadata, requestId: credit.requestId,
           ...(credit.amount === undefined ? {} : { amount: credit.amount }), ...(refundsUnderWay ? { refundsUnderWay: toMoneyMessage(refundsUnderWay) } : {}),
         },
         { timeoutMs: INVOICING_TIMEOUT_MS },

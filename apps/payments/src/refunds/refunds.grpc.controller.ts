@@ -37,7 +37,7 @@ export class RefundsGrpcController {
   @GrpcMethod('PaymentsService', 'CreditInvoice')
   async creditInvoice(request: paymentsV1.CreditInvoiceRequest): Promise<MessageInitShape<typeof paymentsV1.CreditInvoiceResponseSchema>> {
     const tenant = requireTenant(request.tenant);
-    const creditNote = await this.refunds.credit(tenant, request.invoiceId, { amount: request.amount, reason: request.reason, memo: request.memo, requestId: request.requestId });
+    const creditNote = await this.refunds.credit(tenant, request.invoiceId, { amount: request.amount, reason: request.reason, memo: request.memo, metadata: request.metadata, requestId: request.requestId });
     return { creditNote };
   }
 

@@ -90,7 +90,7 @@ export class RefundsService {
    * together they never exceed the total. A pending payment of the invoice is refused
    * (`invoice_payment_pending`): it asks the amount due it was started with.
    */
-  async credit(tenant: TenantRef, invoiceId: string, request: { amount: bigint | undefined; reason: string; memo: string; requestId: string }): Promise<creditNoteV1.CreditNote> {
+  async credit(tenant: TenantRef, invoiceId: string, request: { amount: bigint | undefined; reason: string; memo: string; metadata: Record<string, string>; requestId: string }): Promise<creditNoteV1.CreditNote> {
     return this.prisma.$transaction(async (tx) => {
       await this.payments.lockInvoice(tx, tenant, invoiceId);
       const pending = await this.payments.findPending(tx, tenant, invoiceId);

@@ -28,6 +28,7 @@ export interface CreditNoteJson {
   /** `refund`, `amount_due` (an open invoice owes less) or `customer_balance` (docs/api/credit-notes.md). */
   credited_to: CreditedTo;
   memo: string | null;
+  metadata: Record<string, string>;
   created: number;
 }
 
@@ -56,6 +57,7 @@ export function presentCreditNote(note: CreditNote): CreditNoteJson {
     // From an older invoicing release: every credit note was a refund's.
     credited_to: (CREDITED_TO as readonly string[]).includes(note.creditedTo) ? note.creditedTo as CreditedTo : 'refund',
     memo: note.memo === '' ? null : note.memo,
+    metadata: { ...note.metadata },
     created: fromInt64(note.created, 'created'),
   };
 }
