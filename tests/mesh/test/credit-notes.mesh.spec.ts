@@ -63,7 +63,7 @@ describe('credit notes that move no money', () => {
       reason: 'order_change', memo: 'One panel was not delivered', metadata: { ticket: 'T-42' }, payment: '', credited_to: 'amount_due',
     });
     // The same Idempotency-Key answers the same credit note: credited once.
-    expect((await created('/v1/credit-notes', { invoice: invoice.id, amount: 2_500, reason: 'order_change', memo: 'One panel was not delivered' }, { 'idempotency-key': `credit-${invoice.id}` })).id).toBe(note.id);
+    expect((await created('/v1/credit-notes', { invoice: invoice.id, amount: 2_500, reason: 'order_change', memo: 'One panel was not delivered', metadata: { ticket: 'T-42' } }, { 'idempotency-key': `credit-${invoice.id}` })).id).toBe(note.id);
     expect(await invoiceOf(invoice.id)).toMatchObject({ status: 'open', total: 10_000, amount_due: 7_500, amount_credited: 2_500, amount_paid: 0 });
 
     const payment = await initiate(invoice.id);
