@@ -129,6 +129,10 @@ GET /v1/tax-rates/:id
 PATCH /v1/tax-rates/:id
 GET /v1/customers/:id/balance-transactions
 POST /v1/customers/:id/balance-transactions
+POST /v1/credit-notes
+GET /v1/credit-notes
+GET /v1/credit-notes/:id
+GET /v1/credit-notes/:id/pdf
 `.trim().split('\n');
 
 const keyOf = (route: { method: string; path: string }) => `${route.method} ${route.path}`;

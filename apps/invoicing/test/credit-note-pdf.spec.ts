@@ -11,7 +11,7 @@ import { renderCreditNotePdf } from '../src/credit-notes/credit-note-pdf';
 const note: CreditNote = {
   id: 'cn_1', tenant: { accountId: 'acct_1', livemode: false }, number: 'CN-000003', invoiceId: 'in_1', invoiceNumber: 'INV-000042',
   customer: { id: 'cus_1', name: 'Awa Ndiaye', email: 'awa@example.com' }, amount: money(29_500, 'xof'), reason: 'requested_by_customer',
-  paymentId: 'pay_1', createdAt: new Date('2026-12-05T10:00:00Z'), taxAmounts: [],
+  paymentId: 'pay_1', creditedTo: 'refund', memo: null, metadata: {}, createdAt: new Date('2026-12-05T10:00:00Z'), taxAmounts: [],
 };
 
 /** The invoice's customer details as its finalization recorded them. */
@@ -46,5 +46,19 @@ describe('credit note PDF languages (docs/localization.md)', () => {
         expect([expected, text.includes(expected)]).toEqual([expected, true]);
       }
     }
+  });
+
+  it('prints a credit that moved no money as a credit on the invoice, with its reason and memo, in English and French (docs/api/credit-notes.md)', async () => {
+    const credit: CreditNote = { ...note, paymentId: '', creditedTo: 'customer_balance', reason: 'product_unsatisfactory', memo: 'Goodwill for the outage of 3 December' };
+    const english = pdfText(await renderCreditNotePdf(credit, { sellerName: 'Teranga', locale: 'en' }, null));
+    for (const expected of ['Product unsatisfactory', 'Credit on invoice INV-000042', 'Memo', 'Goodwill for the outage of 3 December', 'F CFA 29,500']) {
+      expect([expected, english.includes(expected)]).toEqual([expected, true]);
+    }
+    expect(english).not.toMatch(/Refund of/);
+    const french = pdfText(await renderCreditNotePdf({ ...credit, reason: 'order_change' }, { sellerName: 'Teranga', locale: 'fr' }, null));
+    for (const expected of ['Modification de commande', 'Avoir sur la facture INV-000042', 'Note', '29 500 F CFA']) {
+      expect([expected, french.includes(expected)]).toEqual([expected, true]);
+    }
+    expect(Object.keys(catalogue('en')!).filter((key) => french.includes(key))).toEqual([]);
   });
 });

@@ -41,6 +41,11 @@ export type RefundReason = (typeof REFUND_REASONS)[number];
  */
 export const UNAPPLIED_PAYMENT_REFUND_REASON = 'unapplied_payment';
 export const REFUND_REASONS_SHOWN = [...REFUND_REASONS, UNAPPLIED_PAYMENT_REFUND_REASON] as const;
+/** Why a credit note that moves no money was issued (`POST /v1/credit-notes`), as Stripe names them. */
+export const CREDIT_NOTE_REASONS = ['duplicate', 'fraudulent', 'order_change', 'product_unsatisfactory'] as const;
+export type CreditNoteReason = (typeof CREDIT_NOTE_REASONS)[number];
+/** Every reason a credit note may carry: a refund's or a credit's. */
+export const CREDIT_NOTE_REASONS_SHOWN = [...REFUND_REASONS, 'order_change', 'product_unsatisfactory'] as const;
 
 /** A dunning schedule (`PUT /v1/dunning-schedule`, `DUNNING_SCHEDULE_DAYS`): 1 to 10 reminders, each 1 to 90 days after the failure, strictly increasing. */
 export const DUNNING_REMINDERS_MAX = 10;

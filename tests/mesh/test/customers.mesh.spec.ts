@@ -258,7 +258,7 @@ describe('customers through the gateway', () => {
     // usage batches, totals and limits of issue 13, the payment list and retrieve, credit note retrieve and PDF and the
     // app's dunning schedule (GET and PUT) of issue 12, the six prepaid wallet routes of issue 13, the four
     // payment-method routes of issue 27, the two events routes of issue 29, the four tax-rate routes and the two account routes of issue 28.
-    expect(operations).toHaveLength(112);
+    expect(operations).toHaveLength(116);
     expect(operations).toEqual(expect.arrayContaining(['POST /v1/customers/{id}/payment-methods', 'DELETE /v1/customers/{id}/payment-methods/{method}', 'GET /v1/events', 'GET /v1/events/{id}']));
     expect(operations).toContain('POST /v1/customers/{id}/portal-sessions');
     expect(operations).toContain('POST /v1/customers');

@@ -127,6 +127,12 @@ export async function expectEventsOf(call: Call, resource: string, type: string)
  * webhook-dispatch that cannot apply its filters.
  */
 export type EventsApi = 'works' | 'absent' | 'unavailable';
+/**
+ * `POST /v1/credit-notes` (docs/api/credit-notes.md#upgrades): `works` with this checkout's gateway,
+ * payments and invoicing; `unavailable` (503 credit_notes_unavailable) with this gateway and an
+ * older payments or invoicing; `absent` (404) with a released gateway that has no such route.
+ */
+export type CreditNotesApi = 'works' | 'absent' | 'unavailable';
 
 /**
  * Runs the smoke with a key of `mesh`; `label` names what it creates. Deliveries are awaited at
@@ -140,6 +146,7 @@ export async function runSmoke(
   size: SmokeSize,
   eventsApi: EventsApi,
   pageSave: PageSave,
+  creditNotesApi: CreditNotesApi,
   /** Told what the smoke created as soon as it exists, so a smoke that fails later still leaves it to read back. */
   record: (resources: SmokeResources) => void,
 ): Promise<void> {
@@ -229,6 +236,16 @@ export async function runSmoke(
       if (answer.error?.code !== 'service_unavailable') throw new SmokeFailure(`GET ${path.split('?')[0]}: code ${answer.error?.code}, expected service_unavailable`, 'GET /v1/events');
     }
   }
+  // Credit notes that move no money: an open invoice credited in full is paid, or the route says why not, crediting nothing.
+  const credited = await expectStatus(call, 201, 'POST', '/v1/invoices', { customer: customer.id, amount: 700, currency: 'zmw', description: `Skew credit ${label}`, status: 'open' });
+  const creditStatus = { works: 201, unavailable: 503, absent: 404 }[creditNotesApi];
+  const creditNote = await expectStatus(call, creditStatus, 'POST', '/v1/credit-notes', { invoice: credited.id, reason: 'order_change' });
+  if (creditNotesApi === 'unavailable' && creditNote.error?.code !== 'credit_notes_unavailable') {
+    throw new SmokeFailure(`POST /v1/credit-notes: code ${creditNote.error?.code}, expected credit_notes_unavailable`, 'POST /v1/credit-notes');
+  }
+  const creditedNow = await expectStatus(call, 200, 'GET', `/v1/invoices/${credited.id}`);
+  const expectedStatus = creditNotesApi === 'works' ? 'paid' : 'open';
+  if (creditedNow.status !== expectedStatus) throw new SmokeFailure(`GET /v1/invoices/:id after POST /v1/credit-notes: status ${creditedNow.status}, expected ${expectedStatus}`, 'POST /v1/credit-notes');
   if (!full) return;
   await waitFor('the deliveries recorded as succeeded (GET /v1/webhooks/:id/deliveries)', async () => {
     const listed = await call('GET', `/v1/webhooks/${endpoint.id}/deliveries`);

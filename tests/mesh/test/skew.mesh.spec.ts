@@ -90,7 +90,9 @@ describe(`version skew: the last releases beside this checkout (${SIZE} smoke)`,
       await arrange(combination);
       const eventsApi = running.gateway === 'old' && !servedByReleasedGateway('/v1/events') ? 'absent' : running.gateway === 'new' && running['webhook-dispatch'] === 'old' ? 'unavailable' : 'works';
       const pageSave = running.gateway === 'new' && running.payments === 'new' ? 'saved' : 'paid';
-      await runSmoke(mesh, keys.test, receiver, combination.name, SIZE, eventsApi, pageSave, (resources) => created.push(resources));
+      const creditNotesApi = running.gateway === 'old' && !servedByReleasedGateway('/v1/credit-notes') ? 'absent'
+        : running.gateway === 'old' || running.payments === 'old' || running.invoicing === 'old' ? 'unavailable' : 'works';
+      await runSmoke(mesh, keys.test, receiver, combination.name, SIZE, eventsApi, pageSave, creditNotesApi, (resources) => created.push(resources));
     } catch (error) {
       throw explain(combination, error);
     }

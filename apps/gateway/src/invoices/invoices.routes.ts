@@ -15,7 +15,7 @@ export const INVOICE_SCHEMA = responseSchema<InvoiceJson>('Invoice', {
   type: 'object',
   required: [
     'id', 'object', 'livemode', 'number', 'status', 'customer', 'customer_name', 'customer_email', 'subscription', 'billing_reason', 'collection_method', 'currency', 'description', 'lines',
-    'subtotal', 'discount', 'total_tax_amounts', 'tax', 'total', 'total_excluding_tax', 'customer_tax_exempt', 'customer_address', 'customer_phone', 'customer_tax_ids', 'amount_due', 'starting_balance', 'ending_balance', 'amount_paid', 'amount_refunded', 'due_date', 'period', 'payment_url', 'metadata', 'created', 'finalized_at', 'paid_at', 'voided_at',
+    'subtotal', 'discount', 'total_tax_amounts', 'tax', 'total', 'total_excluding_tax', 'customer_tax_exempt', 'customer_address', 'customer_phone', 'customer_tax_ids', 'amount_due', 'starting_balance', 'ending_balance', 'amount_paid', 'amount_refunded', 'amount_credited', 'due_date', 'period', 'payment_url', 'metadata', 'created', 'finalized_at', 'paid_at', 'voided_at',
   ],
   properties: {
     id: { type: 'string', example: 'in_4f9XkQ2mZ8aBcD1eF3gH5jKl' },
@@ -73,6 +73,7 @@ export const INVOICE_SCHEMA = responseSchema<InvoiceJson>('Invoice', {
     ending_balance: { type: 'integer', description: 'The balance after this invoice consumed credit at finalization.' },
     amount_paid: amount,
     amount_refunded: { ...amount, description: 'What refunds gave back of amount_paid so far (the sum of their credit notes); the invoice is `refunded` once it is all of it.' },
+    amount_credited: { ...amount, description: 'What credit notes that moved no money credited (docs/api/credit-notes.md): refunds and credits together never exceed total.' },
     due_date: { type: 'string', format: 'date' },
     period,
     payment_url: { type: ['string', 'null'], description: 'The hosted page where the customer pays; null for drafts.' },

@@ -13,6 +13,7 @@ export const OPENAPI_TAGS: Record<string, { description: string; page: string }>
   Payments: { description: 'Collecting an invoice: initiation, the hosted payment page, settlement.', page: 'docs/api/payments.md' },
   'Payment methods': { description: "A customer's saved mobile-money numbers, used for automatic collection.", page: 'docs/api/payment-methods.md' },
   Refunds: { description: 'Money returned on a paid invoice, with its credit note.', page: 'docs/api/refunds.md' },
+  'Credit notes': { description: 'Credit on an invoice without moving money: it owes less, or the customer balance grows.', page: 'docs/api/credit-notes.md' },
   Wallets: { description: 'Prepaid balances: top-ups, the ledger, automatic recharge.', page: 'docs/api/wallets.md' },
   Usage: { description: 'Metered usage: records, totals, limits and threshold alerts.', page: 'docs/api/usage.md' },
   'Customer balance': { description: 'Credit a customer holds (manual adjustments, credit notes), consumed by their next invoices.', page: 'docs/api/customer-balance.md' },

@@ -1,5 +1,5 @@
 import { type CreditNoteJson, fromGrpcError, presentCreditNote, presentRefund, type RefundJson } from '@recur/contracts';
-import { REFUND_REASONS, REFUND_REASONS_SHOWN } from '@recur/vocabulary';
+import { CREDIT_NOTE_REASONS_SHOWN, REFUND_REASONS_SHOWN } from '@recur/vocabulary';
 import { listEnvelope, pageRequest } from '../http/list';
 import { AlternativeAnswer, defineRoutes, fileRoute, listRoute, responseSchema, routeWithAlternative } from '../routing/define-routes';
 import { CreateRefundDto, ListRefundsQueryDto } from './refunds.dto';
@@ -7,23 +7,26 @@ import { TAX_AMOUNT_SCHEMA } from '../tax-rates/tax-rates.routes';
 
 export const CREDIT_NOTE_SCHEMA = responseSchema<CreditNoteJson>('CreditNote', {
   type: 'object',
-  required: ['id', 'object', 'livemode', 'number', 'invoice', 'invoice_number', 'customer', 'customer_name', 'customer_email', 'amount', 'currency', 'total_tax_amounts', 'tax', 'reason', 'payment', 'created'],
+  required: ['id', 'object', 'livemode', 'number', 'invoice', 'invoice_number', 'customer', 'customer_name', 'customer_email', 'amount', 'currency', 'total_tax_amounts', 'tax', 'reason', 'payment', 'credited_to', 'memo', 'metadata', 'created'],
   properties: {
-    id: { type: 'string', example: 'cn_4f9XkQ2mZ8aBcD1eF3gH5jKl', description: 'The credit note, also the refund.' },
+    id: { type: 'string', example: 'cn_4f9XkQ2mZ8aBcD1eF3gH5jKl', description: 'The credit note, also the refund (when it is a refund\'s).' },
     object: { type: 'string', enum: ['credit_note'] },
     livemode: { type: 'boolean' },
     number: { type: 'string', example: 'CN-000001', description: 'Gapless per app, its own sequence.' },
-    invoice: { type: 'string', description: 'The refunded invoice.' },
+    invoice: { type: 'string', description: 'The refunded or credited invoice.' },
     invoice_number: { type: 'string', example: 'INV-000001' },
     customer: { type: 'string' },
     customer_name: { type: 'string' },
     customer_email: { type: 'string' },
-    amount: { type: 'integer', description: 'The amount refunded (all or part of the invoice\'s amount paid), in minor units of `currency`.' },
+    amount: { type: 'integer', description: 'The amount refunded or credited (refunds and credits of an invoice never exceed its total), in minor units of `currency`.' },
     currency: { type: 'string', example: 'zmw' },
     total_tax_amounts: { type: 'array', items: TAX_AMOUNT_SCHEMA, description: "The invoice's tax given back, per rate, in proportion to `amount` (included in it): docs/api/refunds.md#tax-carried-back." },
     tax: { type: 'integer', description: 'The sum of total_tax_amounts, in minor units.' },
-    reason: { type: 'string', enum: [...REFUND_REASONS] },
-    payment: { type: 'string', description: 'The refunded payment (`pay_…`).' },
+    reason: { type: 'string', enum: [...CREDIT_NOTE_REASONS_SHOWN], description: 'A refund\'s reason, or a credit\'s (`order_change`, `product_unsatisfactory`, …): docs/api/credit-notes.md.' },
+    payment: { type: 'string', description: 'The refunded payment (`pay_…`); empty (`""`) for a credit note that moved no money (`credited_to` is not `refund`).' },
+    credited_to: { type: 'string', enum: ['refund', 'amount_due', 'customer_balance'], description: '`refund`: money went back; `amount_due`: the open invoice owes less; `customer_balance`: the paid invoice\'s credit went to the customer balance (docs/api/credit-notes.md).' },
+    memo: { type: ['string', 'null'], description: 'The note printed on the credit note.' },
+    metadata: { type: 'object', additionalProperties: { type: 'string' }, description: 'The integrator\'s key-value data (`{}` on a refund\'s credit note).' },
     created: { type: 'integer', description: 'Unix seconds.' },
   },
 });

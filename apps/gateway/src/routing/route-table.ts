@@ -10,6 +10,7 @@ import { INVOICE_ROUTES } from '../invoices/invoices.routes';
 import { PAYMENT_ROUTES } from '../payments/payments.routes';
 import { PLAN_ROUTES } from '../plans/plans.routes';
 import { REFUND_ROUTES } from '../refunds/refunds.routes';
+import { CREDIT_NOTE_ROUTES } from '../credit-notes/credit-notes.routes';
 import { PROMOTION_CODE_ROUTES } from '../promotion-codes/promotion-codes.routes';
 import { SALES_LINK_ROUTES } from '../sales-links/sales-links.routes';
 import { SUBSCRIPTION_ROUTES } from '../subscriptions/subscriptions.routes';
@@ -44,6 +45,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...USAGE_ROUTES,
   ...PAYMENT_ROUTES,
   ...REFUND_ROUTES,
+  ...CREDIT_NOTE_ROUTES,
   ...WALLET_ROUTES,
   ...PAYMENT_METHOD_ROUTES,
   ...EVENT_ROUTES,

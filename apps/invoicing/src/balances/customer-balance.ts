@@ -1,4 +1,4 @@
-import { invalidArgument, type TenantRef } from '@recur/kernel';
+import { failedPrecondition, invalidArgument, type TenantRef } from '@recur/kernel';
 import { AMOUNT_MAX, checkCurrencyCode, type Money, money } from '@recur/money';
 
 /**
@@ -42,6 +42,18 @@ export function adjustedBalance(balance: Money | null, amount: { amountMinor: nu
     throw invalidArgument('amount', `A balance holds credit only: this adjustment would leave the customer owing ${ending} ${currency}; at most ${amount.amountMinor - ending} can be added.`, 'amount_too_large');
   }
   return money(ending, currency);
+}
+
+/**
+ * The balance after a credit note of a paid invoice credits `amount` (positive, minor units) to
+ * it: always more credit. Refused (409 `balance_currency_mismatch`) while the customer holds a
+ * non-zero balance in another currency, as one customer has one balance currency.
+ */
+export function creditedBalance(balance: Money | null, amount: Money): Money {
+  if (balance && balance.amountMinor !== 0 && balance.currency !== amount.currency) {
+    throw failedPrecondition('balance_currency_mismatch', `The customer's balance is in ${balance.currency}; a credit note in ${amount.currency} cannot be credited to it.`);
+  }
+  return money((balance && balance.currency === amount.currency ? balance.amountMinor : 0) - amount.amountMinor, amount.currency);
 }
 
 export function checkBalanceDescription(description: string): string | null {

@@ -3,7 +3,8 @@ import { CLOCK, type Clock, newId, type Page, type TenantRef } from '@recur/kern
 import { type Money, money } from '@recur/money';
 import type { OpenTransaction } from '@recur/persistence';
 import { appliedBalance, billableCustomer, type CustomerLookup, type Invoice } from '../invoices/invoice';
-import { adjustedBalance, type BalanceTransaction, checkBalanceDescription } from './customer-balance';
+import type { CreditNote } from '../credit-notes/credit-note';
+import { adjustedBalance, type BalanceTransaction, checkBalanceDescription, creditedBalance } from './customer-balance';
 import { balanceKey, CustomerBalancesRepository } from './customer-balances.repository';
 
 /** Customers' balances (docs/api/customer-balance.md): manual adjustments, reads, and what finalization consumes. */
@@ -24,6 +25,30 @@ export class CustomerBalancesService {
     const entry: BalanceTransaction = {
       id: newId('cbtx'), tenant, customerId, type: 'adjustment', amount: money(amount.amountMinor, endingBalance.currency), endingBalance,
       description: text, invoiceId: null, creditNoteId: null, createdAt: now,
+    };
+    await this.balances.record(tx, [entry]);
+    return entry;
+  }
+
+  /**
+   * Locks the balance a paid invoice's credit note will credit (creating its row if none), before
+   * the credit note takes its number: the lock order is the invoice, the balance, the number
+   * counter, as at finalization (docs/api/customer-balance.md#concurrency).
+   */
+  lockForCreditNote(tx: OpenTransaction, invoice: Invoice): Promise<Money | null> {
+    return this.balances.lockOne(tx, invoice.tenant, invoice.customer.id, invoice.currency, this.now());
+  }
+
+  /**
+   * A paid invoice's credit note that moved no money credits its amount to the customer's
+   * balance (`current`, as locked by lockForCreditNote): a `credit_note` entry naming it
+   * (docs/api/credit-notes.md).
+   */
+  async recordCreditNote(tx: OpenTransaction, note: CreditNote, current: Money | null): Promise<BalanceTransaction> {
+    const endingBalance = creditedBalance(current, note.amount);
+    const entry: BalanceTransaction = {
+      id: newId('cbtx'), tenant: note.tenant, customerId: note.customer.id, type: 'credit_note', amount: money(-note.amount.amountMinor, note.amount.currency), endingBalance,
+      description: null, invoiceId: note.invoiceId, creditNoteId: note.id, createdAt: note.createdAt,
     };
     await this.balances.record(tx, [entry]);
     return entry;

@@ -1,12 +1,12 @@
 import { create } from '@bufbuild/protobuf';
 import { creditNoteV1, type CreditNoteJson, presentCreditNote, toMoneyMessage } from '@recur/contracts';
-import { unixSeconds } from '@recur/kernel';
+import { type Metadata, unixSeconds } from '@recur/kernel';
 import { fromInt64, money, sum, toInt64 } from '@recur/money';
 import type { Prisma } from '../generated/prisma/client';
 import { fromTaxAmountRow, type TaxAmountRow, toTaxAmountMessage, toTaxAmountRow } from '../tax-rates/tax-rate.mapper';
-import type { RefundReason } from '@recur/vocabulary';
+import type { CreditNoteReason, RefundReason } from '@recur/vocabulary';
 import type { CreditNote as CreditNoteRow } from '../generated/prisma/client';
-import type { CreditNote } from './credit-note';
+import type { CreditedTo, CreditNote } from './credit-note';
 
 export function fromCreditNoteRow(row: CreditNoteRow): CreditNote {
   return {
@@ -18,8 +18,11 @@ export function fromCreditNoteRow(row: CreditNoteRow): CreditNote {
     customer: { id: row.customerId, name: row.customerName, email: row.customerEmail },
     amount: money(fromInt64(row.amount), row.currency),
     taxAmounts: (row.taxAmounts as unknown as TaxAmountRow[]).map((tax) => fromTaxAmountRow(tax, row.currency)),
-    reason: row.reason as RefundReason,
+    reason: row.reason as RefundReason | CreditNoteReason,
     paymentId: row.paymentId,
+    creditedTo: row.creditedTo as CreditedTo,
+    memo: row.memo,
+    metadata: row.metadata as Metadata,
     createdAt: row.createdAt,
   };
 }
@@ -39,6 +42,9 @@ export function toCreditNoteRow(note: CreditNote): CreditNoteRow {
     amount: toInt64(note.amount.amountMinor),
     reason: note.reason,
     paymentId: note.paymentId,
+    creditedTo: note.creditedTo,
+    memo: note.memo,
+    metadata: note.metadata as Prisma.JsonValue,
     taxAmounts: note.taxAmounts.map(toTaxAmountRow) as unknown as Prisma.JsonValue,
     createdAt: note.createdAt,
   };
@@ -60,6 +66,9 @@ export function toCreditNoteMessage(note: CreditNote): creditNoteV1.CreditNote {
     created: BigInt(unixSeconds(note.createdAt)),
     taxAmounts: note.taxAmounts.map(toTaxAmountMessage),
     tax: toMoneyMessage(sum(note.amount.currency, note.taxAmounts.map((tax) => tax.amount))),
+    creditedTo: note.creditedTo,
+    memo: note.memo ?? '',
+    metadata: note.metadata,
   });
 }
 

@@ -4,7 +4,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { invoicingV1, moneyFromMessage, requireTenant } from '@recur/contracts';
-import { checkListPage, hasPrefix, invalidArgument } from '@recur/kernel';
+import { checkListPage, hasPrefix, invalidArgument, newId } from '@recur/kernel';
 import { Commands } from '../infrastructure/commands';
 import { toInvoiceMessage } from '../invoices/invoice.mapper';
 import { renderCreditNotePdf } from './credit-note-pdf';
@@ -42,6 +42,23 @@ export class CreditNotesGrpcController {
         paymentId: request.paymentId,
         amount: moneyFromMessage(request.amount, 'amount'),
         reason: request.reason,
+      });
+      return { creditNote: toCreditNoteMessage(creditNote), invoice: toInvoiceMessage(invoice) };
+    });
+  }
+
+  /** A recorded command: a repeat with the same request id answers the credit note issued first. */
+  @GrpcMethod('InvoicingService', 'IssueCreditNote')
+  async issueCreditNote(request: invoicingV1.IssueCreditNoteRequest): Promise<invoicingV1.IssueCreditNoteResponse> {
+    const tenant = requireTenant(request.tenant);
+    return this.commands.run(tenant, request, invoicingV1.IssueCreditNoteResponseSchema, async (tx) => {
+      const { creditNote, invoice } = await this.creditNotes.issueCredit(tx, tenant, request.id, {
+        creditNoteId: newId('cn'),
+        amount: request.amount,
+        reason: request.reason,
+        memo: request.memo,
+        metadata: request.metadata,
+        refundsUnderWay: request.refundsUnderWay ? moneyFromMessage(request.refundsUnderWay, 'refunds_under_way') : null,
       });
       return { creditNote: toCreditNoteMessage(creditNote), invoice: toInvoiceMessage(invoice) };
     });

@@ -55,6 +55,6 @@ export class CreditNotesRepository {
 
   async insert(tx: Tx, note: CreditNote): Promise<void> {
     const row = toCreditNoteRow(note);
-    await tx.creditNote.create({ data: { ...row, taxAmounts: row.taxAmounts as Prisma.InputJsonValue } });
+    await tx.creditNote.create({ data: { ...row, taxAmounts: row.taxAmounts as Prisma.InputJsonValue, metadata: row.metadata as Prisma.InputJsonValue } });
   }
 }

@@ -3,7 +3,8 @@ import { type Clock, CLOCK, type Page, type PageInfo, type TenantRef } from '@re
 import type { Prisma } from '../generated/prisma/client';
 import { assertMove, type Invoice } from '../invoices/invoice';
 import { InvoicesRepository } from '../invoices/invoices.repository';
-import { type CreditNote, refundInvoice, type RefundRecord } from './credit-note';
+import { CustomerBalancesService } from '../balances/customer-balances.service';
+import { type CreditNote, creditInvoice, type CreditRequest, refundInvoice, type RefundRecord } from './credit-note';
 import { type CreditNoteFilter, CreditNotesRepository } from './credit-notes.repository';
 
 type Tx = Prisma.TransactionClient;
@@ -14,6 +15,7 @@ export class CreditNotesService {
   constructor(
     private readonly creditNotes: CreditNotesRepository,
     private readonly invoices: InvoicesRepository,
+    private readonly balances: CustomerBalancesService,
     @Inject(CLOCK) private readonly now: Clock,
   ) {}
 
@@ -29,6 +31,26 @@ export class CreditNotesService {
     // Judge the move first: a refused refund never waits for the number counter.
     assertMove(invoice, 'refund');
     const change = refundInvoice(invoice, refund, await this.creditNotes.nextNumber(tx, tenant), this.now());
+    await this.creditNotes.insert(tx, change.creditNote);
+    await this.invoices.update(tx, change);
+    return { creditNote: change.creditNote, invoice: change.invoice };
+  }
+
+  /**
+   * Issues a credit note that moves no money (docs/api/credit-notes.md) under the invoice's row
+   * lock, the one recordRefund takes: it takes the next number of the same gapless sequence, and
+   * a paid invoice's credit goes to the customer balance in the same transaction. A refusal after
+   * the number was taken rolls the whole transaction back, number included: still gapless.
+   */
+  async issueCredit(tx: Tx, tenant: TenantRef, invoiceId: string, request: CreditRequest): Promise<{ creditNote: CreditNote; invoice: Invoice }> {
+    const invoice = await this.invoices.getForUpdate(tx, tenant, invoiceId);
+    // Judge the move first: a refused credit never waits for the number counter.
+    assertMove(invoice, 'credit');
+    // Lock order: the invoice, the balance, the number counter (docs/api/customer-balance.md#concurrency).
+    const balance = invoice.status === 'paid' ? await this.balances.lockForCreditNote(tx, invoice) : null;
+    const change = creditInvoice(invoice, request, await this.creditNotes.nextNumber(tx, tenant), this.now());
+    // A balance in another currency refuses the credit before anything is written (the transaction rolls back the number).
+    if (change.creditNote.creditedTo === 'customer_balance') await this.balances.recordCreditNote(tx, change.creditNote, balance);
     await this.creditNotes.insert(tx, change.creditNote);
     await this.invoices.update(tx, change);
     return { creditNote: change.creditNote, invoice: change.invoice };

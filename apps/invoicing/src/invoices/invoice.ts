@@ -75,6 +75,8 @@ export interface Invoice {
   amountPaid: Money;
   /** What refunds gave back of `amountPaid` (their credit notes' sum); `refunded` once it is all of it. */
   amountRefunded: Money;
+  /** What credit notes that moved no money credited (docs/api/credit-notes.md); refunds and credits together never exceed `total`. */
+  amountCredited: Money;
   /** The day payment is due, YYYY-MM-DD (a calendar day, no time zone). */
   dueDate: string;
   periodStart: Date | null;
@@ -138,6 +140,8 @@ export const INVOICE_MOVES = {
   pay: ['open', 'failed'],
   fail: ['open'],
   refund: ['paid'],
+  /** A credit note that moves no money (docs/api/credit-notes.md): an open or failed invoice owes less, a paid one credits the balance. */
+  credit: ['open', 'failed', 'paid'],
   /** E-mailing the invoice (at finalization, on resend, as a dunning reminder): once it has a number and is not void. */
   send: ['open', 'failed', 'paid', 'refunded'],
   /** A dunning reminder goes out only while the failed payment is still unpaid. */
@@ -153,6 +157,8 @@ function refusal(move: InvoiceMove, invoice: Invoice): DomainError {
   }
   const code =
     move === 'finalize' ? 'invoice_not_draft'
+      : move === 'credit' && invoice.status === 'draft' ? 'invoice_not_finalized'
+      : move === 'credit' && invoice.status === 'void' ? 'invoice_void'
       : move === 'refund' && (invoice.status === 'open' || invoice.status === 'failed') ? 'invoice_not_paid'
       : (move === 'pay' || move === 'refund') && invoice.status === 'void' ? 'invoice_void'
       : invoice.status === 'void' ? 'invoice_already_void'
@@ -231,6 +237,7 @@ export function taxedTotals<L extends Omit<InvoiceLine, 'taxAmounts'>>(currency:
     amountDue: total,
     amountPaid: zero(currency),
     amountRefunded: zero(currency),
+    amountCredited: zero(currency),
     customerTaxExempt: taxing.customerTaxExempt,
     startingBalance: zero(currency),
     endingBalance: zero(currency),

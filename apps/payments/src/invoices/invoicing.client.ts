@@ -1,6 +1,8 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { createServiceClient, type creditNoteV1, fromGrpcError, invoicingV1, moneyFromMessage, type ServiceClient, toMoneyMessage, toTenantMessage } from '@recur/contracts';
-import { invalidArgument, type TenantRef, unixSeconds } from '@recur/kernel';
+import * as grpc from '@grpc/grpc-js';
+import { DomainError, invalidArgument, type TenantRef, unixSeconds } from '@recur/kernel';
+import type { Money } from '@recur/money';
 import type { PayableInvoice, Payment } from '../payments/payment';
 import type { Refund, RefundableInvoice } from '../refunds/refund';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../payments-config';
@@ -34,6 +36,8 @@ export class InvoicingClient implements SettlementRecorder, OnModuleDestroy {
         id: invoice!.id, number: invoice!.number, status: invoice!.status, amountDue: moneyFromMessage(invoice!.amountDue, 'amount_due'), billingReason: invoice!.billingReason,
         customerId: invoice!.customerId,
         amountRefunded: invoice!.amountRefunded ? moneyFromMessage(invoice!.amountRefunded, 'amount_refunded') : undefined,
+        total: moneyFromMessage(invoice!.total, 'total'),
+        amountCredited: invoice!.amountCredited ? moneyFromMessage(invoice!.amountCredited, 'amount_credited') : undefined,
       };
     } catch (failure) {
       const error = fromGrpcError(failure);
@@ -67,6 +71,29 @@ export class InvoicingClient implements SettlementRecorder, OnModuleDestroy {
     }
   }
 
+  /**
+   * Issues a credit note that moves no money (the caller holds the invoice's lock and counts the
+   * refunds under way). An invoicing release without IssueCreditNote (UNIMPLEMENTED, during a
+   * rolling upgrade) answers `credit_notes_unavailable` (503): docs/api/credit-notes.md#upgrades.
+   */
+  async issueCreditNote(tenant: TenantRef, invoiceId: string, credit: { amount: bigint | undefined; reason: string; memo: string; metadata: Record<string, string>; requestId: string }, refundsUnderWay: Money | null): Promise<creditNoteV1.CreditNote> {
+    try {
+      const { creditNote } = await this.client.issueCreditNote(
+        {
+          tenant: toTenantMessage(tenant), id: invoiceId, reason: credit.reason, memo: credit.memo, metadata: credit.metadata, requestId: credit.requestId,
+          ...(credit.amount === undefined ? {} : { amount: credit.amount }), ...(refundsUnderWay ? { refundsUnderWay: toMoneyMessage(refundsUnderWay) } : {}),
+        },
+        { timeoutMs: INVOICING_TIMEOUT_MS },
+      );
+      return creditNote!;
+    } catch (failure) {
+      if ((failure as grpc.ServiceError).code === grpc.status.UNIMPLEMENTED) throw creditNotesUnavailable();
+      const error = fromGrpcError(failure);
+      if (error.kind === 'not_found') throw invalidArgument('invoice', `No such invoice: '${invoiceId}'`, 'resource_missing');
+      throw error;
+    }
+  }
+
   /** Records a refund done at the provider: the credit note (idempotent by its id); a refusal of the move is an answer. */
   async recordRefund(refund: Refund): Promise<{ creditNote: creditNoteV1.CreditNote } | { refused: string }> {
     try {
@@ -82,3 +109,7 @@ export class InvoicingClient implements SettlementRecorder, OnModuleDestroy {
     }
   }
 }
+
+/** Credit notes without money need an invoicing release that issues them (docs/api/credit-notes.md#upgrades). */
+export const creditNotesUnavailable = (): DomainError =>
+  new DomainError('unavailable', 'credit_notes_unavailable', 'Credit notes that move no money are not available until every billing service is upgraded; retry later.');

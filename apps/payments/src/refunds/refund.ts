@@ -46,6 +46,9 @@ export interface RefundableInvoice {
   billingReason: string;
   /** Undefined from an invoicing release that records only full refunds (see `refundAmount`). */
   amountRefunded?: Money;
+  /** The invoice's total and what credit notes that moved no money credited (docs/api/credit-notes.md); undefined from a release without them. */
+  total?: Money;
+  amountCredited?: Money;
 }
 
 export function checkRefundReason(reason: string): RefundReason {
@@ -77,7 +80,11 @@ export const alreadyRefunded = (invoiceId: string) =>
  * never asked to record less than all of it: such a refund is refused (409) until its upgrade.
  */
 export function refundAmount(invoice: RefundableInvoice, paid: Money, earlier: readonly Refund[], requested: bigint | undefined): Money {
-  const remaining = subtract(paid, sum(paid.currency, earlier.map((refund) => refund.amount)));
+  const refunding = sum(paid.currency, earlier.map((refund) => refund.amount));
+  const ofPaid = subtract(paid, refunding);
+  // Refunds and credits together never exceed the total (docs/api/credit-notes.md#never-more-than-the-total).
+  const ofTotal = invoice.total && invoice.amountCredited ? subtract(subtract(invoice.total, invoice.amountCredited), refunding) : ofPaid;
+  const remaining = compare(ofTotal, ofPaid) < 0 ? ofTotal : ofPaid;
   if (remaining.amountMinor <= 0) throw alreadyRefunded(invoice.id);
   if (requested !== undefined) {
     if (requested <= 0n) throw invalidArgument('amount', 'amount must be a positive integer in minor units of the invoice’s currency');

@@ -25,12 +25,20 @@ export class RefundsGrpcController {
   async refundInvoice(request: paymentsV1.RefundInvoiceRequest): Promise<MessageInitShape<typeof paymentsV1.RefundInvoiceResponseSchema>> {
     const tenant = requireTenant(request.tenant);
     const invoice = await this.invoicing.payableInvoice(tenant, request.invoiceId);
-    const refund = await this.refunds.begin(tenant, invoice, request.reason, request.requestId, request.amount);
+    const refund = await this.refunds.begin(tenant, invoice, request.reason, request.requestId, request.amount, () => this.invoicing.payableInvoice(tenant, request.invoiceId));
     const outcome = await this.refunds.complete(refund.id);
     if ('refused' in outcome) throw failedPrecondition('refund_failed', `The refund was refused: ${outcome.refused}`);
     // Accepted by the provider, not yet completed: no credit note until it is (callback or status check).
     if (!('creditNote' in outcome)) return { refund: toRefundMessage(outcome.refund) };
     return { creditNote: outcome.creditNote, refund: toRefundMessage(outcome.refund) };
+  }
+
+  /** Idempotent by request id (invoicing records the command's answer). */
+  @GrpcMethod('PaymentsService', 'CreditInvoice')
+  async creditInvoice(request: paymentsV1.CreditInvoiceRequest): Promise<MessageInitShape<typeof paymentsV1.CreditInvoiceResponseSchema>> {
+    const tenant = requireTenant(request.tenant);
+    const creditNote = await this.refunds.credit(tenant, request.invoiceId, { amount: request.amount, reason: request.reason, memo: request.memo, metadata: request.metadata, requestId: request.requestId });
+    return { creditNote };
   }
 
   @GrpcMethod('PaymentsService', 'HandleProviderRefundCallback')

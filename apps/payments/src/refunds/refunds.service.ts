@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, type Clock, failedPrecondition, type TenantRef } from '@recur/kernel';
 import type { creditNoteV1 } from '@recur/contracts';
-import { money } from '@recur/money';
+import { money, sum } from '@recur/money';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { InvoicingClient } from '../invoices/invoicing.client';
 import { adapterFor } from '../payments/payment';
@@ -55,10 +55,12 @@ export class RefundsService {
    * of one invoice are decided one at a time (the invoice's lock), so whatever races, their sum
    * never exceeds what was paid (`refundAmount`).
    */
-  async begin(tenant: TenantRef, invoice: RefundableInvoice, reason: string, requestId: string, requested?: bigint): Promise<Refund> {
+  async begin(tenant: TenantRef, invoiceBeforeLock: RefundableInvoice, reason: string, requestId: string, requested?: bigint, reread?: () => Promise<RefundableInvoice>): Promise<Refund> {
     const checkedReason = checkRefundReason(reason);
     return this.prisma.$transaction(async (tx) => {
-      await this.payments.lockInvoice(tx, tenant, invoice.id);
+      await this.payments.lockInvoice(tx, tenant, invoiceBeforeLock.id);
+      // Credit notes without money are issued under this lock: read after it, the invoice's credits are current.
+      const invoice = reread ? await reread() : invoiceBeforeLock;
       const repeated = requestId === '' ? undefined : await this.refunds.findByRequest(tx, tenant, invoice.id, requestId);
       if (repeated) return repeated;
       assertRefundable(invoice);
@@ -78,6 +80,26 @@ export class RefundsService {
       await this.refunds.insert(tx, refund, this.recoverAt(now));
       await this.wallets.creditRefund(tx, debit, refund);
       return refund;
+    }, { maxWait: 10_000, timeout: 10_000 });
+  }
+
+  /**
+   * A credit note that moves no money (docs/api/credit-notes.md), decided under the invoice's lock
+   * that refunds and payment initiations take: invoicing is told what refunds not failed (done or
+   * still in flight) give back, and refunds read the invoice's credits under the same lock, so
+   * together they never exceed the total. A pending payment of the invoice is refused
+   * (`invoice_payment_pending`): it asks the amount due it was started with.
+   */
+  async credit(tenant: TenantRef, invoiceId: string, request: { amount: bigint | undefined; reason: string; memo: string; metadata: Record<string, string>; requestId: string }): Promise<creditNoteV1.CreditNote> {
+    return this.prisma.$transaction(async (tx) => {
+      await this.payments.lockInvoice(tx, tenant, invoiceId);
+      const pending = await this.payments.findPending(tx, tenant, invoiceId);
+      if (pending) {
+        throw failedPrecondition('invoice_payment_pending', `Payment '${pending.id}' of invoice '${invoiceId}' is pending: credit the invoice once it has succeeded or failed (docs/api/credit-notes.md#a-pending-payment).`);
+      }
+      const underWay = await this.refunds.activeOf(tx, tenant, invoiceId);
+      const refundsUnderWay = underWay.length === 0 ? null : sum(underWay[0].amount.currency, underWay.map((refund) => refund.amount));
+      return this.invoicing.issueCreditNote(tenant, invoiceId, request, refundsUnderWay);
     }, { maxWait: 10_000, timeout: 10_000 });
   }
 

@@ -23,9 +23,17 @@ export interface CreditNoteJson {
   total_tax_amounts: TaxAmountJson[];
   tax: number;
   reason: string;
+  /** The refunded payment; empty (`""`, the type stays a string for /v1/refunds' clients) for a credit note that moved no money (docs/api/credit-notes.md). */
   payment: string;
+  /** `refund`, `amount_due` (an open invoice owes less) or `customer_balance` (docs/api/credit-notes.md). */
+  credited_to: CreditedTo;
+  memo: string | null;
+  metadata: Record<string, string>;
   created: number;
 }
+
+export const CREDITED_TO = ['refund', 'amount_due', 'customer_balance'] as const;
+export type CreditedTo = (typeof CREDITED_TO)[number];
 
 export function presentCreditNote(note: CreditNote): CreditNoteJson {
   const amount = moneyFromMessage(note.amount);
@@ -46,6 +54,10 @@ export function presentCreditNote(note: CreditNote): CreditNoteJson {
     tax: note.tax ? moneyFromMessage(note.tax, 'tax').amountMinor : 0,
     reason: note.reason,
     payment: note.paymentId,
+    // From an older invoicing release: every credit note was a refund's.
+    credited_to: (CREDITED_TO as readonly string[]).includes(note.creditedTo) ? note.creditedTo as CreditedTo : 'refund',
+    memo: note.memo === '' ? null : note.memo,
+    metadata: { ...note.metadata },
     created: fromInt64(note.created, 'created'),
   };
 }

@@ -66,6 +66,8 @@ export interface InvoiceJson {
   amount_paid: number;
   /** Refunded of amount_paid so far (credit notes of refunds); the invoice is `refunded` once it is all of it. */
   amount_refunded: number;
+  /** Credited by credit notes that moved no money (docs/api/credit-notes.md). */
+  amount_credited: number;
   due_date: string;
   period: PeriodJson | null;
   payment_url: string | null;
@@ -128,6 +130,8 @@ export function presentInvoice(invoice: Invoice): InvoiceJson {
     amount_refunded: invoice.amountRefunded
       ? moneyFromMessage(invoice.amountRefunded, 'amount_refunded').amountMinor
       : invoice.status === 'refunded' ? moneyFromMessage(invoice.amountPaid, 'amount_paid').amountMinor : 0,
+    // Unset from an invoicing release before credit notes without money: none.
+    amount_credited: invoice.amountCredited ? moneyFromMessage(invoice.amountCredited, 'amount_credited').amountMinor : 0,
     due_date: invoice.dueDate,
     period: period(invoice.periodStart, invoice.periodEnd),
     payment_url: invoice.paymentUrl || null,
