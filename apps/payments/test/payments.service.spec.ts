@@ -200,6 +200,33 @@ describe('provider rules before money moves', () => {
 });
 
 describe('one invoice, one collection', () => {
+  it('a credit note issued between the invoice\'s read and its lock: the payment asks what the invoice owes after the credit', async () => {
+    const tenant = newTenant();
+    const invoice = await openInvoice(tenant, 12_345);
+    // Hold the invoice's collection lock (payments' advisory lock, as a CreditInvoice in flight holds
+    // it): the initiation reads the invoice (12 345 due), then waits on the lock.
+    const holder = await connectDatabase(payments.databaseUrl);
+    await holder.query('BEGIN');
+    await holder.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [JSON.stringify(['payment-invoice', tenant.accountId, tenant.livemode, invoice.id])]);
+    const waitingOnLock = async () =>
+      Number((await holder.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows[0].n);
+    try {
+      const started = initiate(tenant, invoice.id, SANDBOX_MAGIC_NUMBERS.succeed);
+      await eventually(async () => (await waitingOnLock()) === 1 || undefined, 10_000, 'the initiation waiting on the invoice\'s lock');
+      // What the lock's holder does: invoicing issues the credit note.
+      const { creditNote } = await invoicing.client.issueCreditNote({ tenant, id: invoice.id, amount: 2_345n, reason: 'order_change', memo: '', requestId: `req_${randomBytes(6).toString('hex')}` });
+      expect(creditNote!.amount!.amountMinor).toBe(2_345n);
+      await holder.query('COMMIT');
+      const { payment } = await started;
+      expect(payment!.amount!.amountMinor).toBe(10_000n);
+      expect((await client.decideSandboxPayment({ token: token(payment!.redirectUrl), decision: 'approve' })).payment!.status).toBe('succeeded');
+      await eventually(async () => (await invoiceOf(tenant, invoice.id)).status === 'paid', 20_000, 'the invoice paid by the payment of what it owed after the credit');
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      await holder.end();
+    }
+  });
+
   it('refuses a second payment while the first one’s success is still on its way to invoicing (409 invoice_paid)', async () => {
     const tenant = newTenant();
     const invoice = await openInvoice(tenant, 700);

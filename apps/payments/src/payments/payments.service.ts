@@ -133,7 +133,7 @@ export class PaymentsService {
     // though it is saved only once the payment succeeds: a mistyped number is never kept.
     if (saveMethodSource) newPaymentMethod(tenant, { customerId: invoice.customerId ?? '', phoneNumber: fields.phoneNumber, provider, consent: true, consentSource: saveMethodSource }, this.now());
     // Provider rules before money moves: an amount the provider cannot take is never sent to it.
-    const refusal = await this.providerRefusal(tenant, provider, invoice);
+    let refusal = await this.providerRefusal(tenant, provider, invoice);
     // A payer (or integrator) at the door is answered 400. A push has nobody to answer: see below.
     if (refusal && pushId === undefined) throw refusal;
     await this.payments.lockInvoice(tx, tenant, invoice.id);
@@ -141,7 +141,16 @@ export class PaymentsService {
     if (pending) return pending.phoneNumber === phoneNumber && pending.provider === provider ? this.askToSave(tx, pending, saveMethodSource) : pending;
     // The invoice read before the lock may be stale: what this service knows of its collection decides.
     await this.assertNotCollected(tx, tenant, invoice.id);
-    assertPayable(invoice);
+    // A credit note, issued under this same lock (docs/api/credit-notes.md), may have lowered what the
+    // invoice owes since the caller read it: the payment asks what it owes now, read under the lock,
+    // so a settlement never meets an amount invoicing no longer expects.
+    const current = await this.invoicing.payableInvoice(tenant, invoice.id);
+    assertPayable(current);
+    if (current.amountDue.amountMinor !== invoice.amountDue.amountMinor) {
+      refusal = await this.providerRefusal(tenant, provider, current);
+      if (refusal && pushId === undefined) throw refusal;
+    }
+    invoice = { ...invoice, status: current.status, amountDue: current.amountDue };
     const now = this.now();
     const payment = newPayment(tenant, { invoice, ...fields, provider, providerPaymentId: pushId, saveMethodSource }, now);
     let change;
