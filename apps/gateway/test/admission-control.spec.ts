@@ -73,14 +73,16 @@ describe('AdmissionControl', () => {
     }
   }
 
-  /** `rounds` rounds each taking every slot of the limit at once, then ending them after `inFlightMs`. */
-  function load(admission: AdmissionControl, rounds: number, inFlightMs: number): number[] {
+  /** `rounds` rounds each taking every slot of the limit at once, then ending them after `inFlightMs` (the slowest slot's, if it varies by slot). */
+  function load(admission: AdmissionControl, rounds: number, inFlightMs: number | ((slot: number, taken: number) => number)): number[] {
+    const timeOf = typeof inFlightMs === 'number' ? () => inFlightMs : inFlightMs;
     const seen = [];
     for (let round = 0; round < rounds; round++) {
       const taken = admission.currentLimit;
+      const times = Array.from({ length: taken }, (_, slot) => timeOf(slot, taken));
       for (let slot = 0; slot < taken; slot++) expect(admission.enter()).toBe('admitted');
-      now += inFlightMs;
-      for (let slot = 0; slot < taken; slot++) admission.leave(inFlightMs);
+      now += Math.max(...times);
+      for (let slot = 0; slot < taken; slot++) admission.leave(times[slot]);
       seen.push(admission.currentLimit);
     }
     return seen;
@@ -105,6 +107,19 @@ describe('AdmissionControl', () => {
     expect(load(admission, 5, 10 * (LATENCY_TOLERANCE + 1)).at(-1)).toBe(2);
     const recovered = load(admission, 100, 10);
     expect(recovered.at(-1)).toBeGreaterThan(2);
+  });
+
+  it('learns from the tail, not the median: a window whose slowest fifth takes three times the baseline lowers the limit, however quick the rest', () => {
+    const admission = new AdmissionControl({ ...limits, minInFlight: 2, maxInFlight: 20 }, () => now);
+    unhurried(admission, 100, 10);
+    load(admission, 60, 10);
+    expect(admission.currentLimit).toBe(20);
+    const slowTail = (slot: number, taken: number) => (slot >= taken * 0.8 ? 10 * (LATENCY_TOLERANCE + 1) : 10);
+    expect(Math.min(...load(admission, 20, slowTail))).toBeLessThan(20);
+    expect(load(admission, 200, 10).at(-1)).toBe(20);
+    // One slow request in twenty is beyond the quantile learned: it lowers nothing.
+    const oneSlow = (slot: number, taken: number) => (slot === taken - 1 ? 10 * (LATENCY_TOLERANCE + 1) : 10);
+    expect(Math.min(...load(admission, 60, oneSlow))).toBe(20);
   });
 
   it('keeps the limit within twice the baseline: a time in flight at the tolerance lowers nothing', () => {

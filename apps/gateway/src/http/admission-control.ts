@@ -36,11 +36,18 @@ export const ADMISSION_RETRY_AFTER_SECONDS = 1;
 /** The limit is adjusted once a window has lasted this long and seen LIMIT_WINDOW_SAMPLES requests end. */
 export const LIMIT_WINDOW_MS = 100;
 export const LIMIT_WINDOW_SAMPLES = 8;
-/** A window whose median time in flight exceeds the baseline this many times lowers the limit. */
+/** A window whose tail time in flight (LEARNED_QUANTILE) exceeds the baseline this many times lowers the limit. */
 export const LATENCY_TOLERANCE = 2;
+/**
+ * The quantile of a window's times in flight the limit learns from, for the baseline and for the
+ * check alike: the tail, not the median, since the promise is about admitted requests' p99
+ * (docs/operations/configuration.md#admission-control). A median kept within twice its baseline
+ * still let the tail reach five times the unloaded p99.
+ */
+export const LEARNED_QUANTILE = 0.9;
 /** The share of the limit a slow window takes off. */
 const DECREASE = 0.9;
-/** How much of each unhurried window's median the baseline takes in (an exponentially weighted mean). */
+/** How much of each unhurried window's tail the baseline takes in (an exponentially weighted mean). */
 const BASELINE_WEIGHT = 0.1;
 
 interface Waiter {
@@ -54,10 +61,10 @@ interface Waiter {
  * first in, first out, dropping from its head what waited too long (as CoDel does, Nichols and
  * Jacobson 2012). The limit follows TCP Vegas's idea, as Netflix's concurrency-limits does. A
  * window (LIMIT_WINDOW_MS and LIMIT_WINDOW_SAMPLES) that did not use the whole limit shows what a
- * request takes when it does not wait for others: its median feeds the baseline (a weighted
- * mean). A window that used the whole limit lowers it by a tenth when its median exceeds
+ * request takes when it does not wait for others: its tail (LEARNED_QUANTILE) feeds the baseline
+ * (a weighted mean). A window that used the whole limit lowers it by a tenth when its tail exceeds
  * LATENCY_TOLERANCE times the baseline, and raises it by one otherwise. So a saturated stack works
- * on about as many requests as keeps each within twice its unhurried time, and what comes on top
+ * on about as many requests as keeps their tail within twice its unhurried tail, and what comes on top
  * waits at most `overloadWaitMs` or is refused — a fast 503 the client can retry — instead of
  * every request queueing until all are late. Under a long overload the baseline stands still
  * (no window leaves the limit unused), so the limit does not creep up with the overload's own
@@ -175,11 +182,12 @@ export class AdmissionControl {
     const window = this.window;
     window.samples.push(inFlightMs);
     if (now - window.start < LIMIT_WINDOW_MS || window.samples.length < LIMIT_WINDOW_SAMPLES) return;
-    const median = window.samples.sort((a, b) => a - b)[Math.floor(window.samples.length / 2)];
+    const samples = window.samples.sort((a, b) => a - b);
+    const tail = samples[Math.min(samples.length - 1, Math.floor(samples.length * LEARNED_QUANTILE))];
     if (!window.fullyUsed) {
       // Below the limit, the time in flight is the stack's own, not the limit's doing: it is the baseline.
-      this.baseline = this.baseline === Number.POSITIVE_INFINITY ? median : this.baseline + BASELINE_WEIGHT * (median - this.baseline);
-    } else if (median > LATENCY_TOLERANCE * this.baseline) {
+      this.baseline = this.baseline === Number.POSITIVE_INFINITY ? tail : this.baseline + BASELINE_WEIGHT * (tail - this.baseline);
+    } else if (tail > LATENCY_TOLERANCE * this.baseline) {
       this.limit = Math.max(this.limits.minInFlight, Math.floor(this.limit * DECREASE));
     } else {
       this.limit = Math.min(this.limits.maxInFlight, this.limit + 1);
