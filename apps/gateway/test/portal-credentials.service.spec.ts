@@ -30,7 +30,7 @@ afterAll(() => prisma?.$disconnect());
 const tokenOf = (url: string) => url.slice(url.lastIndexOf('/') + 1);
 
 describe('customer portal links', () => {
-  it('grants the customer until the lifetime ends, then answers expired', async () => {
+  it('grants the customer until the lifetime ends, then answers expired, with the claims its page speaks to', async () => {
     now = new Date('2026-11-26T10:00:00Z');
     const links = new CustomerPortalLinks(prisma, config, clock);
     const link = await links.create(tenant, 'cus_1');
@@ -40,7 +40,7 @@ describe('customer portal links', () => {
     now = new Date(now.getTime() + 599_000);
     expect((await links.check(tokenOf(link.url))).status).toBe('valid');
     now = new Date(now.getTime() + 1_000);
-    expect(await links.check(tokenOf(link.url))).toEqual({ status: 'expired' });
+    expect(await links.check(tokenOf(link.url))).toEqual({ status: 'expired', claims: { tenant, customerId: 'cus_1', expiresAt: link.expiresAt } });
   });
 
   it('refuses an edited claim, a cut token and another key as invalid, never as expired', async () => {

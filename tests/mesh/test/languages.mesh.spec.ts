@@ -223,4 +223,54 @@ describe('languages', () => {
     expect(unknownPage).toContain('This payment page does not exist.');
     expect(rawKeysIn(unknownPage)).toEqual([]);
   });
+  it("answers the payment page's, the portal's and the checkout's problem pages in the visitor's language; a link that names nobody in English", async () => {
+    const page = async (url: string, init?: RequestInit) => {
+      const response = await fetch(url, init);
+      // The page's text as a reader sees it: its HTML escapes of quotes undone.
+      return { status: response.status, text: plain(await response.text()).replace(/&#39;/g, "'").replace(/&quot;/g, '"').replace(/&amp;/g, '&') };
+    };
+    const forged = { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'csrf=forged' };
+    const french = (answer: { text: string }, ...expected: string[]) => {
+      expect(answer.text).toContain('<html lang="fr">');
+      for (const text of expected) expect([text, answer.text.includes(text)]).toEqual([text, true]);
+      expect(rawKeysIn(answer.text)).toEqual([]);
+    };
+    const customer = await call('POST', '/v1/customers', { name: 'Fatou Sarr', email: 'fatou@example.com', preferred_locale: 'fr' });
+    const invoice = (await call('POST', '/v1/invoices', { customer: customer.body.id, amount: 5_000, currency: 'zmw', description: 'Location, février', status: 'open' })).body;
+
+    // The payment page: a form from elsewhere.
+    const paymentForm = await page(invoice.payment_url, forged);
+    expect(paymentForm.status).toBe(403);
+    french(paymentForm, 'Ce formulaire a expiré', 'Revenez en arrière, rechargez la page et réessayez.');
+    // A payment link that names no invoice names nobody: English.
+    const missing = await page(`${mesh.baseUrl}/pay/${'A'.repeat(43)}`);
+    expect(missing.status).toBe(404);
+    expect(missing.text).toContain('<html lang="en">');
+    expect(missing.text).toContain('This payment link does not exist');
+
+    // The portal: an invoice not on the account, a form from elsewhere.
+    const session = await call('POST', `/v1/customers/${customer.body.id}/portal-sessions`);
+    const notFound = await page(`${session.body.url}/invoices/in_${'0'.repeat(24)}/pdf`);
+    expect(notFound.status).toBe(404);
+    french(notFound, 'Introuvable', "Cet élément n'existe pas sur votre compte.");
+    const portalForm = await page(`${session.body.url}/billing`, forged);
+    expect(portalForm.status).toBe(403);
+    french(portalForm, 'Ce formulaire a expiré');
+    // A link whose signature does not hold names nobody: English.
+    const tampered = await page(session.body.url.replace(/.$/, (last: string) => (last === 'A' ? 'B' : 'A')));
+    expect(tampered.status).toBe(403);
+    expect(tampered.text).toContain('This link is not valid');
+
+    // The checkout speaks the account's language: a form from elsewhere, a link taken off sale.
+    expect((await call('POST', '/v1/account', { default_locale: 'fr' })).body.default_locale).toBe('fr');
+    const plan = await call('POST', '/v1/plans', { name: 'Fibre 20', pricing_model: 'flat_rate', amount_monthly: 15_000, currency: 'xof', billing_intervals: ['monthly'] });
+    const link = (await call('POST', '/v1/sales-links', { kind: 'plan', title: 'Fibre 20', plan_id: plan.body.id, billing_interval: 'monthly' })).body;
+    const checkoutForm = await page(link.url, forged);
+    expect(checkoutForm.status).toBe(403);
+    french(checkoutForm, 'Ce formulaire a expiré');
+    expect((await call('POST', `/v1/sales-links/${link.id}/deactivate`)).status).toBe(200);
+    const offSale = await page(link.url);
+    expect(offSale.status).toBe(410);
+    french(offSale, "Cette offre n'est plus disponible", 'Le vendeur ne vend plus par ce lien.');
+  });
 });

@@ -20,3 +20,17 @@ export async function pageMessages(services: ServiceClients, tenant: TenantRef, 
 /** The account's `default_locale` (empty when it has none or invoicing cannot answer). */
 export const accountDefaultLocale = (services: ServiceClients, accountId: string): Promise<string> =>
   services.invoicing.getSellerProfile({ accountId, includeLogo: false }).then((answer) => answer.profile?.defaultLocale ?? '', () => '');
+
+/** What a hosted page can tell a visitor instead of the page they asked for (`problem.<problem>.*` in the catalogues). */
+export type PageProblem =
+  | 'form_expired' | 'link_expired' | 'link_invalid' | 'account_closed' | 'subscription_missing' | 'invoice_missing' | 'item_missing'
+  | 'payment_link_missing' | 'offer_missing' | 'offer_unavailable' | 'failed';
+
+/**
+ * A problem page's title and message in the visitor's language. `detail` (a service's own message
+ * for a refusal, e.g. a 409's) replaces the message. A visitor nobody can be told apart from (a
+ * link that is not valid) reads English: `messages(DEFAULT_LOCALE)`.
+ */
+export function problemText(words: Messages, problem: PageProblem, detail?: string): { title: string; message: string } {
+  return { title: words.t(`problem.${problem}.title`), message: detail ?? words.t(`problem.${problem}.message`) };
+}

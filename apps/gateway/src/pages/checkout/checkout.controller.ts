@@ -1,5 +1,5 @@
-import { messages, resolveLocale } from '@recur/i18n';
-import { accountDefaultLocale } from '../page-locale';
+import { DEFAULT_LOCALE, type Messages, messages, resolveLocale } from '@recur/i18n';
+import { accountDefaultLocale, type PageProblem, problemText } from '../page-locale';
 import { Controller, Get, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import { fromGrpcError, moneyFromMessage, type salesLinkV1 } from '@recur/contracts';
 import type { JsonLogger } from '@recur/telemetry';
@@ -69,7 +69,7 @@ export class CheckoutController {
     if (!offer) return;
     const form = formOf(request);
     if (!sameOrigin(request) || !tokensMatch(cookieValue(request, CSRF_COOKIE), form.csrf)) {
-      return sendPage(response, 403, checkoutMessagePage('This form has expired', 'Go back, reload the page and try again.'));
+      return sendPage(response, 403, problemPage(await this.words(offer), 'form_expired'));
     }
     const typed: Typed = {
       name: field(form, 'name').trim(),
@@ -94,23 +94,24 @@ export class CheckoutController {
       });
     } catch (error) {
       const failure = fromGrpcError(error);
-      if (failure.code === 'sales_link_inactive') return sendPage(response, 410, unavailablePage());
+      if (failure.code === 'sales_link_inactive') return sendPage(response, 410, problemPage(await this.words(offer), 'offer_unavailable'));
       if (failure.kind === 'invalid_argument' || failure.kind === 'failed_precondition') {
         // A refused sale is recorded under its form token: a corrected form is a new sale attempt.
         return this.render(request, response, token, offer, 400, { checkoutToken: randomToken(), typed, error: failure.message });
       }
-      return this.fail(request, response, error);
+      return this.fail(request, response, error, await this.words(offer));
     }
     const checkout = sale.checkout!;
     if (checkout.status === 'completed' && !checkout.invoiceId) {
       // A trial has nothing to pay: the buyer goes where the link says (the link's own URL, from the subscription service).
       clearCookie(response, CSRF_COOKIE, { path: BASE });
       if (sale.successUrl) return response.redirect(sale.successUrl, 303);
-      return sendPage(response, 200, checkoutMessagePage('Your trial has started', `Thank you, ${body.name}. Nothing is due today; we will e-mail your first invoice when the trial ends.`));
+      const words = await this.words(offer);
+      return sendPage(response, 200, checkoutMessagePage(words, { title: words.t('checkout.trial_started.title'), message: words.t('checkout.trial_started.message', { name: body.name }) }));
     }
     if (!checkout.invoiceId) {
       // The billing clock has not raised the invoice yet: the same form (same token) continues this sale.
-      return this.render(request, response, token, offer, 503, { checkoutToken, typed, error: 'Your order is taking longer than usual. Press the button again in a moment — you will not be charged twice.' });
+      return this.render(request, response, token, offer, 503, { checkoutToken, typed, error: (await this.words(offer)).t('checkout.order_slow') });
     }
     try {
       const save = typed.save_method === 'yes';
@@ -132,7 +133,7 @@ export class CheckoutController {
         // The sale stands; the same form token continues it with corrected payer details.
         return this.render(request, response, token, offer, 400, { checkoutToken, typed, error: failure.message });
       }
-      this.fail(request, response, error);
+      this.fail(request, response, error, await this.words(offer));
     }
   }
 
@@ -140,10 +141,11 @@ export class CheckoutController {
     try {
       const page = await this.services.subscription.getSalesLinkPage({ token });
       if (page.salesLink!.active) return page;
-      sendPage(response, 410, unavailablePage());
+      sendPage(response, 410, problemPage(await this.words(page), 'offer_unavailable'));
     } catch (error) {
       const failure = fromGrpcError(error);
-      if (failure.code === 'plan_archived') sendPage(response, 410, unavailablePage());
+      // No page, no seller to learn a language from: English.
+      if (failure.code === 'plan_archived') sendPage(response, 410, problemPage(messages(DEFAULT_LOCALE), 'offer_unavailable'));
       else this.fail(request, response, error);
     }
     return undefined;
@@ -158,7 +160,7 @@ export class CheckoutController {
     view: Pick<CheckoutView, 'checkoutToken' | 'typed' | 'error'>,
   ): Promise<void> {
     const link = page.salesLink!;
-    const words = messages(resolveLocale(await accountDefaultLocale(this.services, page.tenant!.accountId)));
+    const words = await this.words(page);
     const amount = moneyFromMessage(page.offer!.amount);
     const csrf = randomToken();
     setCookie(response, CSRF_COOKIE, csrf, { httpOnly: true, sameSite: 'strict', secure: isHttps(request), path: BASE });
@@ -179,14 +181,20 @@ export class CheckoutController {
     }));
   }
 
-  private fail(request: FastifyRequest, response: FastifyReply, error: unknown): void {
+  /** `words`: the seller's, once the link is found; before that nobody is known and the page is English. */
+  private fail(request: FastifyRequest, response: FastifyReply, error: unknown, words: Messages = messages(DEFAULT_LOCALE)): void {
     const failure = apiErrorOf(error, request.raw);
-    if (failure.status === 404) return sendPage(response, 404, checkoutMessagePage('Not found', 'There is no such offer. Check the link you were given.'));
+    if (failure.status === 404) return sendPage(response, 404, problemPage(words, 'offer_missing'));
     if (failure.status >= 500) this.logger.warn(`checkout page failed: ${failure.code}: ${failure.message}`);
-    sendPage(response, failure.status >= 500 ? 503 : failure.status, checkoutMessagePage('Something went wrong', failure.status >= 500 ? 'Please try again in a moment.' : failure.message));
+    sendPage(response, failure.status >= 500 ? 503 : failure.status, problemPage(words, 'failed', failure.status >= 500 ? undefined : failure.message));
+  }
+
+  /** The checkout's language: the account's default_locale (the buyer is not a customer yet; docs/localization.md#which-language). */
+  private async words(page: salesLinkV1.GetSalesLinkPageResponse): Promise<Messages> {
+    return messages(resolveLocale(await accountDefaultLocale(this.services, page.tenant!.accountId)));
   }
 }
 
-function unavailablePage(): string {
-  return checkoutMessagePage('This offer is no longer available', 'The seller has stopped selling through this link. Contact them for a new one.');
+function problemPage(words: Messages, problem: PageProblem, detail?: string): string {
+  return checkoutMessagePage(words, problemText(words, problem, detail));
 }

@@ -61,6 +61,7 @@ ${view.error ? html`<div class="error" role="alert" data-testid="checkout-error"
 </div>`, { lang: w.locale });
 }
 
-export function checkoutMessagePage(title: string, message: string): string {
-  return layout(title, html`<div class="card narrow"><h1>${title}</h1><p>${message}</p></div>`);
+export function checkoutMessagePage(words: Messages, text: { title: string; message: string }): string {
+  const { title, message } = text;
+  return layout(title, html`<div class="card narrow"><h1>${title}</h1><p>${message}</p></div>`, { lang: words.locale });
 }

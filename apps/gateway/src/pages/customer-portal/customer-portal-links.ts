@@ -11,7 +11,8 @@ export interface PortalClaims {
   expiresAt: number;
 }
 
-export type PortalLinkCheck = { status: 'valid'; claims: PortalClaims } | { status: 'invalid' } | { status: 'expired' };
+/** An expired link's claims are still the signer's (its signature holds): they say whose language its page speaks. */
+export type PortalLinkCheck = { status: 'valid'; claims: PortalClaims } | { status: 'invalid' } | { status: 'expired'; claims: PortalClaims };
 
 const SIGNING_KEY_PURPOSE = 'customer_portal';
 const base64url = (value: Buffer | string) => Buffer.from(value).toString('base64url');
@@ -49,8 +50,8 @@ export class CustomerPortalLinks {
     const given = Buffer.from(signature, 'base64url');
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { status: 'invalid' };
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { a: string; l: boolean; c: string; e: number };
-    if (claims.e * 1000 <= this.now().getTime()) return { status: 'expired' };
-    return { status: 'valid', claims: { tenant: { accountId: claims.a, livemode: claims.l }, customerId: claims.c, expiresAt: claims.e } };
+    const signed = { tenant: { accountId: claims.a, livemode: claims.l }, customerId: claims.c, expiresAt: claims.e };
+    return claims.e * 1000 <= this.now().getTime() ? { status: 'expired', claims: signed } : { status: 'valid', claims: signed };
   }
 
   private async sign(payload: string): Promise<Buffer> {

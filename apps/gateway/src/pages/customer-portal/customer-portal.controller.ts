@@ -1,5 +1,4 @@
-import { messages, resolveLocale } from '@recur/i18n';
-import { accountDefaultLocale } from '../page-locale';
+import { DEFAULT_LOCALE, type Messages, messages, resolveLocale } from '@recur/i18n';
 import { Controller, Get, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { type CustomerJson, type InvoiceJson, type SubscriptionJson, toTenantMessage } from '@recur/contracts';
 import { newId } from '@recur/kernel';
@@ -14,6 +13,7 @@ import { ServiceClients } from '../../infrastructure/service-clients';
 import type { FileAnswer } from '../../routing/define-routes';
 import { declaredRoute, RouteRunner } from '../../routing/route-runner';
 import { cookieValue, field, formOf, isHttps, randomToken, sameOrigin, sendPage, setCookie, tokensMatch } from '../page-kit';
+import { accountDefaultLocale, pageMessages } from '../page-locale';
 import { PAGES_LOGGER } from '../pages-logger';
 import { CustomerPortalLinks, type PortalClaims } from './customer-portal-links';
 import { type BillingForm, checkBillingForm, customerPortalPage, type CustomerPortalView, linkProblemPage } from './customer-portal.html';
@@ -130,7 +130,7 @@ export class CustomerPortalController {
         return await this.render(request, response, token, claims, 403, { error: `${account.name} does not allow cancelling here. Please contact them.` });
       }
       const subscription = (await this.run(claims, ROUTES.getSubscription, { params: { id } })) as SubscriptionJson;
-      if (subscription.customer !== claims.customerId) return sendPage(response, 404, linkProblemPage('Not found', 'There is no such subscription on your account.'));
+      if (subscription.customer !== claims.customerId) return sendPage(response, 404, linkProblemPage(await this.words(claims), 'subscription_missing'));
       await this.run(claims, ROUTES.cancelSubscription, { params: { id }, body: { at_period_end: true } });
       response.redirect(`${this.base(token)}?notice=cancelled`, 303);
     } catch (error) {
@@ -145,7 +145,7 @@ export class CustomerPortalController {
     if (!claims) return;
     try {
       const invoice = (await this.run(claims, ROUTES.getInvoice, { params: { id } })) as InvoiceJson;
-      if (invoice.customer !== claims.customerId) return sendPage(response, 404, linkProblemPage('Not found', 'There is no such invoice on your account.'));
+      if (invoice.customer !== claims.customerId) return sendPage(response, 404, linkProblemPage(await this.words(claims), 'invoice_missing'));
       const { name: accountName } = await this.accounts.getAccount(claims.tenant.accountId);
       const { content, filename } = (await this.run(claims, ROUTES.invoicePdf, { params: { id }, accountName })) as FileAnswer;
       response
@@ -153,7 +153,7 @@ export class CustomerPortalController {
         .headers({ 'content-type': 'application/pdf', 'content-disposition': `attachment; filename="${filename}"`, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' })
         .send(Buffer.from(content));
     } catch (error) {
-      this.fail(request, response, error);
+      await this.fail(request, response, error, claims);
     }
   }
 
@@ -163,11 +163,11 @@ export class CustomerPortalController {
     token: string,
     claims: PortalClaims,
     status: number,
-    pageMessages: Pick<CustomerPortalView, 'notice' | 'error' | 'errorKey' | 'typed' | 'typedBilling'>,
+    shown: Pick<CustomerPortalView, 'notice' | 'error' | 'errorKey' | 'typed' | 'typedBilling'>,
   ): Promise<void> {
     try {
       const customer = (await this.run(claims, ROUTES.getCustomer, { params: { id: claims.customerId } })) as CustomerJson;
-      if (customer.deleted) return sendPage(response, 410, linkProblemPage('This account is closed', 'There is nothing to manage here any more.'));
+      if (customer.deleted) return sendPage(response, 410, linkProblemPage(await this.words(claims), 'account_closed'));
       const query = { customer: claims.customerId, limit: '100' };
       const [subscriptions, invoices, account, accountLocale] = await Promise.all([
         this.run(claims, ROUTES.listSubscriptions, { query }) as Promise<ListEnvelope<SubscriptionJson>>,
@@ -188,10 +188,10 @@ export class CustomerPortalController {
         allowsCancellation: account.portalAllowsCancellation,
         expiresAt: claims.expiresAt,
         words: messages(resolveLocale(customer.preferred_locale, accountLocale)),
-        ...pageMessages,
+        ...shown,
       }));
     } catch (error) {
-      this.fail(request, response, error);
+      await this.fail(request, response, error, claims);
     }
   }
 
@@ -212,9 +212,10 @@ export class CustomerPortalController {
     const check = await this.links.check(token).catch(() => ({ status: 'invalid' as const }));
     if (check.status === 'valid') return check.claims;
     if (check.status === 'expired') {
-      sendPage(response, 410, linkProblemPage('This link has expired', 'Portal links work for a short time only. Ask the company that sent it for a new link.'));
+      sendPage(response, 410, linkProblemPage(await this.words(check.claims), 'link_expired'));
     } else {
-      sendPage(response, 403, linkProblemPage('This link is not valid', 'The link is incomplete or was changed. Open the link exactly as you received it, or ask for a new one.'));
+      // Nobody can be told apart by a link that is not valid: English.
+      sendPage(response, 403, linkProblemPage(messages(DEFAULT_LOCALE), 'link_invalid'));
     }
     return undefined;
   }
@@ -223,16 +224,22 @@ export class CustomerPortalController {
     const claims = await this.claims(token, response);
     if (!claims) return undefined;
     if (!sameOrigin(request) || !tokensMatch(cookieValue(request, CSRF_COOKIE), formOf(request).csrf)) {
-      sendPage(response, 403, linkProblemPage('This form has expired', 'Go back, reload the page and try again.'));
+      sendPage(response, 403, linkProblemPage(await this.words(claims), 'form_expired'));
       return undefined;
     }
     return claims;
   }
 
-  private fail(request: FastifyRequest, response: FastifyReply, error: unknown): void {
+  private async fail(request: FastifyRequest, response: FastifyReply, error: unknown, claims: PortalClaims): Promise<void> {
     const failure = apiErrorOf(error, request.raw);
-    if (failure.status === 404) return sendPage(response, 404, linkProblemPage('Not found', 'There is no such item on your account.'));
+    const words = await this.words(claims);
+    if (failure.status === 404) return sendPage(response, 404, linkProblemPage(words, 'item_missing'));
     if (failure.status >= 500) this.logger.warn(`customer portal failed: ${failure.code}: ${failure.message}`);
-    sendPage(response, failure.status >= 500 ? 503 : failure.status, linkProblemPage('Something went wrong', failure.status >= 500 ? 'Please try again in a moment.' : failure.message));
+    sendPage(response, failure.status >= 500 ? 503 : failure.status, linkProblemPage(words, 'failed', failure.status >= 500 ? undefined : failure.message));
+  }
+
+  /** The words of the link's customer (docs/localization.md#which-language). */
+  private words(claims: PortalClaims): Promise<Messages> {
+    return pageMessages(this.services, claims.tenant, claims.customerId);
   }
 }

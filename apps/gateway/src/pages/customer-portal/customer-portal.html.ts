@@ -3,6 +3,7 @@ import type { Messages } from '@recur/i18n';
 import { money } from '@recur/money';
 import { checkTaxId, isCountryCode, TAX_ID_TYPES } from '@recur/vocabulary';
 import { html, layout, type SafeHtml } from '../page-kit';
+import { type PageProblem, problemText } from '../page-locale';
 
 /** The customer portal's pages: what one customer sees through a signed link. */
 
@@ -159,6 +160,7 @@ ${view.invoices.length === 0 ? html`<p>${w.t('portal.no_invoices')}</p>` : html`
 <p class="muted">${w.t('portal.expires', { time: moment(w, view.expiresAt), seller: view.sellerName })}</p>`, { lang: w.locale });
 }
 
-export function linkProblemPage(title: string, message: string): string {
-  return layout(`${title} — Recur`, html`<div class="card narrow"><h1>${title}</h1><p>${message}</p></div>`);
+export function linkProblemPage(words: Messages, problem: PageProblem, detail?: string): string {
+  const { title, message } = problemText(words, problem, detail);
+  return layout(`${title} — Recur`, html`<div class="card narrow"><h1>${title}</h1><p>${message}</p></div>`, { lang: words.locale });
 }

@@ -1,5 +1,4 @@
-import { type Messages } from '@recur/i18n';
-import { pageMessages } from '../page-locale';
+import { DEFAULT_LOCALE, type Messages, messages } from '@recur/i18n';
 import { Controller, Get, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import { type InvoiceJson, presentInvoice, toTenantMessage } from '@recur/contracts';
 import { newId, type TenantRef } from '@recur/kernel';
@@ -12,6 +11,7 @@ import { ServiceClients } from '../../infrastructure/service-clients';
 import { InitiatePaymentDto } from '../../payments/payments.dto';
 import { linkProblemPage } from '../customer-portal/customer-portal.html';
 import { cookieValue, field, formOf, isHttps, randomToken, sameOrigin, sendPage, setCookie, tokensMatch } from '../page-kit';
+import { pageMessages } from '../page-locale';
 import { initiateFromPage } from '../page-payments';
 import { PAGES_LOGGER } from '../pages-logger';
 import { invoicePaidPage, invoicePaymentPage, type InvoicePaymentView, invoiceVoidPage } from './invoice-payment.html';
@@ -58,7 +58,7 @@ export class InvoicePaymentController {
     if (!found) return;
     const form = formOf(request);
     if (!sameOrigin(request) || !tokensMatch(cookieValue(request, CSRF_COOKIE), form.csrf)) {
-      return sendPage(response, 403, linkProblemPage('This form has expired', 'Go back, reload the page and try again.'));
+      return sendPage(response, 403, linkProblemPage(found.words, 'form_expired'));
     }
     // Paid or voided since the page was shown: the page says so.
     if (!PAYABLE.has(found.invoice.status)) return this.render(request, response, token, found, 200, {});
@@ -81,7 +81,7 @@ export class InvoicePaymentController {
       response.redirect(payment.redirectUrl, 303);
     } catch (error) {
       const failure = apiErrorOf(error, request.raw);
-      if (failure.status >= 500) return this.fail(request, response, error);
+      if (failure.status >= 500) return this.fail(request, response, error, found.words);
       this.render(request, response, token, found, failure.status, { error: failure.message, typed });
     }
   }
@@ -110,14 +110,16 @@ export class InvoicePaymentController {
   }
 
   private notFound(response: FastifyReply): undefined {
-    sendPage(response, 404, linkProblemPage('This payment link does not exist', 'Open the link exactly as you received it, or ask the company that sent it for a new one.'));
+    // A link that names no invoice names no customer either: English.
+    sendPage(response, 404, linkProblemPage(messages(DEFAULT_LOCALE), 'payment_link_missing'));
     return undefined;
   }
 
-  private fail(request: FastifyRequest, response: FastifyReply, error: unknown): void {
+  /** `words`: the invoice's customer's, once the invoice is found; before that nobody is known and the page is English. */
+  private fail(request: FastifyRequest, response: FastifyReply, error: unknown, words: Messages = messages(DEFAULT_LOCALE)): void {
     const failure = apiErrorOf(error, request.raw);
     if (failure.status === 404) return void this.notFound(response);
     if (failure.status >= 500) this.logger.warn(`payment page failed: ${failure.code}: ${failure.message}`);
-    sendPage(response, failure.status >= 500 ? 503 : failure.status, linkProblemPage('Something went wrong', failure.status >= 500 ? 'Please try again in a moment.' : failure.message));
+    sendPage(response, failure.status >= 500 ? 503 : failure.status, linkProblemPage(words, 'failed', failure.status >= 500 ? undefined : failure.message));
   }
 }
