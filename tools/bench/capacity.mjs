@@ -11,25 +11,28 @@
 //
 // Options (environment): BENCH_SECONDS (10 per kind of work, twice that for the mix), BENCH_CONCURRENCY
 // (16), CAPACITY_WRITE (1: write the files; 0: print only), CAPACITY_JSON and CAPACITY_DOC (other
-// files to write, e.g. for a test). The broker is always one of the bench's own (its CPU is measured).
+// files to write, e.g. for a test), BENCH_PROFILE=<dir> (a CPU profile of every app, summarised per kind
+// of work at the end; profiling slows the apps, so nothing is written). The broker is always one of the
+// bench's own (its CPU is measured).
 //
 // Each kind of work runs as a closed loop of BENCH_CONCURRENCY clients (workload.mjs), then the mix.
 // A process's CPU per request is what it spent in the phase above what it spends at rest (measured
 // before the phases and after them, with no requests), over the phase's requests; its requests a second per core are what
 // one core holds after its time at rest: (1000 ms − rest ms) / CPU ms per request.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ROOT } from '../bootstrap.mjs';
 import { CAPACITY_FILE, VALUES_FILE, writeChartValues } from '../helm/capacity-values.mjs';
 import { DOC_END, DOC_START, renderTables } from './capacity-table.mjs';
-import { closedLoop, cpuBetween, cpuByGroup, loadAverage, memoryByProcess, phases, processTable, startProcesses } from './harness.mjs';
+import { closedLoop, cpuBetween, cpuByGroup, loadAverage, memoryByProcess, phases, processTable, startProcesses, summariseProfiles } from './harness.mjs';
 import { KINDS, MIX, prepareWorkload } from './workload.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
-const WRITE = process.env.CAPACITY_WRITE !== '0';
+const PROFILE_DIR = process.env.BENCH_PROFILE ? resolve(process.env.BENCH_PROFILE) : undefined;
+const WRITE = process.env.CAPACITY_WRITE !== '0' && !PROFILE_DIR;
 const JSON_FILE = process.env.CAPACITY_JSON ?? CAPACITY_FILE;
 const DOC_FILE = process.env.CAPACITY_DOC ?? join(ROOT, 'docs', 'operations', 'capacity.md');
 const REST_SECONDS = 5;
@@ -39,10 +42,12 @@ const DRAIN_LIMIT_MS = 20_000;
 execFileSync('node', ['tools/bootstrap.mjs'], { cwd: ROOT, stdio: 'inherit' });
 
 const startedAt = Date.now();
+if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
 const stack = await startProcesses({
   name: 'capacity',
   scaled: 'subscription',
   ownBroker: true,
+  profileDir: PROFILE_DIR,
   // Every request is served and counted (admission control is measured by bench:overload);
   // invoices send no e-mail (rendering PDFs is not the work measured here).
   appEnv: { gateway: { ADMISSION_MAX_IN_FLIGHT: '0' }, invoicing: { INVOICE_MAIL_ON_FINALIZE: 'false' } },
@@ -97,7 +102,7 @@ async function drained() {
   }
 }
 
-const { results, cpuPer, run } = phases(stack);
+const { results, cpuPer, run, windows } = phases(stack);
 const loop = { seconds: SECONDS, concurrency: CONCURRENCY };
 /** Each phase's measured time, its drain included (the CPU at rest over it is left out of its CPU per request). */
 const windowSeconds = {};
@@ -150,6 +155,12 @@ if (failed.length > 0) console.log(`more than 1 % of the requests failed in: ${f
 
 workload.close();
 await stack.stop();
+if (PROFILE_DIR) {
+  for (const work of WORKS) {
+    console.log(`\n== CPU profiles of the apps during /v1 ${work}`);
+    summariseProfiles(PROFILE_DIR, windows[work]);
+  }
+}
 
 if (WRITE) {
   writeFileSync(JSON_FILE, `${JSON.stringify(capacity, null, 2)}\n`);
