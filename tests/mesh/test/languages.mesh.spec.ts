@@ -108,6 +108,10 @@ describe('languages', () => {
       expect(await page.getByTestId('invoice-status').textContent()).toBe('à payer');
       await page.getByLabel('Opérateur de mobile money').isVisible();
       expect(await page.getByRole('button', { name: /^Payer 59/ }).count()).toBe(1);
+      // The seller as its invoices name it: legal name, address, tax id, support contact, brand colour.
+      expect(plain((await page.getByTestId('seller-details').textContent())!)).toMatch(/Teranga Services SARL.*Rue 10, Point E.*10200 Dakar.*N° d'identification fiscale : SN 004217/s);
+      expect(plain((await page.getByTestId('seller-contact').textContent())!)).toBe('Une question sur ce document : facturation@teranga.example');
+      expect(await page.locator('h1').evaluate((heading) => getComputedStyle(heading).color)).toBe('rgb(10, 92, 138)');
       const body = (await page.locator('body').textContent())!;
       expect(body).not.toMatch(/Amount due|Phone number|Mobile-money provider/);
       expect(rawKeysIn(body)).toEqual([]);
@@ -122,6 +126,8 @@ describe('languages', () => {
       expect((await page.goto(session.body.url))!.status()).toBe(200);
       expect(await page.locator('html').getAttribute('lang')).toBe('fr');
       expect(await page.locator('h1').textContent()).toBe('Votre compte chez Teranga');
+      expect(plain((await page.getByTestId('seller-details').textContent())!)).toMatch(/Teranga Services SARL.*N° d'identification fiscale : SN 004217/s);
+      expect(plain((await page.getByTestId('seller-contact').textContent())!)).toContain('facturation@teranga.example');
       for (const heading of ['Vos coordonnées', 'Abonnements', 'Factures']) expect(await page.getByRole('heading', { name: heading }).count()).toBe(1);
       const row = page.locator(`tr[data-invoice-id="${invoice.id}"]`);
       expect(plain((await row.textContent())!)).toContain('59 000 F CFA');
@@ -155,6 +161,7 @@ describe('languages', () => {
       expect(await page.getByTestId('interval').textContent()).toBe('par mois');
       expect(await page.getByTestId('trial').textContent()).toBe("Commence par un essai gratuit de 7 jours : rien à payer aujourd'hui.");
       expect(await page.getByRole('button', { name: "Commencer l'essai" }).count()).toBe(1);
+      expect(plain((await page.getByTestId('seller-details').textContent())!)).toMatch(/Teranga Services SARL.*N° d'identification fiscale : SN 004217/s);
       const body = (await page.locator('body').textContent())!;
       expect(body).not.toMatch(/per month|Mobile money number|Start the trial/);
       expect(rawKeysIn(body)).toEqual([]);

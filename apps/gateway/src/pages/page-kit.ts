@@ -45,6 +45,7 @@ header.top nav ul{list-style:none;display:flex;flex-wrap:wrap;gap:1rem;margin:0;
 header.top nav a[aria-current=page]{font-weight:700;text-decoration-thickness:3px}
 header.top form{margin-left:auto}
 .brand{font-weight:700}
+.seller{margin-bottom:1rem} .seller p{margin:.1rem 0} .seller-name{font-weight:700;font-size:1.05rem} .seller .logo{display:block;max-height:3rem;max-width:100%;margin-bottom:.5rem}
 main{max-width:64rem;margin:1.5rem auto;padding:0 1rem}
 .card{background:#fff;border-radius:10px;padding:1.25rem 1.5rem;margin-bottom:1.25rem;box-shadow:0 1px 6px rgba(0,0,0,.08)}
 .narrow{max-width:26rem}

@@ -7,11 +7,13 @@ import { CUSTOMER_EMAIL_MAX, CUSTOMER_NAME_MAX, EMAIL_PATTERN, PAYMENT_PROVIDER_
 import { IsIn, IsNotEmpty, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
+import { AccountsService } from '../../accounts/accounts.service';
 import { apiErrorOf } from '../../http/api-exception.filter';
 import { createValidationPipe } from '../../http/validation';
 import { ServiceClients } from '../../infrastructure/service-clients';
 import { clearCookie, cookieValue, field, formOf, isHttps, randomToken, sameOrigin, sendPage, setCookie, tokensMatch } from '../page-kit';
 import { initiateFromPage } from '../page-payments';
+import { pageSeller } from '../page-seller';
 import { PAGES_LOGGER } from '../pages-logger';
 import { checkoutMessagePage, checkoutPage, type CheckoutView } from './checkout.html';
 
@@ -54,6 +56,7 @@ export class CheckoutController {
 
   constructor(
     private readonly services: ServiceClients,
+    private readonly accounts: AccountsService,
     @Inject(PAGES_LOGGER) private readonly logger: JsonLogger,
   ) {}
 
@@ -160,7 +163,8 @@ export class CheckoutController {
     view: Pick<CheckoutView, 'checkoutToken' | 'typed' | 'error'>,
   ): Promise<void> {
     const link = page.salesLink!;
-    const words = await this.words(page);
+    const accountId = page.tenant!.accountId;
+    const [words, seller] = await Promise.all([this.words(page), this.accounts.getAccount(accountId).then((account) => pageSeller(this.services, accountId, account.name))]);
     const amount = moneyFromMessage(page.offer!.amount);
     const csrf = randomToken();
     setCookie(response, CSRF_COOKIE, csrf, { httpOnly: true, sameSite: 'strict', secure: isHttps(request), path: BASE });
@@ -176,6 +180,7 @@ export class CheckoutController {
       trialDays: link.trialDays,
       allowPromotionCodes: link.allowPromotionCodes,
       livemode: link.livemode,
+      seller,
       words,
       ...view,
     }));

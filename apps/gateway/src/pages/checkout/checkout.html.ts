@@ -3,6 +3,7 @@ import { money } from '@recur/money';
 import { PAYMENT_PROVIDER_CODES, PROVIDER_RULES, SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
 import { saveMethodBox } from '../invoice-payment/invoice-payment.html';
 import { html, layout } from '../page-kit';
+import { brandStyle, type PageSeller, sellerBlock, sellerContact } from '../page-seller';
 
 /** What the hosted checkout page shows of a link: its offer, priced by the subscription service. */
 export interface CheckoutView {
@@ -20,6 +21,8 @@ export interface CheckoutView {
   trialDays: number;
   allowPromotionCodes: boolean;
   livemode: boolean;
+  /** The seller's legal details, logo, brand colour and support contact (docs/api/account.md). */
+  seller: PageSeller;
   /** The words of the account's default_locale. */
   words: Messages;
   error?: string;
@@ -36,6 +39,7 @@ export function checkoutPage(view: CheckoutView): string {
   return layout(w.t('checkout.title', { title: view.title }), html`
 <div class="card narrow">
 ${view.livemode ? '' : html`<p><span class="badge wait">${w.t('page.sandbox_badge')}</span></p>`}
+${sellerBlock(view.seller, w)}
 <h1>${view.title}</h1>
 <p><strong data-testid="plan-name">${view.planName}</strong></p>
 <p><span data-testid="price" style="font-size:1.6rem;font-weight:700">${price}</span> <span data-testid="interval">${view.oneTime ? w.t('checkout.one_time') : w.has(per) ? w.t(per) : view.interval}</span></p>
@@ -58,7 +62,8 @@ ${view.error ? html`<div class="error" role="alert" data-testid="checkout-error"
   <input type="text" id="promotion_code" name="promotion_code" maxlength="50" autocomplete="off" value="${typed.promotion_code ?? ''}">` : ''}
   <p><button type="submit">${view.trialDays > 0 ? w.t('checkout.start_trial') : w.t('checkout.pay', { amount: price })}</button></p>
 </form>
-</div>`, { lang: w.locale });
+${sellerContact(view.seller, w)}
+</div>`, { lang: w.locale, head: brandStyle(view.seller) });
 }
 
 export function checkoutMessagePage(words: Messages, text: { title: string; message: string }): string {

@@ -14,6 +14,7 @@ import type { FileAnswer } from '../../routing/define-routes';
 import { declaredRoute, RouteRunner } from '../../routing/route-runner';
 import { cookieValue, field, formOf, isHttps, randomToken, sameOrigin, sendPage, setCookie, tokensMatch } from '../page-kit';
 import { accountDefaultLocale, pageMessages } from '../page-locale';
+import { pageSeller } from '../page-seller';
 import { PAGES_LOGGER } from '../pages-logger';
 import { CustomerPortalLinks, type PortalClaims } from './customer-portal-links';
 import { type BillingForm, checkBillingForm, customerPortalPage, type CustomerPortalView, linkProblemPage } from './customer-portal.html';
@@ -177,10 +178,12 @@ export class CustomerPortalController {
       ]);
       const csrf = randomToken();
       setCookie(response, CSRF_COOKIE, csrf, { httpOnly: true, sameSite: 'strict', secure: isHttps(request), path: '/customer-portal' });
+      const seller = await pageSeller(this.services, claims.tenant.accountId, account.name);
       sendPage(response, status, customerPortalPage({
         base: this.base(token),
         csrf,
         sellerName: account.name,
+        seller,
         customer,
         subscriptions: subscriptions.data,
         // A draft is not the customer's business yet.

@@ -4,6 +4,7 @@ import { money } from '@recur/money';
 import { checkTaxId, isCountryCode, TAX_ID_TYPES } from '@recur/vocabulary';
 import { html, layout, type SafeHtml } from '../page-kit';
 import { type PageProblem, problemText } from '../page-locale';
+import { brandStyle, type PageSeller, sellerBlock, sellerContact } from '../page-seller';
 
 /** The customer portal's pages: what one customer sees through a signed link. */
 
@@ -11,6 +12,8 @@ export interface CustomerPortalView {
   base: string;
   csrf: string;
   sellerName: string;
+  /** The seller's legal details, logo, brand colour and support contact (docs/api/account.md). */
+  seller: PageSeller;
   customer: CustomerJson;
   subscriptions: SubscriptionJson[];
   invoices: InvoiceJson[];
@@ -136,6 +139,7 @@ export function customerPortalPage(view: CustomerPortalView): string {
   const typed = view.typed ?? { name: view.customer.name, email: view.customer.email };
   const title = w.t('portal.title', { seller: view.sellerName });
   return layout(title, html`
+${sellerBlock(view.seller, w)}
 <h1>${title}</h1>
 ${view.customer.livemode ? '' : html`<p><span class="badge wait">${w.t('portal.sandbox')}</span></p>`}
 ${view.notice ? html`<div class="notice" role="status">${w.t(view.notice)}</div>` : ''}
@@ -157,7 +161,8 @@ ${view.invoices.length === 0 ? html`<p>${w.t('portal.no_invoices')}</p>` : html`
 <thead><tr><th scope="col">${w.t('portal.column.invoice')}</th><th scope="col">${w.t('portal.column.status')}</th><th scope="col">${w.t('portal.column.total')}</th><th scope="col">${w.t('portal.column.due')}</th><th scope="col">${w.t('portal.column.documents')}</th></tr></thead>
 <tbody>${view.invoices.map((invoice) => invoiceRow(view, invoice))}</tbody></table></div>`}
 </div>
-<p class="muted">${w.t('portal.expires', { time: moment(w, view.expiresAt), seller: view.sellerName })}</p>`, { lang: w.locale });
+<p class="muted">${w.t('portal.expires', { time: moment(w, view.expiresAt), seller: view.sellerName })}</p>
+${sellerContact(view.seller, w)}`, { lang: w.locale, head: brandStyle(view.seller) });
 }
 
 export function linkProblemPage(words: Messages, problem: PageProblem, detail?: string): string {

@@ -13,6 +13,7 @@ import { linkProblemPage } from '../customer-portal/customer-portal.html';
 import { cookieValue, field, formOf, isHttps, randomToken, sameOrigin, sendPage, setCookie, tokensMatch } from '../page-kit';
 import { pageMessages } from '../page-locale';
 import { initiateFromPage } from '../page-payments';
+import { pageSeller, type PageSeller } from '../page-seller';
 import { PAGES_LOGGER } from '../pages-logger';
 import { invoicePaidPage, invoicePaymentPage, type InvoicePaymentView, invoiceVoidPage } from './invoice-payment.html';
 
@@ -25,6 +26,7 @@ interface PayableInvoice {
   tenant: TenantRef;
   invoice: InvoiceJson;
   sellerName: string;
+  seller: PageSeller;
   words: Messages;
 }
 
@@ -87,12 +89,12 @@ export class InvoicePaymentController {
   }
 
   private render(request: FastifyRequest, response: FastifyReply, token: string, found: PayableInvoice, status: number, messages: Pick<InvoicePaymentView, 'error' | 'typed'>): void {
-    const { invoice, sellerName, words } = found;
-    if (invoice.status === 'void') return sendPage(response, 410, invoiceVoidPage({ invoice, sellerName, words }));
-    if (!PAYABLE.has(invoice.status)) return sendPage(response, 200, invoicePaidPage({ invoice, sellerName, words }));
+    const { invoice, sellerName, seller, words } = found;
+    if (invoice.status === 'void') return sendPage(response, 410, invoiceVoidPage({ invoice, sellerName, seller, words }));
+    if (!PAYABLE.has(invoice.status)) return sendPage(response, 200, invoicePaidPage({ invoice, sellerName, seller, words }));
     const csrf = randomToken();
     setCookie(response, CSRF_COOKIE, csrf, { httpOnly: true, sameSite: 'strict', secure: isHttps(request), path: '/pay' });
-    sendPage(response, status, invoicePaymentPage({ action: `/pay/${encodeURIComponent(token)}`, csrf, sellerName, invoice, words, ...messages }));
+    sendPage(response, status, invoicePaymentPage({ action: `/pay/${encodeURIComponent(token)}`, csrf, sellerName, seller, invoice, words, ...messages }));
   }
 
   /** The token's invoice, its tenant and its seller; answers the 404 page itself for an unknown token. */
@@ -102,7 +104,8 @@ export class InvoicePaymentController {
       const { tenant, invoice } = await this.services.invoicing.getInvoiceForPayment({ paymentToken: token });
       const tenantRef = { accountId: tenant!.accountId, livemode: tenant!.livemode };
       const { name } = await this.accounts.getAccount(tenantRef.accountId);
-      return { tenant: tenantRef, invoice: presentInvoice(invoice!), sellerName: name, words: await pageMessages(this.services, tenantRef, invoice!.customerId) };
+      const [seller, words] = await Promise.all([pageSeller(this.services, tenantRef.accountId, name), pageMessages(this.services, tenantRef, invoice!.customerId)]);
+      return { tenant: tenantRef, invoice: presentInvoice(invoice!), sellerName: name, seller, words };
     } catch (error) {
       this.fail(request, response, error);
       return undefined;

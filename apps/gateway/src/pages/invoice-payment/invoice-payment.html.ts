@@ -3,6 +3,7 @@ import type { Messages } from '@recur/i18n';
 import { money } from '@recur/money';
 import { PAYMENT_PROVIDER_CODES, type PaymentProvider, PROVIDER_RULES, SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
 import { html, layout, type SafeHtml } from '../page-kit';
+import { brandStyle, type PageSeller, sellerBlock, sellerContact } from '../page-seller';
 
 /** The hosted payment page of an invoice (`/pay/<payment token>`): what the customer sees and the form they pay with, in the customer's language (docs/localization.md). */
 
@@ -11,6 +12,8 @@ export interface InvoicePaymentView {
   action: string;
   csrf: string;
   sellerName: string;
+  /** The seller's legal details, logo, brand colour and support contact (docs/api/account.md). */
+  seller: PageSeller;
   invoice: InvoiceJson;
   /** The words of the customer's language (their preferred_locale, else the account's). */
   words: Messages;
@@ -21,10 +24,11 @@ export interface InvoicePaymentView {
 
 const amountDue = (view: Pick<InvoicePaymentView, 'invoice' | 'words'>): string => view.words.money(money(view.invoice.amount_due, view.invoice.currency));
 
-function summary(view: Pick<InvoicePaymentView, 'invoice' | 'words' | 'sellerName'>): SafeHtml {
+function summary(view: Pick<InvoicePaymentView, 'invoice' | 'words' | 'sellerName' | 'seller'>): SafeHtml {
   const { invoice, words: w } = view;
   const names = { number: invoice.number ?? '', seller: view.sellerName };
   return html`${invoice.livemode ? '' : html`<p><span class="badge wait">${w.t('page.sandbox_badge')}</span></p>`}
+${sellerBlock(view.seller, w)}
 <h1>${w.t('page.invoice.heading', names)}</h1>
 <p class="muted">${w.t('page.invoice.amount_due')}</p>
 <p class="amount" data-testid="amount-due">${amountDue(view)}</p>
@@ -68,7 +72,8 @@ ${saveMethodBox(w, typed.saveMethod === true)}
 <p><button type="submit">${w.t('page.invoice.pay', { amount: amountDue(view) })}</button></p>
 </form>
 ${view.invoice.livemode ? '' : html`<p class="muted">${w.t('page.invoice.sandbox_numbers', { ...SANDBOX_MAGIC_NUMBERS })}</p>`}
-</div>`, { lang: w.locale });
+${sellerContact(view.seller, w)}
+</div>`, { lang: w.locale, head: brandStyle(view.seller) });
 }
 
 /**
@@ -81,20 +86,23 @@ export function saveMethodBox(w: Messages, checked: boolean): SafeHtml {
 }
 
 /** A paid (or refunded) invoice: nothing left to pay. */
-export function invoicePaidPage(view: Pick<InvoicePaymentView, 'sellerName' | 'invoice' | 'words'>): string {
+export function invoicePaidPage(view: Pick<InvoicePaymentView, 'sellerName' | 'seller' | 'invoice' | 'words'>): string {
   const refunded = view.invoice.status === 'refunded';
   const w = view.words;
   return layout(w.t('page.invoice.title', pageNames(view)), html`<div class="card narrow">
 <div class="notice" role="status" data-testid="paid-notice">${w.t(refunded ? 'page.invoice.refunded' : 'page.invoice.paid')}</div>
 ${summary(view)}
-</div>`, { lang: w.locale });
+${sellerContact(view.seller, w)}
+</div>`, { lang: w.locale, head: brandStyle(view.seller) });
 }
 
 /** A voided invoice (answered 410): it will not be collected. */
-export function invoiceVoidPage(view: Pick<InvoicePaymentView, 'sellerName' | 'invoice' | 'words'>): string {
+export function invoiceVoidPage(view: Pick<InvoicePaymentView, 'sellerName' | 'seller' | 'invoice' | 'words'>): string {
   const w = view.words;
   return layout(w.t('page.invoice.void_title', pageNames(view)), html`<div class="card narrow">
+${sellerBlock(view.seller, w)}
 <h1>${w.t('page.invoice.void_heading')}</h1>
 <p>${w.t('page.invoice.void_body', pageNames(view))}</p>
-</div>`, { lang: w.locale });
+${sellerContact(view.seller, w)}
+</div>`, { lang: w.locale, head: brandStyle(view.seller) });
 }
