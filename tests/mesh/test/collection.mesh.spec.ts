@@ -46,18 +46,23 @@ async function openInvoice(client: ReturnType<typeof api>, amount: number, custo
   return invoice.body as { id: string; number: string; payment_url: string; status: string };
 }
 
-/** A payer at a page: GET it for the CSRF cookie and token, then post the form as the page would. */
-async function submitPage(url: string, fields: Record<string, string>): Promise<Response> {
+/** A payer opening a page: GET it for the CSRF cookie and token its form carries. */
+async function openPage(url: string): Promise<{ url: string; cookie: string; csrf: string }> {
   const page = await fetch(url);
   const cookie = page.headers.get('set-cookie')!.split(';')[0];
   const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())![1];
-  return fetch(url, {
-    method: 'POST', redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie, origin: mesh.baseUrl },
-    body: new URLSearchParams({ ...fields, csrf }).toString(),
-  });
+  return { url, cookie, csrf };
 }
 
+/** The payer posting the form of a page they opened, as the page would. */
+const submitOpened = (opened: { url: string; cookie: string; csrf: string }, fields: Record<string, string>): Promise<Response> =>
+  fetch(opened.url, {
+    method: 'POST', redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: opened.cookie, origin: mesh.baseUrl },
+    body: new URLSearchParams({ ...fields, csrf: opened.csrf }).toString(),
+  });
+
+const submitPage = async (url: string, fields: Record<string, string>): Promise<Response> => submitOpened(await openPage(url), fields);
 const approve = (redirectUrl: string) => submitPage(redirectUrl, { decision: 'approve' });
 const initiate = (client: ReturnType<typeof api>, invoiceId: string, phone: string = SANDBOX_MAGIC_NUMBERS.succeed) =>
   client('POST', '/v1/payments/initiate', { invoice_id: invoiceId, phone_number: phone, provider: 'MTN_MOMO_ZMB' });
@@ -67,9 +72,11 @@ describe('one invoice, one collection', () => {
     const invoice = await openInvoice(call, 4_200);
     const payment = (await initiate(call, invoice.id)).body;
     expect(payment.status).toBe('pending');
+    // The payer opens the page while the invoice is still open; it is voided before they press Approve.
+    const opened = await openPage(payment.redirectUrl);
     expect((await call('POST', `/v1/invoices/${invoice.id}/void`)).body.status).toBe('void');
 
-    const approved = await approve(payment.redirectUrl);
+    const approved = await submitOpened(opened, { decision: 'approve' });
     expect(approved.status).toBe(409);
     expect(await approved.text()).toContain('voided');
     expect((await call('GET', `/v1/payments/${payment.id}`)).body).toMatchObject({ status: 'canceled', failure_code: 'invoice_void', unapplied_reason: null, refund: null });
