@@ -162,8 +162,9 @@ describe('FailInvoicePayment of a charge_automatically invoice', () => {
     const tenant = newTenant();
     const charged = await chargedInvoice(tenant);
     await fail(tenant, charged.id, 'insufficient_funds', false);
-    // A payer's failure at a page: no clock time known here (the billing clock reads its own).
-    expect(await failuresCarried(charged.id)).toEqual([{ attemptCount: 1, retryAt: [], dunning: [3, 7, 14], failedAt: 0 }]);
+    // A payer's failure at a page carries its time on the customer's clock too: the reminders count
+    // from it, not from whenever subscription reads the event.
+    expect(await failuresCarried(charged.id)).toEqual([{ attemptCount: 1, retryAt: [], dunning: [3, 7, 14], failedAt: FROZEN }]);
     expect(await grpcFailure(fail(tenant, charged.id, 'insufficient_funds', false))).toMatchObject({ code: grpc.status.FAILED_PRECONDITION });
     // A push after a page failure has no retry plan to count in: refused as before.
     expect(await grpcFailure(fail(tenant, charged.id, 'insufficient_funds', true))).toMatchObject({ code: grpc.status.FAILED_PRECONDITION });

@@ -214,8 +214,10 @@ export class InvoicesGrpcController {
   async failInvoicePayment(request: invoicingV1.FailInvoicePaymentRequest): Promise<invoicingV1.FailInvoicePaymentResponse> {
     const tenant = requireTenant(request.tenant);
     const paymentId = checkPaymentId(request.paymentId);
-    // An automatic charge's retries are planned in the customer's own time (a test clock's): asked before the transaction.
-    const ownNow = request.automatic ? await this.customers.ownTime(tenant, (await this.invoices.get(tenant, request.id)).customer.id, this.now()) : null;
+    // The failure's time in the customer's own time (a test clock's), asked before the transaction:
+    // an automatic charge's retries are planned in it, and the reminders count from it, however late
+    // subscription reads the event (a clock advanced meanwhile must not push them later).
+    const ownNow = await this.customers.ownTime(tenant, (await this.invoices.get(tenant, request.id)).customer.id, this.now());
     const failure = { paymentId, failureCode: request.failureCode || 'payment_failed', automatic: request.automatic };
     return this.commands.run(tenant, { requestId: paymentId }, invoicingV1.FailInvoicePaymentResponseSchema, async (tx) => ({
       invoice: toInvoiceMessage(await this.invoices.failPayment(tx, tenant, request.id, failure, ownNow)),

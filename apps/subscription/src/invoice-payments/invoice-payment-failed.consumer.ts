@@ -59,8 +59,9 @@ export class InvoicePaymentFailedConsumer implements OnApplicationBootstrap {
         const retryAt = paymentRetryAt.map((seconds) => new Date(Number(seconds) * 1_000));
         await this.jobs.queuePaymentRetries(tx, owner, invoice.id, retryAt, attemptCount + 1, dunningScheduleDays);
       } else {
-        // From the failure's own time when invoicing knew it (an automatic charge's), so a test clock
-        // advanced before this event is read does not push the reminders later.
+        // From the failure's own time (invoicing sends it for every failure; releases before it, only
+        // for an automatic charge's), so a test clock advanced before this event is read does not push
+        // the reminders later.
         const from = failedAt > 0n ? new Date(Number(failedAt) * 1_000) : await this.jobs.timeOf(tx, owner);
         await this.jobs.queueDunning(tx, owner, invoice.id, dunningScheduleDays, from);
       }
