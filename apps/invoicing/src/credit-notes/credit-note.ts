@@ -95,22 +95,9 @@ export function refundInvoice(invoice: Invoice, refund: RefundRecord, number: st
   if (refund.amount.currency !== invoice.currency || refund.amount.amountMinor <= 0 || compare(refund.amount, refundable) > 0) {
     throw invalidArgument('amount', `a refund is of at most what was paid and not yet refunded (${refundable.amountMinor} ${invoice.currency})`, 'amount_mismatch');
   }
-  const creditNote: CreditNote = {
-    id: refund.creditNoteId,
-    tenant: invoice.tenant,
-    number,
-    invoiceId: invoice.id,
-    invoiceNumber: invoice.number ?? '',
-    customer: invoice.customer,
-    amount: refund.amount,
-    taxAmounts: taxCarriedBack(invoice, creditedSoFar(invoice), creditedSoFar(invoice) + refund.amount.amountMinor),
-    reason: checkRefundReason(refund.reason),
-    paymentId: refund.paymentId,
-    creditedTo: 'refund',
-    memo: null,
-    metadata: {},
-    createdAt: now,
-  };
+  const creditNote = creditNoteOf(invoice, {
+    id: refund.creditNoteId, number, amount: refund.amount, reason: checkRefundReason(refund.reason), paymentId: refund.paymentId, creditedTo: 'refund', memo: null, metadata: {}, createdAt: now,
+  });
   // amount_paid keeps what was paid: the credit notes record what went back.
   const amountRefunded = add(invoice.amountRefunded, refund.amount);
   const inFull = compare(amountRefunded, invoice.amountPaid) === 0;
@@ -118,6 +105,22 @@ export function refundInvoice(invoice: Invoice, refund: RefundRecord, number: st
   const events: InvoiceChange['events'] = [{ kind: 'credit_note_issued', invoice: refunded, creditNote }];
   if (inFull) events.push({ kind: 'refunded', invoice: refunded, creditNote });
   return { invoice: refunded, creditNote, events };
+}
+
+/**
+ * A credit note of `invoice` for `note.amount`: the invoice's customer and numbers, and the tax
+ * carried back from where the invoice's earlier credit notes left it (taxCarriedBack).
+ */
+function creditNoteOf(invoice: Invoice, note: Omit<CreditNote, 'tenant' | 'invoiceId' | 'invoiceNumber' | 'customer' | 'taxAmounts'>): CreditNote {
+  const from = creditedSoFar(invoice);
+  return {
+    ...note,
+    tenant: invoice.tenant,
+    invoiceId: invoice.id,
+    invoiceNumber: invoice.number ?? '',
+    customer: invoice.customer,
+    taxAmounts: taxCarriedBack(invoice, from, from + note.amount.amountMinor),
+  };
 }
 
 /** All that credit notes of the invoice credited so far, refunds' and credits' together: the point the next one's tax starts from. */
@@ -191,22 +194,7 @@ export function creditInvoice(invoice: Invoice, request: CreditRequest, number: 
   }
   const amount = request.amount === undefined ? creditable : money(Number(request.amount), invoice.currency);
   const creditedTo: CreditedTo = invoice.status === 'paid' ? 'customer_balance' : 'amount_due';
-  const creditNote: CreditNote = {
-    id: request.creditNoteId,
-    tenant: invoice.tenant,
-    number,
-    invoiceId: invoice.id,
-    invoiceNumber: invoice.number ?? '',
-    customer: invoice.customer,
-    amount,
-    taxAmounts: taxCarriedBack(invoice, creditedSoFar(invoice), creditedSoFar(invoice) + amount.amountMinor),
-    reason,
-    paymentId: '',
-    creditedTo,
-    memo,
-    metadata,
-    createdAt: now,
-  };
+  const creditNote = creditNoteOf(invoice, { id: request.creditNoteId, number, amount, reason, paymentId: '', creditedTo, memo, metadata, createdAt: now });
   const credited: Invoice = { ...invoice, amountCredited: add(invoice.amountCredited, amount), updatedAt: now };
   if (creditedTo === 'customer_balance') return { invoice: credited, creditNote, events: [{ kind: 'credit_note_issued', invoice: credited, creditNote }] };
   const owing: Invoice = { ...credited, amountDue: subtract(invoice.amountDue, amount) };
