@@ -1,3 +1,4 @@
 export * from './kafka';
 export * from './postgres';
 export * from './mail-catcher';
+export * from './ports';

@@ -12,12 +12,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, logLevel } from 'kafkajs';
+import { freePorts, isPortFree } from './ports';
 
 export interface KafkaDistributionOptions {
   /** Progress messages (a first run on a machine downloads ~70 MB through Maven, 46 MB of it jars). */
@@ -412,36 +412,6 @@ function collectLines(child: ChildProcess, onLine: (line: string) => void): void
   for (const stream of [child.stdout, child.stderr]) {
     if (stream) createInterface({ input: stream, crlfDelay: Infinity }).on('line', onLine);
   }
-}
-
-/** Distinct free ports, all held open together so that they cannot coincide. */
-async function freePorts(count: number): Promise<number[]> {
-  const servers: Server[] = [];
-  try {
-    for (let i = 0; i < count; i++) {
-      const server = createServer();
-      servers.push(server);
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(0, HOST, resolve);
-      });
-    }
-    return servers.map((server) => {
-      const address = server.address();
-      if (address === null || typeof address === 'string') throw new Error('unexpected server address');
-      return address.port;
-    });
-  } finally {
-    await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
-  }
-}
-
-function isPortFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, HOST, () => server.close(() => resolve(true)));
-  });
 }
 
 /**

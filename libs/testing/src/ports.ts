@@ -1,13 +1,2 @@
-import { createServer, type AddressInfo } from 'node:net';
-
-/** A TCP port that was free a moment ago on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+// One way to pick a port: local-infra's, below the ephemeral range and per Jest worker.
+export { freePort, freePortRun, freePorts } from '@recur/local-infra';

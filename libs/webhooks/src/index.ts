@@ -73,8 +73,10 @@ export function verifySignature(rawBody: string | Buffer, headers: Headers, secr
   if (!timestamp || !signature) throw new WebhookVerificationError('missing_header', `Missing ${!timestamp ? 'X-Recur-Timestamp' : 'X-Recur-Signature'} header.`);
   if (!/^\d+$/.test(timestamp)) throw new WebhookVerificationError('invalid_signature', 'The timestamp is not a decimal number of milliseconds.');
 
-  const expected = Buffer.from(computeSignature(secret, timestamp, rawBody), 'hex');
-  const received = Buffer.from(signature.replace(/^sha256=/, ''), 'hex');
+  // The hex text is compared, not its decoded bytes: a hex decoder drops an odd last digit and
+  // stops at the first non-hex one, so other spellings would decode to the same bytes.
+  const expected = Buffer.from(computeSignature(secret, timestamp, rawBody));
+  const received = Buffer.from(signature.replace(/^sha256=/, '').toLowerCase());
   if (received.length !== expected.length || !timingSafeEqual(received, expected)) {
     throw new WebhookVerificationError('invalid_signature', 'The signature does not match the body and secret.');
   }

@@ -41,6 +41,9 @@ describe('webhook signatures', () => {
     expect(failure(() => verifySignature(JSON.stringify(JSON.parse(body), null, 1), headers, secret)).code).toBe('invalid_signature');
     expect(failure(() => verifySignature(body, headers, 'whsec_other')).code).toBe('invalid_signature');
     expect(failure(() => verifySignature(body, { ...headers, 'X-Recur-Signature': headers['X-Recur-Signature'].slice(0, 20) }, secret)).code).toBe('invalid_signature');
+    // Spellings a hex decoder reads as the same bytes: an odd digit added, anything after the hex.
+    for (const suffix of ['0', 'z', '=='])
+      expect(failure(() => verifySignature(body, { ...headers, 'X-Recur-Signature': `${headers['X-Recur-Signature']}${suffix}` }, secret)).code).toBe('invalid_signature');
     expect(failure(() => verifySignature(body, { 'X-Recur-Timestamp': headers['X-Recur-Timestamp'] }, secret)).code).toBe('missing_header');
   });
 

@@ -265,7 +265,7 @@ describe('languages', () => {
     expect(portalForm.status).toBe(403);
     french(portalForm, 'Ce formulaire a expiré');
     // A link whose signature does not hold names nobody: English.
-    const tampered = await page(session.body.url.replace(/.$/, (last: string) => (last === 'A' ? 'B' : 'A')));
+    const tampered = await page(session.body.url.replace(/(.)(.{5})$/, (_: string, character: string, tail: string) => `${character === 'A' ? 'B' : 'A'}${tail}`));
     expect(tampered.status).toBe(403);
     expect(tampered.text).toContain('This link is not valid');
 

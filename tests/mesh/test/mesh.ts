@@ -103,8 +103,11 @@ export async function startMesh(options: { env?: Partial<Record<AppName, Record<
   const started = starting.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
   // A mesh that fails to start stops what did start: a test file whose beforeAll threw has no
   // mesh to stop, and processes left running would keep Jest from exiting.
+  // The mail catcher too: its listening socket alone keeps Jest from exiting.
   const abandon = async (error: unknown): Promise<never> => {
     await Promise.all(started.map(([, app]) => app.kill('SIGKILL')));
+    await mail.stop();
+    rmSync(traceDir, { recursive: true, force: true });
     throw error;
   };
   const failed = starting.find((outcome) => outcome.status === 'rejected');

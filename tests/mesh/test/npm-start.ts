@@ -1,25 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { freePort, REPO_ROOT } from '@recur/testing';
-
-/** A run of `count` consecutive free ports on 127.0.0.1 (the six services take consecutive gRPC ports). */
-export async function freePortRun(count: number): Promise<number> {
-  const isFree = (port: number) =>
-    new Promise<boolean>((resolve) => {
-      const server = createServer();
-      server.once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-    });
-  for (;;) {
-    const base = await freePort();
-    if (base + count > 65_535) continue;
-    let free = true;
-    for (let port = base + 1; free && port < base + count; port++) free = await isFree(port);
-    if (free) return base;
-  }
-}
+import { freePort, freePortRun, REPO_ROOT } from '@recur/testing';
 
 export interface NpmStartPorts {
   http: number;

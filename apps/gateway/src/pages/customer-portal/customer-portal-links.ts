@@ -1,8 +1,9 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, type Clock, type TenantRef } from '@recur/kernel';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../../config';
 import { PrismaService } from '../../infrastructure/prisma.service';
+import { tokensMatch } from '../page-kit';
 
 /** What a customer portal link grants: one customer of one app, until `expiresAt` (unix seconds). */
 export interface PortalClaims {
@@ -46,9 +47,9 @@ export class CustomerPortalLinks {
   async check(token: string): Promise<PortalLinkCheck> {
     const [payload, signature, ...rest] = token.split('.');
     if (!payload || !signature || rest.length > 0) return { status: 'invalid' };
-    const expected = await this.sign(payload);
-    const given = Buffer.from(signature, 'base64url');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { status: 'invalid' };
+    // The signature's text is compared, not its decoded bytes: base64url's last character carries
+    // bits a decoder drops, so another spelling of the same bytes would pass as the same link.
+    if (!tokensMatch(base64url(await this.sign(payload)), signature)) return { status: 'invalid' };
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { a: string; l: boolean; c: string; e: number };
     const signed = { tenant: { accountId: claims.a, livemode: claims.l }, customerId: claims.c, expiresAt: claims.e };
     return claims.e * 1000 <= this.now().getTime() ? { status: 'expired', claims: signed } : { status: 'valid', claims: signed };
