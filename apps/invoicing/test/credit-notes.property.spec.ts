@@ -25,7 +25,7 @@ const invoiceOf = (taxed: { total: ReturnType<typeof zmw>; tax: ReturnType<typeo
   id: 'in_1', tenant: { accountId: 'acct_1', livemode: false }, number: 'INV-000001', status: paid ? 'paid' : 'open',
   customer: { id: 'cus_1', name: 'Ada', email: 'ada@example.com' }, subscriptionId: null, billingReason: 'manual', collectionMethod: 'send_invoice', currency: 'zmw',
   description: null, lines: [], subtotal: taxed.total, discount: zmw(0), tax: taxed.tax, totalTaxAmounts: taxed.totalTaxAmounts, customerTaxExempt: 'none', total: taxed.total,
-  amountDue: paid ? zmw(0) : taxed.total, amountPaid: paid ? taxed.total : zmw(0), amountRefunded: zmw(0), amountCredited: zmw(0), startingBalance: zmw(0), endingBalance: zmw(0), customerDetails: null,
+  amountDue: paid ? zmw(0) : taxed.total, amountPaid: paid ? taxed.total : zmw(0), amountRefunded: zmw(0), amountCredited: zmw(0), startingBalance: zmw(0), endingBalance: zmw(0), customerDetails: null, creditRefundInvoiceId: null,
   dueDate: '2026-12-10', periodStart: null, periodEnd: null, paymentUrl: null, paymentToken: null, metadata: {},
   createdAt: NOW, updatedAt: NOW, finalizedAt: NOW, paidAt: paid ? NOW : null, voidedAt: null, paymentAttemptCount: 0, paymentRetryAt: [],
 });

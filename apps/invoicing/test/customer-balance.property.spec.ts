@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { DomainError } from '@recur/kernel';
 import { money } from '@recur/money';
-import { adjustedBalance } from '../src/balances/customer-balance';
+import { adjustedBalance, creditToReserve, creditToReturn } from '../src/balances/customer-balance';
 import { consumeBalance } from '../src/invoices/invoice';
 
 /** The balance arithmetic (docs/api/customer-balance.md): credit is neither made nor lost. */
@@ -48,5 +48,34 @@ describe('customer balance arithmetic', () => {
       }
       expect(balance?.amountMinor ?? 0).toBe(accepted);
     }));
+  });
+
+  it("refunds a final invoice's credit at most once: reserved ≤ credit, held and refundable, and over any settlements the balance gets back the reservation less the last amount refunded", () => {
+    fc.assert(fc.property(
+      fc.integer({ min: 1, max: 1_000_000 }), fc.integer({ min: 0, max: 1_000_000 }), fc.integer({ min: 0, max: 1_000_000 }),
+      fc.array(fc.integer({ min: 0, max: 1_000_000 }), { minLength: 1, maxLength: 6 }),
+      (credit, held, refundable, settlements) => {
+        const reserved = creditToReserve(money(-held, 'zmw'), money(credit, 'zmw'), money(refundable, 'zmw'));
+        expect(reserved).toBe(Math.min(credit, held, refundable));
+        // Each settlement says what was refunded in the end; a later one may only say less (a failure after a partial refund).
+        const said = settlements.map((amount) => Math.min(amount, reserved)).sort((a, b) => b - a);
+        let returned = 0;
+        for (const refunded of said) {
+          const back = creditToReturn(reserved, refunded, returned);
+          expect(back).toBeGreaterThanOrEqual(0);
+          returned += back;
+          expect(returned).toBe(reserved - refunded);
+        }
+        // Balance in = balance out: what the payer got plus what came back is what was reserved, never more.
+        expect(said[said.length - 1] + returned).toBe(reserved);
+        // A repeat of any earlier settlement gives nothing more.
+        for (const refunded of said) expect(creditToReturn(reserved, refunded, returned)).toBe(0);
+      },
+    ));
+  });
+
+  it('reserves nothing from a balance in another currency or none', () => {
+    expect(creditToReserve(money(-5_000, 'usd'), money(1_000, 'zmw'), money(1_000, 'zmw'))).toBe(0);
+    expect(creditToReserve(null, money(1_000, 'zmw'), money(1_000, 'zmw'))).toBe(0);
   });
 });

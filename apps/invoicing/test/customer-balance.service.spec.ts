@@ -179,3 +179,75 @@ describe('tax carried back by refunds\' credit notes', () => {
     expect((await client.getCreditNote({ tenant, id: 'cn_tax2' })).creditNote!.taxAmounts.map((tax) => minor(tax.amount))).toEqual(notes[1].taxAmounts.map((tax) => minor(tax.amount)));
   });
 });
+
+describe("refunding a final invoice's credit (docs/api/subscriptions.md#refunding-the-credit)", () => {
+  const PERIOD_START = 1_893_456_000n; // 2030-01-01
+  const DAY = 86_400n;
+  const subscriptionInvoice = (tenant: Tenant, customerId: string, subscriptionId: string, fields: { billingReason: string; amount: number; kind: string; refundCredit?: boolean; periodEnd?: bigint }) =>
+    client.createSubscriptionInvoice({
+      tenant, subscriptionId, customerId, periodStart: PERIOD_START, periodEnd: fields.periodEnd ?? PERIOD_START + 31n * DAY, currency: 'usd', billingReason: fields.billingReason, dueInDays: 0,
+      lines: [{ kind: fields.kind, description: fields.kind === 'plan' ? 'Pro' : 'Unused time on Pro', quantity: 1n, amount: usd(fields.amount) }], refundCredit: fields.refundCredit ?? false, requestId: '',
+    }).then((answer) => answer.invoice!);
+  /** A customer with a period invoice of 10 000 and its final invoice crediting 6 000 (to refund, or not). */
+  async function creditToRefund(tenant: Tenant, refundCredit = true) {
+    const customer = await newCustomer(tenant);
+    const subscriptionId = `sub_${randomBytes(8).toString('hex')}`;
+    const period = await subscriptionInvoice(tenant, customer.id, subscriptionId, { billingReason: 'subscription_create', amount: 10_000, kind: 'plan' });
+    const final = await subscriptionInvoice(tenant, customer.id, subscriptionId, { billingReason: 'subscription_final', amount: -6_000, kind: 'proration', refundCredit, periodEnd: PERIOD_START + 10n * DAY });
+    return { customer, period, final };
+  }
+  const ledgerOf = async (tenant: Tenant, customerId: string) =>
+    (await client.listCustomerBalanceTransactions({ tenant, customerId, page: { limit: 20 } })).transactions.map((entry) => [entry.type, minor(entry.amount), minor(entry.endingBalance), entry.invoiceId]);
+  const reserve = (tenant: Tenant, invoiceId: string, max: number) => client.reserveCreditRefund({ tenant, invoiceId, maxAmount: usd(max) }).then((answer) => minor(answer.reserved));
+  const settle = (tenant: Tenant, invoiceId: string, refunded: number) => client.settleCreditRefund({ tenant, invoiceId, refunded: usd(refunded) }).then((answer) => minor(answer.returned));
+
+  it('names the period invoice, reserves the credit once whatever is asked again, and gives back what a failed refund did not pay, once', async () => {
+    const tenant = newTenant();
+    const { customer, period, final } = await creditToRefund(tenant);
+    expect(final).toMatchObject({ status: 'paid', total: usd(-6_000), creditRefundInvoiceId: period.id });
+    expect(period.creditRefundInvoiceId).toBe('');
+    expect(await balanceOf(tenant, customer.id)).toBe(-6_000);
+
+    expect(await reserve(tenant, final.id, 10_000)).toBe(6_000);
+    expect(await balanceOf(tenant, customer.id)).toBe(0);
+    // A repeat (a redelivered event after a crash) answers the first reservation and takes nothing more.
+    expect(await reserve(tenant, final.id, 1)).toBe(6_000);
+    expect(await Promise.all([reserve(tenant, final.id, 6_000), reserve(tenant, final.id, 6_000)])).toEqual([6_000, 6_000]);
+    expect(await ledgerOf(tenant, customer.id)).toEqual([['refund', 6_000, 0, final.id], ['applied_to_invoice', -6_000, -6_000, final.id]]);
+
+    // The refund went through: nothing comes back. Then it failed after all: all of it comes back, once.
+    expect(await settle(tenant, final.id, 6_000)).toBe(0);
+    expect(await Promise.all([settle(tenant, final.id, 0), settle(tenant, final.id, 0)])).toEqual([6_000, 6_000]);
+    expect(await settle(tenant, final.id, 0)).toBe(6_000);
+    expect(await balanceOf(tenant, customer.id)).toBe(-6_000);
+    expect((await ledgerOf(tenant, customer.id))[0]).toEqual(['refund_reversal', -6_000, -6_000, final.id]);
+    expect(await ledgerOf(tenant, customer.id)).toHaveLength(3);
+  });
+
+  it('reserves no more than the balance still holds, nor than the refund can pay; a partial refund gives the rest back', async () => {
+    const tenant = newTenant();
+    const consumed = await creditToRefund(tenant);
+    // An invoice finalized in between consumed 4 000 of the credit: only 2 000 is left to refund.
+    await openInvoice(tenant, consumed.customer.id, 4_000);
+    expect(await reserve(tenant, consumed.final.id, 10_000)).toBe(2_000);
+    expect(await balanceOf(tenant, consumed.customer.id)).toBe(0);
+
+    const capped = await creditToRefund(tenant);
+    expect(await reserve(tenant, capped.final.id, 3_500)).toBe(3_500);
+    expect(await balanceOf(tenant, capped.customer.id)).toBe(-2_500);
+    expect(await settle(tenant, capped.final.id, 1_000)).toBe(2_500);
+    expect(await balanceOf(tenant, capped.customer.id)).toBe(-5_000);
+    expect(await settle(tenant, capped.final.id, 0)).toBe(3_500);
+    expect(await balanceOf(tenant, capped.customer.id)).toBe(-6_000);
+  });
+
+  it('refuses an invoice that holds no credit to refund, and reserves nothing', async () => {
+    const tenant = newTenant();
+    const kept = await creditToRefund(tenant, false);
+    expect(kept.final.creditRefundInvoiceId).toBe('');
+    expect(await grpcFailure(reserve(tenant, kept.final.id, 6_000))).toMatchObject({ errorCode: 'invoice_credit_not_refundable' });
+    expect(await grpcFailure(reserve(tenant, kept.period.id, 6_000))).toMatchObject({ errorCode: 'invoice_credit_not_refundable' });
+    expect(await settle(tenant, kept.final.id, 0)).toBe(0);
+    expect(await balanceOf(tenant, kept.customer.id)).toBe(-6_000);
+  });
+});

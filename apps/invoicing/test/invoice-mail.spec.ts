@@ -10,7 +10,7 @@ const usd = (amount: number) => money(amount, 'usd');
 const invoice = (changes: Partial<Invoice> = {}): Invoice => ({
   id: 'in_1', tenant: { accountId: 'acct_1', livemode: false }, number: 'INV-000042', status: 'open',
   customer: { id: 'cus_1', name: 'Ada Lovelace', email: 'ada@example.com' }, subscriptionId: null, billingReason: 'manual', collectionMethod: 'send_invoice', currency: 'usd',
-  description: null, lines: [], subtotal: usd(12_345), discount: usd(0), tax: usd(0), totalTaxAmounts: [], customerTaxExempt: 'none', total: usd(12_345), amountDue: usd(12_345), amountPaid: usd(0), amountRefunded: usd(0), amountCredited: usd(0), startingBalance: usd(0), endingBalance: usd(0), customerDetails: null,
+  description: null, lines: [], subtotal: usd(12_345), discount: usd(0), tax: usd(0), totalTaxAmounts: [], customerTaxExempt: 'none', total: usd(12_345), amountDue: usd(12_345), amountPaid: usd(0), amountRefunded: usd(0), amountCredited: usd(0), creditRefundInvoiceId: null, startingBalance: usd(0), endingBalance: usd(0), customerDetails: null,
   dueDate: '2026-12-10', periodStart: null, periodEnd: null, paymentUrl: 'https://pay.example.test/pay_token_1', paymentToken: 'pay_token_1', metadata: {},
   createdAt: new Date(0), updatedAt: new Date(0), finalizedAt: new Date(0), paidAt: null, voidedAt: null, paymentAttemptCount: 0, paymentRetryAt: [], ...changes,
 });

@@ -3,7 +3,7 @@ import { SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
 import { queryDatabase, startWebhookReceiver, type WebhookReceiver } from '@recur/testing';
 import { randomBytes } from 'node:crypto';
 import { FakePawapay } from '../../../apps/payments/test/fake-pawapay';
-import { api, eventually, type Keys, type Mesh, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
+import { api, eventually, type Keys, type Mesh, sleep, startMesh, MESH_START_TIMEOUT_MS } from './mesh';
 
 /**
  * Dunning and refunds, as a new user would meet them, over HTTP against every service as its
@@ -177,6 +177,44 @@ describe('live refunds at pawaPay', () => {
     const refunded = await queryDatabase<{ payload: { livemode: boolean; data: { credit_note: { id: string } } } }>(mesh.databaseUrls.invoicing,
       "SELECT payload FROM outbox_events WHERE key = $1 AND type = 'invoice.refunded'", [invoice.id]);
     expect(refunded.map((row) => [row.payload.livemode, row.payload.data.credit_note.id])).toEqual([[true, accepted.body.id]]);
+  });
+});
+
+describe('a live cancellation that refunds the unused time', () => {
+  it('asks pawaPay to refund the paid period\'s unused time through its deposit; when pawaPay fails the refund, the credit comes back to the balance, once', async () => {
+    const live = api(mesh, keys.live);
+    const customer = (await live('POST', '/v1/customers', { name: 'Mulenga Banda', email: `mulenga-${randomBytes(4).toString('hex')}@example.com` })).body;
+    const plan = (await live('POST', '/v1/plans', { name: 'Fibre 30', pricing_model: 'flat_rate', amount_monthly: 31_000, currency: 'zmw' })).body;
+    const subscription = (await live('POST', '/v1/subscriptions', { customer: customer.id, plan: plan.id, billing_interval: 'monthly' })).body;
+    expect(subscription.status).toBe('active');
+    const invoiceOf = (billingReason: string) => eventually(async () =>
+      (await live('GET', `/v1/invoices?subscription=${subscription.id}&limit=10`)).body.data.find((invoice: { billing_reason: string }) => invoice.billing_reason === billingReason), 30_000, `the ${billingReason} invoice`);
+    const first = await invoiceOf('subscription_create');
+    const payment = await live('POST', '/v1/payments/initiate', { invoice_id: first.id, phone_number: '+260971234567', provider: 'MTN_MOMO_ZMB' });
+    const depositId = new URL(payment.body.redirectUrl).pathname.split('/').pop()!;
+    pawapay.finish(depositId, 'COMPLETED');
+    expect((await pawapay.sendCallback(`${mesh.baseUrl}/callbacks/pawapay`, depositId)).status).toBe(200);
+    await eventually(async () => (await live('GET', `/v1/invoices/${first.id}`)).body.status === 'paid', 30_000, 'the period invoice paid');
+
+    expect((await live('POST', `/v1/subscriptions/${subscription.id}/cancel`, { prorate: true, refund: true })).body.status).toBe('cancelled');
+    const final = await invoiceOf('subscription_final');
+    const credit = -final.total;
+    expect(credit).toBeGreaterThan(30_000);
+    const ledger = async () => (await live('GET', `/v1/customers/${customer.id}/balance-transactions`)).body.data.map((entry: any) => [entry.type, entry.amount, entry.ending_balance]);
+    // The refund at pawaPay is of the credit, through the period invoice's deposit, in major units.
+    const refund = await eventually(async () => [...pawapay.refunds.values()].find((entry) => entry.depositId === depositId), 30_000, 'the refund asked of pawaPay');
+    expect([refund.amount, refund.currency]).toEqual([(credit / 100).toFixed(2), 'ZMW']);
+    expect(await ledger()).toEqual([['refund', credit, 0], ['applied_to_invoice', -credit, -credit]]);
+
+    pawapay.finishRefund(refund.refundId, 'FAILED');
+    const url = `${mesh.baseUrl}/callbacks/pawapay/refunds`;
+    expect(await pawapay.sendRefundCallback(url, refund.refundId)).toEqual({ status: 200, body: { received: true, outcome: 'settled' } });
+    await eventually(async () => (await ledger()).length === 3 || undefined, 30_000, 'the credit back in the balance');
+    expect((await ledger())[0]).toEqual(['refund_reversal', -credit, -credit]);
+    expect(await pawapay.sendRefundCallback(url, refund.refundId)).toEqual({ status: 200, body: { received: true, outcome: 'already_settled' } });
+    await sleep(1_000);
+    expect(await ledger()).toHaveLength(3);
+    expect((await live('GET', `/v1/customers/${customer.id}`)).body.balance).toBe(-credit);
   });
 });
 

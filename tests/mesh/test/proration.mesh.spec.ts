@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { api, eventually, type Keys, type Mesh, meshForFile } from './mesh';
+import { SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
+import { api, approveSandboxPayment, eventually, type Keys, type Mesh, meshForFile, sleep } from './mesh';
 
 /**
  * Proration that gives money back, through /v1 and a test clock, as docs/api/subscriptions.md#final-invoice
@@ -94,6 +95,61 @@ describe('proration that gives money back', () => {
     const oneOff = await created('/v1/invoices', { customer: customer.id, amount: 10_000, currency: 'zmw', description: 'Site visit', status: 'open' });
     expect(oneOff).toMatchObject({ status: 'paid', total: 11_600, amount_due: 0, starting_balance: -24_360, ending_balance: -12_760 });
     expect(await ledgerOf(customer.id)).toEqual([['applied_to_invoice', 11_600, -12_760, oneOff.id], ['applied_to_invoice', -24_360, -24_360, final.id]]);
+  });
+
+  it('with refund: true the credit of a paid period goes back to its payer, once: the balance takes it and gives it up in one step, and a later refund of that invoice gives back only the rest', async () => {
+    const clock = (await created('/v1/test-clocks', { name: 'refund on cancel', frozen_time: START })).id;
+    const customer = await created('/v1/customers', { name: 'Chanda Phiri', email: 'chanda@example.com', address: { city: 'Kabwe', country: 'ZM' }, test_clock: clock });
+    const plan = await created('/v1/plans', { name: 'Pharmacy ZMW', pricing_model: 'flat_rate', amount_monthly: 31_000, currency: 'zmw' });
+    const subscription = await created('/v1/subscriptions', { customer: customer.id, plan: plan.id, billing_interval: 'monthly' });
+    const first = await invoiceOf(subscription.id, 'subscription_create');
+    const payment = await created('/v1/payments/initiate', { invoice_id: first.id, phone_number: SANDBOX_MAGIC_NUMBERS.succeed, provider: 'MTN_MOMO_ZMB' });
+    await approveSandboxPayment(mesh, payment.redirectUrl);
+    await eventually(async () => (await call('GET', `/v1/invoices/${first.id}`)).body.status === 'paid' || undefined, 30_000, 'the period invoice paid');
+
+    await advanceTo(clock, START + 10 * DAY);
+    const refused = await call('POST', `/v1/subscriptions/${subscription.id}/cancel`, { refund: true });
+    expect([refused.status, refused.body.error?.param]).toEqual([400, 'refund']);
+    const notBoolean = await call('POST', `/v1/subscriptions/${subscription.id}/cancel`, { prorate: true, refund: 'yes' });
+    expect([notBoolean.status, notBoolean.body.error?.param]).toEqual([400, 'refund']);
+    expect((await call('GET', `/v1/subscriptions/${subscription.id}`)).body.status).toBe('active');
+    expect((await call('POST', `/v1/subscriptions/${subscription.id}/cancel`, { prorate: true, refund: true })).body).toMatchObject({ status: 'cancelled' });
+
+    // The final invoice credits 21 days with their tax (−24 360) to the balance, as with prorate
+    // alone; the refund then takes all of it back out (its `refund` entry), and the payer gets it.
+    const final = await invoiceOf(subscription.id, 'subscription_final');
+    expect(final).toMatchObject({ status: 'paid', total: -24_360, ending_balance: -24_360 });
+    const ledger = await eventually(async () => {
+      const entries = await ledgerOf(customer.id);
+      return entries.length === 2 ? entries : undefined;
+    }, 30_000, 'the credit reserved for the refund');
+    expect(ledger).toEqual([['refund', 24_360, 0, final.id], ['applied_to_invoice', -24_360, -24_360, final.id]]);
+    expect((await call('GET', `/v1/customers/${customer.id}`)).body.balance).toBe(0);
+    // Nothing more moves: the one reservation stands (no second refund, no credit back).
+    await sleep(2_000);
+    expect(await ledgerOf(customer.id)).toEqual(ledger);
+
+    // The period's invoice keeps no credit note for it (the final invoice is the credit's record),
+    // but the money refunded counts: a full refund of it now gives back only the rest, 35 960 − 24 360.
+    expect((await call('GET', `/v1/refunds?invoice=${first.id}`)).body.total).toBe(0);
+    const rest = await created('/v1/refunds', { invoice_id: first.id, reason: 'requested_by_customer' });
+    expect(rest).toMatchObject({ invoice: first.id, amount: 11_600 });
+    const more = await call('POST', '/v1/refunds', { invoice_id: first.id, reason: 'requested_by_customer' });
+    expect([more.status, more.body.error?.code]).toEqual([409, 'invoice_refunded']);
+  });
+
+  it('with refund: true and the period unpaid, the credit stays in the balance', async () => {
+    const clock = (await created('/v1/test-clocks', { name: 'refund unpaid', frozen_time: START })).id;
+    const customer = await created('/v1/customers', { name: 'Mwape Tembo', email: 'mwape@example.com', address: { city: 'Kitwe', country: 'ZM' }, test_clock: clock });
+    const plan = await created('/v1/plans', { name: 'Depot ZMW', pricing_model: 'flat_rate', amount_monthly: 31_000, currency: 'zmw' });
+    const subscription = await created('/v1/subscriptions', { customer: customer.id, plan: plan.id, billing_interval: 'monthly' });
+    await invoiceOf(subscription.id, 'subscription_create');
+    await advanceTo(clock, START + 10 * DAY);
+    expect((await call('POST', `/v1/subscriptions/${subscription.id}/cancel`, { prorate: true, refund: true })).status).toBe(200);
+    const final = await invoiceOf(subscription.id, 'subscription_final');
+    await sleep(3_000);
+    expect(await ledgerOf(customer.id)).toEqual([['applied_to_invoice', -24_360, -24_360, final.id]]);
+    expect((await call('GET', `/v1/customers/${customer.id}`)).body.balance).toBe(-24_360);
   });
 
   it("a downgrade's credit survives the end of the subscription as balance", async () => {

@@ -109,6 +109,10 @@ export class CancelSubscriptionDto {
   /** Ending now: credit the unused time of the period paid in advance on the final invoice (docs/api/subscriptions.md#final-invoice). */
   @Optional() @IsBoolean({ message: 'prorate must be a boolean' })
   prorate?: boolean;
+
+  /** With prorate: refund that credit to the payer of the period's invoice instead of keeping it as balance (docs/api/subscriptions.md#refunding-the-credit). */
+  @Optional() @IsBoolean({ message: 'refund must be a boolean' })
+  refund?: boolean;
 }
 
 export class PauseSubscriptionDto {

@@ -213,7 +213,7 @@ export const SUBSCRIPTION_ROUTES = defineRoutes('Subscriptions', [
   route({
     method: 'POST', path: '/v1/subscriptions/:id/cancel', summary: 'Cancel a subscription (now, or at_period_end)', body: CancelSubscriptionDto, response: SUBSCRIPTION_SCHEMA,
     handler: async ({ services, tenant, commandId, params, body }) =>
-      present(await services.subscription.cancelSubscription({ tenant, id: params.id, atPeriodEnd: body.at_period_end ?? false, prorate: body.prorate ?? false, requestId: commandId })),
+      present(await services.subscription.cancelSubscription({ tenant, id: params.id, atPeriodEnd: body.at_period_end ?? false, prorate: body.prorate ?? false, refund: body.refund ?? false, requestId: commandId })),
   }),
   route({
     method: 'POST', path: '/v1/subscriptions/:id/pause', summary: 'Pause a subscription', body: PauseSubscriptionDto, response: SUBSCRIPTION_SCHEMA,

@@ -6,7 +6,7 @@ import { AMOUNT_MAX, checkCurrencyCode, type Money, money } from '@recur/money';
  * negative is credit the customer holds, which the next invoices consume. One currency per
  * customer, as Stripe's customer has one; a balance holds credit only (never a debt).
  */
-export type BalanceTransactionType = 'adjustment' | 'applied_to_invoice' | 'credit_note';
+export type BalanceTransactionType = 'adjustment' | 'applied_to_invoice' | 'credit_note' | 'refund' | 'refund_reversal';
 
 export interface BalanceTransaction {
   id: string;
@@ -60,4 +60,26 @@ export function checkBalanceDescription(description: string): string | null {
   const trimmed = description.trim();
   if (trimmed.length > BALANCE_DESCRIPTION_MAX) throw invalidArgument('description', `description must be at most ${BALANCE_DESCRIPTION_MAX} characters`);
   return trimmed.length === 0 ? null : trimmed;
+}
+
+/**
+ * How much of a final invoice's credit (`credited`, positive) a refund to the payer takes out of
+ * the balance (docs/api/subscriptions.md#refunding-the-credit): at most `max` (what the period's
+ * invoice still holds to refund), the credit, and the credit the balance still holds (invoices
+ * finalized since may have consumed it; a balance in another currency holds none of it).
+ */
+export function creditToReserve(balance: Money | null, credited: Money, max: Money): number {
+  if (max.currency !== credited.currency) throw invalidArgument('max_amount', `max_amount must be in ${credited.currency}, the invoice's currency`);
+  const held = balance && balance.currency === credited.currency ? -balance.amountMinor : 0;
+  return Math.max(0, Math.min(max.amountMinor, credited.amountMinor, held));
+}
+
+/**
+ * What goes back to the balance when the refund of a reserved credit settles: the reservation less
+ * what was refunded, less what earlier settlements gave back already (0 when nothing is left).
+ * A settlement may come more than once (a retry; a partial refund, then its failure): in all the
+ * balance gets back the reservation less the last amount refunded, never more than was reserved.
+ */
+export function creditToReturn(reserved: number, refunded: number, returnedBefore: number): number {
+  return Math.max(0, Math.max(0, reserved - Math.max(0, refunded)) - returnedBefore);
 }

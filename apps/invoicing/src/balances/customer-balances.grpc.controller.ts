@@ -1,11 +1,12 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
-import { invoicingV1, requireTenant, toMoneyMessage } from '@recur/contracts';
+import { invoicingV1, moneyFromMessage, requireTenant, toMoneyMessage } from '@recur/contracts';
 import { checkListPage, invalidArgument } from '@recur/kernel';
 import { fromInt64 } from '@recur/money';
 import { CustomerDirectory } from '../customers/customer-directory.client';
 import { Commands } from '../infrastructure/commands';
+import { InvoicesRepository } from '../invoices/invoices.repository';
 import type { BalanceTransaction } from './customer-balance';
 import { CustomerBalancesService } from './customer-balances.service';
 
@@ -32,7 +33,26 @@ export class CustomerBalancesGrpcController {
     private readonly balances: CustomerBalancesService,
     private readonly customers: CustomerDirectory,
     private readonly commands: Commands,
+    private readonly invoices: InvoicesRepository,
   ) {}
+
+  @GrpcMethod('InvoicingService', 'ReserveCreditRefund')
+  async reserveCreditRefund(request: invoicingV1.ReserveCreditRefundRequest): Promise<invoicingV1.ReserveCreditRefundResponse> {
+    const tenant = requireTenant(request.tenant);
+    const max = moneyFromMessage(request.maxAmount, 'max_amount');
+    return this.commands.run(tenant, { requestId: '' }, invoicingV1.ReserveCreditRefundResponseSchema, async (tx) => ({
+      reserved: toMoneyMessage(await this.balances.reserveCreditRefund(tx, await this.invoices.get(tenant, request.invoiceId, tx), max)),
+    }));
+  }
+
+  @GrpcMethod('InvoicingService', 'SettleCreditRefund')
+  async settleCreditRefund(request: invoicingV1.SettleCreditRefundRequest): Promise<invoicingV1.SettleCreditRefundResponse> {
+    const tenant = requireTenant(request.tenant);
+    const refunded = moneyFromMessage(request.refunded, 'refunded');
+    return this.commands.run(tenant, { requestId: '' }, invoicingV1.SettleCreditRefundResponseSchema, async (tx) => ({
+      returned: toMoneyMessage(await this.balances.settleCreditRefund(tx, await this.invoices.get(tenant, request.invoiceId, tx), refunded)),
+    }));
+  }
 
   @GrpcMethod('InvoicingService', 'CreateCustomerBalanceTransaction')
   async createCustomerBalanceTransaction(request: invoicingV1.CreateCustomerBalanceTransactionRequest): Promise<invoicingV1.CreateCustomerBalanceTransactionResponse> {

@@ -92,6 +92,23 @@ export class CustomerBalancesRepository {
     );
   }
 
+  /**
+   * A final invoice's credit refund so far (minor units, positive): what its `refund` entry
+   * reserved (null: none) and what its `refund_reversal` entries gave back. The caller holds the
+   * customer's balance lock.
+   */
+  async creditRefundOf(tx: OpenTransaction, tenant: TenantRef, customerId: string, invoiceId: string): Promise<{ reserved: number | null; returned: number }> {
+    const rows = await statementsOf(tx).query<{ type: string; amount: string }>(
+      `SELECT type, sum(amount)::text AS amount FROM customer_balance_transactions
+       WHERE account_id = $1 AND livemode = $2 AND customer_id = $3 AND invoice_id = $4 AND type IN ('refund', 'refund_reversal')
+       GROUP BY type`,
+      [tenant.accountId, tenant.livemode, customerId, invoiceId],
+    );
+    const of = (type: string) => rows.find((row) => row.type === type);
+    const reserved = of('refund');
+    return { reserved: reserved ? fromInt64(BigInt(reserved.amount)) : null, returned: -fromInt64(BigInt(of('refund_reversal')?.amount ?? '0')) };
+  }
+
   /** The balances of these customers of one tenant, in order (null: never had one). */
   async balances(tenant: TenantRef, customerIds: readonly string[]): Promise<(Money | null)[]> {
     if (customerIds.length === 0) return [];

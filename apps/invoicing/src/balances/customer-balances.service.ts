@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CLOCK, type Clock, newId, type Page, type TenantRef } from '@recur/kernel';
-import { type Money, money } from '@recur/money';
+import { CLOCK, type Clock, failedPrecondition, newId, type Page, type TenantRef } from '@recur/kernel';
+import { type Money, money, zero } from '@recur/money';
 import type { OpenTransaction } from '@recur/persistence';
 import { appliedBalance, billableCustomer, type CustomerLookup, type Invoice } from '../invoices/invoice';
 import type { CreditNote } from '../credit-notes/credit-note';
-import { adjustedBalance, type BalanceTransaction, checkBalanceDescription, creditedBalance } from './customer-balance';
+import { adjustedBalance, type BalanceTransaction, checkBalanceDescription, creditedBalance, creditToReserve, creditToReturn } from './customer-balance';
 import { balanceKey, CustomerBalancesRepository } from './customer-balances.repository';
 
 /** Customers' balances (docs/api/customer-balance.md): manual adjustments, reads, and what finalization consumes. */
@@ -52,6 +52,50 @@ export class CustomerBalancesService {
     };
     await this.balances.record(tx, [entry]);
     return entry;
+  }
+
+  /**
+   * Takes a final invoice's credit out of its customer's balance for a refund to the payer of the
+   * period's invoice (ReserveCreditRefund; docs/api/subscriptions.md#refunding-the-credit): at most
+   * `max`, under the balance's lock, once per invoice (a repeat answers the first reservation).
+   */
+  async reserveCreditRefund(tx: OpenTransaction, invoice: Invoice, max: Money): Promise<Money> {
+    if (!invoice.creditRefundInvoiceId || invoice.status !== 'paid' || invoice.total.amountMinor >= 0) {
+      throw failedPrecondition('invoice_credit_not_refundable', `Invoice '${invoice.id}' holds no credit to refund: only a final invoice raised with refund_credit, finalized with a total below 0, does.`);
+    }
+    const now = this.now();
+    const current = await this.balances.lockOne(tx, invoice.tenant, invoice.customer.id, invoice.currency, now);
+    const earlier = await this.balances.creditRefundOf(tx, invoice.tenant, invoice.customer.id, invoice.id);
+    if (earlier.reserved !== null) return money(earlier.reserved, invoice.currency);
+    const reserved = creditToReserve(current, money(-invoice.total.amountMinor, invoice.currency), max);
+    if (reserved === 0) return zero(invoice.currency);
+    await this.balances.record(tx, [{
+      id: newId('cbtx'), tenant: invoice.tenant, customerId: invoice.customer.id, type: 'refund', amount: money(reserved, invoice.currency),
+      endingBalance: money(current!.amountMinor + reserved, invoice.currency), description: `Refunded to the payer of invoice ${invoice.creditRefundInvoiceId}`,
+      invoiceId: invoice.id, creditNoteId: null, createdAt: now,
+    }]);
+    return money(reserved, invoice.currency);
+  }
+
+  /**
+   * The refund of a reserved credit settled at `refunded` (0: it failed): the rest of the
+   * reservation goes back to the balance, a `refund_reversal` entry (SettleCreditRefund). Safe to
+   * repeat; answers what the balance got back in all.
+   */
+  async settleCreditRefund(tx: OpenTransaction, invoice: Invoice, refunded: Money): Promise<Money> {
+    const now = this.now();
+    const current = await this.balances.lockOne(tx, invoice.tenant, invoice.customer.id, invoice.currency, now);
+    const { reserved, returned } = await this.balances.creditRefundOf(tx, invoice.tenant, invoice.customer.id, invoice.id);
+    if (reserved === null) return zero(invoice.currency);
+    if (refunded.currency !== invoice.currency) throw failedPrecondition('currency_mismatch', `refunded must be in ${invoice.currency}, the invoice's currency`);
+    const back = creditToReturn(reserved, refunded.amountMinor, returned);
+    if (back === 0) return money(returned, invoice.currency);
+    await this.balances.record(tx, [{
+      id: newId('cbtx'), tenant: invoice.tenant, customerId: invoice.customer.id, type: 'refund_reversal', amount: money(-back, invoice.currency),
+      endingBalance: creditedBalance(current, money(back, invoice.currency)), description: `Not refunded to the payer of invoice ${invoice.creditRefundInvoiceId}: credited back`,
+      invoiceId: invoice.id, creditNoteId: null, createdAt: now,
+    }]);
+    return money(returned + back, invoice.currency);
   }
 
   list(tenant: TenantRef, customerId: string, page: Page) {

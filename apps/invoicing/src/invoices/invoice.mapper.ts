@@ -71,6 +71,7 @@ export function fromInvoiceRow(row: InvoiceRowWithLines): Invoice {
     paymentAttemptCount: row.paymentAttemptCount,
     paymentRetryAt: row.paymentRetryAt ?? [],
     customerDetails: fromCustomerDetailsRow(row.customerDetails as CustomerDetailsRow | null),
+    creditRefundInvoiceId: row.creditRefundInvoiceId,
   };
 }
 
@@ -128,6 +129,7 @@ export function toInvoiceColumns(invoice: Invoice): Omit<Prisma.InvoiceUnchecked
     amountPaid: toInt64(invoice.amountPaid.amountMinor),
     amountRefunded: toInt64(invoice.amountRefunded.amountMinor),
     amountCredited: toInt64(invoice.amountCredited.amountMinor),
+    creditRefundInvoiceId: invoice.creditRefundInvoiceId,
     startingBalance: toInt64(invoice.startingBalance.amountMinor),
     endingBalance: toInt64(invoice.endingBalance.amountMinor),
     dueDate: new Date(`${invoice.dueDate}T00:00:00Z`),
@@ -208,6 +210,7 @@ export function toInvoiceMessage(invoice: Invoice): invoiceV1.Invoice {
     amountPaid: toMoneyMessage(invoice.amountPaid),
     amountRefunded: toMoneyMessage(invoice.amountRefunded),
     amountCredited: toMoneyMessage(invoice.amountCredited),
+    creditRefundInvoiceId: invoice.creditRefundInvoiceId ?? '',
     startingBalance: toMoneyMessage(invoice.startingBalance),
     endingBalance: toMoneyMessage(invoice.endingBalance),
     dueDate: invoice.dueDate,

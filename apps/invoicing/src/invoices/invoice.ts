@@ -107,6 +107,11 @@ export interface Invoice {
   endingBalance: Money;
   /** Recorded at finalization, then frozen; null on drafts (and on invoices finalized before it was recorded). */
   customerDetails: CustomerDetails | null;
+  /**
+   * A final invoice raised with `refundCredit`: the period's invoice whose payment its credit (a
+   * total below 0) is refunded to, by payments (docs/api/subscriptions.md#refunding-the-credit).
+   */
+  creditRefundInvoiceId: string | null;
 }
 
 /**
@@ -344,6 +349,7 @@ export function createOneOffInvoice(tenant: TenantRef, customer: BilledCustomer,
     updatedAt: now,
     finalizedAt: null,
     customerDetails: null,
+    creditRefundInvoiceId: null,
     paidAt: null,
     voidedAt: null,
     paymentAttemptCount: 0,
@@ -385,6 +391,8 @@ export interface SubscriptionInvoiceFields {
   dueInDays: number;
   /** The subscription's: `send_invoice` (also when absent) or `charge_automatically`. */
   collectionMethod?: string;
+  /** A final invoice's credit is refunded to the payer of the period's invoice (`refund: true` on a cancellation), not kept as balance. */
+  refundCredit?: boolean;
 }
 
 /**
@@ -440,6 +448,7 @@ export function createSubscriptionInvoice(tenant: TenantRef, customer: BilledCus
     updatedAt: now,
     finalizedAt: null,
     customerDetails: null,
+    creditRefundInvoiceId: null,
     paidAt: null,
     voidedAt: null,
     paymentAttemptCount: 0,

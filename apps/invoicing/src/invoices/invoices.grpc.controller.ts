@@ -51,6 +51,7 @@ function subscriptionInvoiceFields(request: invoicingV1.CreateSubscriptionInvoic
     billingReason: request.billingReason,
     dueInDays: request.dueInDays,
     collectionMethod: request.collectionMethod,
+    refundCredit: request.refundCredit,
   };
 }
 

@@ -52,6 +52,12 @@ type Tx = Prisma.TransactionClient;
 const subscriptionInvoiceKey = (tenant: TenantRef, fields: SubscriptionInvoiceFields): SubscriptionInvoiceKey =>
   ({ tenant, subscriptionId: fields.subscriptionId, periodStart: fields.periodStart, final: isFinalInvoice(fields) });
 
+/**
+ * A final invoice raised with `refundCredit` (`refund: true` on a cancellation): its credit is
+ * refunded through the period's invoice (docs/api/subscriptions.md#refunding-the-credit).
+ */
+const refundsCredit = (fields: SubscriptionInvoiceFields): boolean => fields.refundCredit === true && isFinalInvoice(fields);
+
 /** One period of a batch: its tenant, its customer as looked up, its fields. */
 export interface SubscriptionPeriodItem {
   tenant: TenantRef;
@@ -102,6 +108,7 @@ export class InvoicesService {
     const billed = billableCustomer(customer);
     const taxing = await this.taxRates.taxing(tx, { tenant, customer: billed, lineRateIds: subscriptionLineRateIds(fields) });
     const draft = createSubscriptionInvoice(tenant, billed, fields, now, taxing);
+    if (refundsCredit(fields)) draft.invoice.creditRefundInvoiceId = (await this.invoices.findByPeriod(tx, { ...key, final: false }))?.id ?? null;
     const change = createdAndFinalized(await this.finalization(tx, draft.invoice, customer, now));
     await this.invoices.insert(tx, change);
     // The subscription service does not know the account's name: the PDF's seller line stays generic.
@@ -151,6 +158,12 @@ export class InvoicesService {
           if (!isDomainError(error)) throw error;
           outcomes[index] = { error };
         }
+      }
+      // A final invoice whose credit is refunded names the period's invoice it goes back through.
+      const refunding = drafts.filter(({ index }) => refundsCredit(items[index].fields));
+      if (refunding.length > 0) {
+        const periodInvoices = await this.invoices.raisedPeriods(tx, refunding.map(({ index }) => ({ ...keys[index], final: false })));
+        refunding.forEach((draft, position) => (draft.invoice.creditRefundInvoiceId = periodInvoices.get(position) ?? null));
       }
       // Each tenant's numbers in period order: a subscription's earlier period takes the lower
       // number, and a period's final invoice one after its period invoice.

@@ -94,6 +94,32 @@ export class InvoicingClient implements SettlementRecorder, OnModuleDestroy {
     }
   }
 
+  /**
+   * Takes a final invoice's credit out of the customer's balance for its refund, at most `max`
+   * (docs/api/subscriptions.md#refunding-the-credit); one reservation per invoice, a repeat
+   * answers it. An invoicing release without it (UNIMPLEMENTED, during a rolling upgrade)
+   * reserves nothing: the credit stays in the balance, as without `refund`.
+   */
+  async reserveCreditRefund(tenant: TenantRef, creditInvoiceId: string, max: Money): Promise<Money> {
+    try {
+      const { reserved } = await this.client.reserveCreditRefund({ tenant: toTenantMessage(tenant), invoiceId: creditInvoiceId, maxAmount: toMoneyMessage(max) }, { timeoutMs: INVOICING_TIMEOUT_MS });
+      return moneyFromMessage(reserved, 'reserved');
+    } catch (failure) {
+      if ((failure as grpc.ServiceError).code === grpc.status.UNIMPLEMENTED) return { amountMinor: 0, currency: max.currency };
+      throw fromGrpcError(failure);
+    }
+  }
+
+  /** The refund of a reserved credit settled at `refunded` (0: failed): invoicing gives the rest back to the balance (idempotent). */
+  async settleCreditRefund(tenant: TenantRef, creditInvoiceId: string, refunded: Money): Promise<void> {
+    await this.client.settleCreditRefund(
+      { tenant: toTenantMessage(tenant), invoiceId: creditInvoiceId, refunded: toMoneyMessage(refunded) },
+      { timeoutMs: INVOICING_TIMEOUT_MS },
+    ).catch((failure: unknown) => {
+      throw fromGrpcError(failure);
+    });
+  }
+
   /** Records a refund done at the provider: the credit note (idempotent by its id); a refusal of the move is an answer. */
   async recordRefund(refund: Refund): Promise<{ creditNote: creditNoteV1.CreditNote } | { refused: string }> {
     try {

@@ -10,6 +10,7 @@ import { PrismaService } from '../infrastructure/prisma.service';
 import { PaymentMethodsRepository } from '../payment-methods/payment-methods.repository';
 import { WALLET_PAID_BILLING_REASONS } from '../wallets/invoice-events.consumer';
 import { WalletsService } from '../wallets/wallets.service';
+import { RefundsService } from '../refunds/refunds.service';
 import { PaymentsService } from './payments.service';
 
 type Tx = Prisma.TransactionClient;
@@ -25,6 +26,8 @@ const HANDLES = createRegistry(invoicingEventsV1.InvoiceFinalizedSchema, invoici
  *   covers it (as the wallet consumer would: one debit at most), else a payment prompt is pushed
  *   to the customer's default payment method; with no default method the invoice stays open for
  *   its payment link, which the finalization e-mail carries.
+ * - InvoiceFinalized of a final invoice raised with `refund: true` whose total is below 0: its
+ *   credit is refunded through the period invoice's payment (RefundsService.refundCredit).
  * - InvoiceVoided or InvoicePaid: the invoice stopped owing money; its pending payments are
  *   canceled where their provider allows it, so a payer page opened earlier refuses Approve.
  */
@@ -34,6 +37,7 @@ export class InvoiceCollectionConsumer implements OnApplicationBootstrap {
     private readonly payments: PaymentsService,
     private readonly wallets: WalletsService,
     private readonly methods: PaymentMethodsRepository,
+    private readonly refunds: RefundsService,
     private readonly prisma: PrismaService,
     @Inject(SERVICE_RUNTIME) private readonly runtime: ServiceRuntime,
   ) {}
@@ -53,14 +57,23 @@ export class InvoiceCollectionConsumer implements OnApplicationBootstrap {
       ? anyUnpack(payload, invoicingEventsV1.InvoiceFinalizedSchema)?.invoice
       : voided ? anyUnpack(payload, invoicingEventsV1.InvoiceVoidedSchema)?.invoice : anyUnpack(payload, invoicingEventsV1.InvoicePaidSchema)?.invoice;
     if (!invoice) return Promise.resolve('refused');
+    const creditToRefund = finalized && invoice.creditRefundInvoiceId !== '' && (invoice.total?.amountMinor ?? 0n) < 0n;
     // Most finalized invoices are sent, not charged: nothing to record for them.
-    if (finalized && invoice.collectionMethod !== 'charge_automatically') return Promise.resolve('processed');
+    if (finalized && invoice.collectionMethod !== 'charge_automatically' && !creditToRefund) return Promise.resolve('processed');
     return this.prisma.$transaction(async (tx) => {
       if (!(await claimInboxEvent(tx, CONSUMER, event.id))) return 'duplicate';
-      if (finalized) await this.chargeAutomatically(tx, tenant, invoice);
+      if (creditToRefund) await this.refundCredit(tx, tenant, invoice);
+      else if (finalized) await this.chargeAutomatically(tx, tenant, invoice);
       else await this.payments.cancelPendingOfInvoice(tx, tenant, invoice.id, voided ? 'invoice_void' : 'invoice_paid');
       return 'processed';
     }, { maxWait: 10_000, timeout: 15_000 });
+  }
+
+  /** A final invoice's credit, raised with `refund: true`: refunded through the period invoice's payment (RefundsService.refundCredit). */
+  private async refundCredit(tx: Tx, tenant: TenantRef, invoice: invoiceV1.Invoice): Promise<void> {
+    const total = moneyFromMessage(invoice.total, 'total');
+    const refund = await this.refunds.refundCredit(tx, tenant, { invoiceId: invoice.id, periodInvoiceId: invoice.creditRefundInvoiceId, amount: { amountMinor: -total.amountMinor, currency: total.currency } });
+    if (!refund) this.runtime.logger.warn(`credit of invoice ${invoice.id} stays in the balance: invoice ${invoice.creditRefundInvoiceId} holds no payment left to refund it through`);
   }
 
   private async chargeAutomatically(tx: Tx, tenant: TenantRef, invoice: invoiceV1.Invoice): Promise<void> {

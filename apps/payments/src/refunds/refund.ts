@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { failedPrecondition, invalidArgument, newId, type TenantRef } from '@recur/kernel';
+import { failedPrecondition, invalidArgument, isDomainError, newId, type TenantRef } from '@recur/kernel';
 import { compare, money, type Money, subtract, sum } from '@recur/money';
 import { REFUND_REASONS, type RefundReason, UNAPPLIED_PAYMENT_REFUND_REASON } from '@recur/vocabulary';
 import type { Payment } from '../payments/payment';
@@ -16,9 +16,15 @@ export type RefundStatus = 'pending' | 'processing' | 'succeeded' | 'failed';
 /**
  * `invoice`: a refund of a paid invoice, which ends in a credit note. `unapplied_payment`: the
  * automatic return of a payment its invoice refused (voided, or paid by other means): the invoice
- * never took the money, so no credit note.
+ * never took the money, so no credit note. `customer_credit`: a final invoice's credit (the unused
+ * time of a cancellation with `refund: true`) paid back through the period invoice's payment: the
+ * final invoice already credits it, so no credit note; its money counts against that payment as a
+ * refund of the invoice does (docs/api/subscriptions.md#refunding-the-credit).
  */
-export type RefundKind = 'invoice' | 'unapplied_payment';
+export type RefundKind = 'invoice' | 'unapplied_payment' | 'customer_credit';
+
+/** The kinds that give back part of what the invoice's payment paid: together they never exceed it. */
+export const REFUNDS_OF_PAID_INVOICE: readonly RefundKind[] = ['invoice', 'customer_credit'];
 
 /** A refund (full or partial) of a paid invoice, or the return of an unapplied payment, at the payment's provider. */
 export interface Refund {
@@ -37,6 +43,8 @@ export interface Refund {
   requestId: string;
   createdAt: Date;
   recordedAt: Date | null;
+  /** A `customer_credit` refund's final invoice, whose reserved credit it pays back; null for other kinds. */
+  creditInvoiceId: string | null;
 }
 
 /** The invoice as a refund needs it (read from invoicing). */
@@ -117,7 +125,35 @@ export function newRefund(tenant: TenantRef, invoiceId: string, payment: Pick<Pa
     requestId,
     createdAt: now,
     recordedAt: null,
+    creditInvoiceId: null,
   };
+}
+
+/**
+ * A refund of `amount` of a final invoice's credit, which invoicing reserved out of the customer's
+ * balance, through the payment (or wallet debit) that settled the period's invoice. Its request id
+ * is the final invoice's: one such refund per final invoice, whoever asks again.
+ */
+export function newCreditRefund(tenant: TenantRef, periodInvoiceId: string, paid: Pick<Payment, 'id' | 'amount'>, creditInvoiceId: string, now: Date, amount: Money, byWallet: boolean): Refund {
+  const refund = newRefund(tenant, periodInvoiceId, paid, 'requested_by_customer', creditRefundRequestId(creditInvoiceId), now, amount);
+  return { ...refund, id: newId('re'), kind: 'customer_credit', creditInvoiceId, status: byWallet ? 'succeeded' : 'pending' };
+}
+
+export const creditRefundRequestId = (creditInvoiceId: string): string => `credit:${creditInvoiceId}`;
+
+/**
+ * What of `credit` a refund through the period's invoice can give back: the credit, at most what
+ * `refundAmount` leaves of the invoice's payment (0 when it is refunded already, or was never paid).
+ */
+export function creditRefundable(invoice: RefundableInvoice, paid: Money, earlier: readonly Refund[], credit: Money): Money {
+  try {
+    assertRefundable(invoice);
+    const left = refundAmount(invoice, paid, earlier, undefined);
+    return compare(left, credit) < 0 ? left : credit;
+  } catch (error) {
+    if (isDomainError(error) && error.kind === 'failed_precondition') return money(0, credit.currency);
+    throw error;
+  }
 }
 
 /** The automatic return of `payment`, which succeeded for an invoice that no longer owed it. */

@@ -4,7 +4,7 @@ import { fromInt64, money, toInt64 } from '@recur/money';
 import type { Prisma, Refund as RefundRow } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 import type { RefundFinal } from '../providers/payment-provider';
-import { type Refund, settleRefund } from './refund';
+import { type Refund, REFUNDS_OF_PAID_INVOICE, settleRefund } from './refund';
 
 type Tx = Prisma.TransactionClient;
 
@@ -27,6 +27,7 @@ export function fromRefundRow(row: RefundRow): Refund {
     requestId: row.requestId,
     createdAt: row.createdAt,
     recordedAt: row.recordedAt,
+    creditInvoiceId: row.creditInvoiceId,
   };
 }
 
@@ -55,13 +56,13 @@ export class RefundsRepository {
 
   /** The invoice's refunds that are not failed (succeeded or under way); returns of unapplied payments are no refunds of it. */
   async activeOf(tx: Tx, tenant: TenantRef, invoiceId: string): Promise<Refund[]> {
-    const rows = await tx.refund.findMany({ where: { accountId: tenant.accountId, livemode: tenant.livemode, invoiceId, kind: 'invoice', status: { not: 'failed' } } });
+    const rows = await tx.refund.findMany({ where: { accountId: tenant.accountId, livemode: tenant.livemode, invoiceId, kind: { in: [...REFUNDS_OF_PAID_INVOICE] }, status: { not: 'failed' } } });
     return rows.map(fromRefundRow);
   }
 
   /** The refund of the invoice a request with this id started (its repeat answers it), if any. */
   async findByRequest(tx: Tx, tenant: TenantRef, invoiceId: string, requestId: string): Promise<Refund | undefined> {
-    const row = await tx.refund.findFirst({ where: { accountId: tenant.accountId, livemode: tenant.livemode, invoiceId, kind: 'invoice', requestId } });
+    const row = await tx.refund.findFirst({ where: { accountId: tenant.accountId, livemode: tenant.livemode, invoiceId, kind: { in: [...REFUNDS_OF_PAID_INVOICE] }, requestId } });
     return row ? fromRefundRow(row) : undefined;
   }
 
@@ -81,6 +82,7 @@ export class RefundsRepository {
         providerRefundId: refund.providerRefundId,
         status: refund.status,
         requestId: refund.requestId,
+        creditInvoiceId: refund.creditInvoiceId,
         createdAt: refund.createdAt,
         updatedAt: refund.createdAt,
         dueAt: recoverAt,
@@ -90,12 +92,14 @@ export class RefundsRepository {
 
   /**
    * Records the provider's answer to the request once (only over `pending`), due again at
-   * `nextAt` (the credit note's safety net, or the first status check); a failed refund needs nothing more.
+   * `nextAt` (the credit note's safety net, or the first status check); a failed refund needs nothing
+   * more, but a failed `customer_credit` one gives its credit back to the balance (due at once).
    */
   async saveProviderResult(refund: Refund, now: Date, nextAt: Date): Promise<Refund> {
+    const dueAt = refund.status !== 'failed' ? nextAt : refund.kind === 'customer_credit' ? now : null;
     await this.prisma.$executeRaw`
       UPDATE refunds SET status = ${refund.status}, failure_code = ${refund.failureCode}, failure_message = ${refund.failureMessage}, updated_at = ${now},
-             due_at = ${refund.status === 'failed' ? null : nextAt}, last_error = NULL
+             due_at = ${dueAt}, last_error = NULL
       WHERE id = ${refund.id} AND status = 'pending'`;
     return (await this.get(refund.id))!;
   }
@@ -111,11 +115,13 @@ export class RefundsRepository {
       const current = fromRefundRow(await tx.refund.findUniqueOrThrow({ where: { id } }));
       const settled = settleRefund(current, final);
       if (!settled) return { refund: current, changed: false };
+      // Due at once: a succeeded refund for its record, a failed customer_credit one to give its credit back.
+      const due = settled.status === 'succeeded' || settled.kind === 'customer_credit';
       await tx.$executeRaw`
         UPDATE refunds SET status = ${settled.status}, failure_code = ${settled.failureCode}, failure_message = ${settled.failureMessage}, updated_at = ${now},
-               due_at = ${settled.status === 'succeeded' ? now : null}, last_error = NULL
+               due_at = ${due ? now : null}, last_error = NULL
         WHERE id = ${id}`;
-      if (settled.status === 'succeeded') await tx.$executeRaw`SELECT pg_notify(${REFUNDS_DUE_CHANNEL}, '')`;
+      if (due) await tx.$executeRaw`SELECT pg_notify(${REFUNDS_DUE_CHANNEL}, '')`;
       return { refund: settled, changed: true };
     }, { maxWait: 10_000, timeout: 10_000 });
   }

@@ -1,7 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, type Clock, failedPrecondition, type TenantRef } from '@recur/kernel';
 import type { creditNoteV1 } from '@recur/contracts';
-import { money, sum } from '@recur/money';
+import { type Money, money, sum } from '@recur/money';
+import type { Prisma } from '../generated/prisma/client';
+import { REFUNDS_DUE_CHANNEL } from './refunds.repository';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { InvoicingClient } from '../invoices/invoicing.client';
 import { adapterFor } from '../payments/payment';
@@ -10,7 +12,9 @@ import { PAYMENTS_CONFIG, type PaymentsConfig } from '../payments-config';
 import type { ReceivedCallback, RefundFinal } from '../providers/payment-provider';
 import { ProviderAdapters } from '../providers/provider-adapters.service';
 import { WalletsService } from '../wallets/wallets.service';
-import { assertRefundable, checkRefundReason, newRefund, newWalletRefund, type Refund, type RefundableInvoice, refundAmount, withProviderResult } from './refund';
+import {
+  assertRefundable, checkRefundReason, creditRefundable, creditRefundRequestId, newCreditRefund, newRefund, newWalletRefund, type Refund, type RefundableInvoice, refundAmount, withProviderResult,
+} from './refund';
 import { RefundsRepository } from './refunds.repository';
 
 /**
@@ -84,6 +88,42 @@ export class RefundsService {
   }
 
   /**
+   * Refunds a final invoice's credit (`refund: true` on a cancellation; docs/api/subscriptions.md#refunding-the-credit)
+   * through the payment that settled the period's invoice, in the caller's transaction (the
+   * collection consumer's, with its inbox claim). Under that invoice's lock, as every refund of it:
+   * what the payment still holds bounds the refund, invoicing takes that much of the credit out of
+   * the balance (once per final invoice: a redelivery after a crash gets the same reservation),
+   * and the refund is kept, due for the worker at once. Nothing is refunded when the period's
+   * invoice was not paid or is refunded already: the credit stays in the balance.
+   */
+  async refundCredit(tx: Prisma.TransactionClient, tenant: TenantRef, credit: { invoiceId: string; periodInvoiceId: string; amount: Money }): Promise<Refund | undefined> {
+    await this.payments.lockInvoice(tx, tenant, credit.periodInvoiceId);
+    const repeated = await this.refunds.findByRequest(tx, tenant, credit.periodInvoiceId, creditRefundRequestId(credit.invoiceId));
+    if (repeated) return repeated;
+    const invoice = await this.invoicing.payableInvoice(tenant, credit.periodInvoiceId);
+    const earlier = await this.refunds.activeOf(tx, tenant, invoice.id);
+    const payment = await this.payments.findSucceeded(tx, tenant, invoice.id);
+    const debit = payment ? undefined : await this.wallets.findInvoiceDebit(tx, tenant, invoice.id);
+    const paid = payment ? { id: payment.id, amount: payment.amount } : debit ? { id: debit.id, amount: money(-debit.amount, debit.currency) } : undefined;
+    if (!paid) return undefined;
+    const refundable = creditRefundable(invoice, paid.amount, earlier, credit.amount);
+    if (refundable.amountMinor <= 0) return undefined;
+    let reserved = await this.invoicing.reserveCreditRefund(tenant, credit.invoiceId, refundable);
+    if (reserved.amountMinor > refundable.amountMinor) {
+      // A reservation made before a crash, when more was refundable: refund what is, give the rest back.
+      await this.invoicing.settleCreditRefund(tenant, credit.invoiceId, refundable);
+      reserved = refundable;
+    }
+    if (reserved.amountMinor <= 0) return undefined;
+    const now = this.now();
+    const refund = newCreditRefund(tenant, invoice.id, paid, credit.invoiceId, now, reserved, !payment);
+    await this.refunds.insert(tx, refund, now);
+    if (debit) await this.wallets.creditRefund(tx, debit, refund);
+    await tx.$executeRaw`SELECT pg_notify(${REFUNDS_DUE_CHANNEL}, '')`;
+    return refund;
+  }
+
+  /**
    * A credit note that moves no money (docs/api/credit-notes.md), decided under the invoice's lock
    * that refunds and payment initiations take: invoicing is told what refunds not failed (done or
    * still in flight) give back, and refunds read the invoice's credits under the same lock, so
@@ -115,8 +155,15 @@ export class RefundsService {
     if (refund.status === 'pending') refund = await this.askProvider(refund);
     if (refund.status === 'processing' && options.checkStatus) refund = await this.checkAtProvider(refund);
     if (refund.status === 'processing') return { refund, processing: true };
-    if (refund.status === 'failed') return { refund, refused: `${refund.failureCode}: ${refund.failureMessage}` };
-    if (refund.kind === 'unapplied_payment') {
+    if (refund.status === 'failed') {
+      // A refund of credit that failed gives the credit back to the balance, once.
+      if (refund.kind === 'customer_credit' && !refund.recordedAt) {
+        await this.invoicing.settleCreditRefund(refund.tenant, refund.creditInvoiceId!, money(0, refund.amount.currency));
+        await this.refunds.markRecorded(refund.id, this.now(), null);
+      }
+      return { refund, refused: `${refund.failureCode}: ${refund.failureMessage}` };
+    }
+    if (refund.kind === 'unapplied_payment' || refund.kind === 'customer_credit') {
       if (!refund.recordedAt) await this.refunds.markRecorded(refund.id, this.now(), null);
       return { refund, returned: true };
     }

@@ -81,6 +81,8 @@ export interface InvoicePayload {
   billing_reason: string;
   /** The subscription's collection method; absent in requests written before it existed (send_invoice). */
   collection_method?: string;
+  /** A final invoice's credit is refunded to the period invoice's payer (`refund: true` on a cancellation); absent: kept as balance. */
+  refund_credit?: true;
   /** `period_start`/`period_end` (unix seconds) only on a line of its own period: usage, billed in arrears. */
   /** `tax_rate_ids` only on a line whose plan, add-on or proration names rates (absent in requests written before). */
   lines: { kind: string; description: string; quantity: number; amount: number; period_start?: number; period_end?: number; tax_rate_ids?: string[] }[];
@@ -99,6 +101,7 @@ export function toInvoicePayload(subscription: Subscription, invoice: PeriodInvo
     currency: invoice.price.currency,
     billing_reason: invoice.billingReason,
     collection_method: subscription.collectionMethod,
+    ...(invoice.refundCredit ? { refund_credit: true as const } : {}),
     lines: invoice.price.lines.map((line) => ({
       kind: invoiceLineKind(line),
       description: line.description,

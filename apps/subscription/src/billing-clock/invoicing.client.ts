@@ -111,6 +111,7 @@ function toRequestMessage({ tenant, subscriptionId, requestId, invoice }: Period
     discount: toMoneyMessage(money(invoice.discount, currency)),
     billingReason: invoice.billing_reason,
     collectionMethod: invoice.collection_method ?? '',
+    refundCredit: invoice.refund_credit ?? false,
     dueInDays: 0,
     requestId,
   };

@@ -129,6 +129,8 @@ export interface PeriodInvoice {
   periodEnd: Date;
   billingReason: BillingReason;
   price: PeriodPrice;
+  /** A final invoice's credit (a total below 0) is refunded to the payer of the period's invoice, not kept as balance (`refund: true` on a cancellation). */
+  refundCredit?: boolean;
 }
 
 /** An engine line's kind as invoices name it: `plan`, `usage` (metered), `addon` or `proration`. */
@@ -588,11 +590,13 @@ function assertNotEnded(subscription: Subscription): void {
  * Ends it now (any running state). What its period left unbilled — pending prorations, and
  * `usage` (finalUsageToBill, measured by the caller) — goes on a final invoice raised now; with
  * `prorate`, so does the credit for the unused time of the period paid in advance
- * (unusedTimeItems), and a total below 0 becomes the customer's balance (invoicing).
+ * (unusedTimeItems), and a total below 0 becomes the customer's balance (invoicing) — or, with
+ * `refund`, is refunded to the payer of the period's invoice as far as it was paid (payments).
  */
-export function cancelNow(subscription: Subscription, now: Date, usage: PeriodUsage = [], options: { prorate?: boolean } = {}): SubscriptionChange {
+export function cancelNow(subscription: Subscription, now: Date, usage: PeriodUsage = [], options: { prorate?: boolean; refund?: boolean } = {}): SubscriptionChange {
   assertNotEnded(subscription);
-  const finalInvoice = finalInvoiceOf(subscription, now, usage, options.prorate ? unusedTimeItems(subscription, now) : []);
+  const final = finalInvoiceOf(subscription, now, usage, options.prorate ? unusedTimeItems(subscription, now) : []);
+  const finalInvoice = final && options.refund ? { ...final, refundCredit: true } : final;
   const cancelled: Subscription = { ...subscription, status: 'cancelled', cancelledAt: now, endedAt: now, resumeAt: null, pendingChange: null, pendingItems: [], updatedAt: now };
   return { subscription: cancelled, events: [{ kind: 'cancelled', subscription: cancelled }], finalInvoice };
 }

@@ -55,7 +55,7 @@ export class SubscriptionsGrpcController {
   async cancelSubscription(request: subscriptionV1.CancelSubscriptionRequest): Promise<subscriptionV1.CancelSubscriptionResponse> {
     const tenant = requireTenant(request.tenant);
     return this.commands.run(tenant, request, subscriptionV1.CancelSubscriptionResponseSchema, async (tx) => ({
-      subscription: toSubscriptionMessage(await this.subscriptions.cancel(tx, tenant, request.id, request.atPeriodEnd, request.prorate)),
+      subscription: toSubscriptionMessage(await this.subscriptions.cancel(tx, tenant, request.id, request.atPeriodEnd, request.prorate, request.refund)),
     }));
   }
 

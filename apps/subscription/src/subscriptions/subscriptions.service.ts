@@ -126,9 +126,11 @@ export class SubscriptionsService {
     return this.subscriptions.list(tenant, page, { customerId: filter.customerId, status: filter.status as SubscriptionStatus | undefined });
   }
 
-  async cancel(tx: Tx, tenant: TenantRef, id: string, atPeriodEnd: boolean, prorate = false): Promise<Subscription> {
+  async cancel(tx: Tx, tenant: TenantRef, id: string, atPeriodEnd: boolean, prorate = false, refund = false): Promise<Subscription> {
     // Unused time is credited only when it ends now: at the period's end none is left.
     if (atPeriodEnd && prorate) throw invalidArgument('prorate', 'prorate applies to a cancellation now; at the period\'s end no time is left unused.');
+    // What is refunded is the unused time's credit: there is none without prorate.
+    if (refund && !prorate) throw invalidArgument('refund', 'refund gives back the credit for the unused time: it needs prorate: true.');
     if (atPeriodEnd) return this.change(tx, tenant, id, cancelAtPeriodEnd);
     // The final invoice bills the usage of the period so far: measured (and recorded as billed)
     // under the row lock, so no clock step bills that period meanwhile.
@@ -136,7 +138,7 @@ export class SubscriptionsService {
     const now = await this.clocks.timeOf(tx, subscription.testClockId);
     const toBill = finalUsageToBill(subscription, now);
     const [usage] = toBill ? await this.usage.periodUsage([{ tenant, subscriptionId: id, ...toBill }]) : [[]];
-    return this.save(tx, cancelNow(subscription, now, usage, { prorate }));
+    return this.save(tx, cancelNow(subscription, now, usage, { prorate, refund }));
   }
 
   async pause(tx: Tx, tenant: TenantRef, id: string, resumeAt: Date | null): Promise<Subscription> {

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "refunds" ADD COLUMN     "credit_invoice_id" TEXT;
