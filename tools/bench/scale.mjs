@@ -16,17 +16,22 @@
 // helm/recur/capacity.json), BENCH_CORES_PER_REPLICA (1). A machine with fewer cores than
 // 4 × BENCH_CORES_PER_REPLICA + 1 cannot give each replica its own: the run then deals the cores
 // round, says so, and its figures show the mechanism, not scale-out.
+// BENCH_CPU_LIMIT (e.g. 250m) instead limits each gateway and scaled replica to that much CPU, as
+// a Kubernetes CPU limit does (CFS quota on a cgroup of its own; needs root), nothing pinned: on a
+// machine with few cores, the replicas are then what limits, and two give what one cannot.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { ROOT } from '../bootstrap.mjs';
 import { CAPACITY_FILE } from '../helm/capacity-values.mjs';
 import { closedLoop, cpuBetween, cpuByGroup, descendantsNamed, loadAverage, ms, processTable, startProcesses } from './harness.mjs';
-import { allowedCores, coreLayout, pin } from './pinning.mjs';
+import { allowedCores, coreLayout, limitCpu, parseCpuLimit, pin } from './pinning.mjs';
 import { KINDS, MIX, prepareWorkload } from './workload.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const PER_REPLICA = Number(process.env.BENCH_CORES_PER_REPLICA ?? 1);
+/** Cores of CPU time each gateway and scaled replica may use (a Kubernetes CPU limit); undefined: pinned to cores of their own. */
+const CPU_LIMIT = parseCpuLimit(process.env.BENCH_CPU_LIMIT);
 /** A process busy for this share of its cores' time is what limited the run. */
 const SATURATED = 0.85;
 /** One kind of work (workload.mjs KINDS) or, by default, the mix. */
@@ -47,9 +52,13 @@ execFileSync('node', ['tools/bootstrap.mjs'], { cwd: ROOT, stdio: 'inherit' });
 const scaled = process.env.BENCH_SCALED ?? busiestService();
 const cores = allowedCores();
 const pinnedNames = ['gateway-1', 'gateway-2', `${scaled}-1`, `${scaled}-2`];
-const layout = coreLayout(cores, pinnedNames, { perProcess: PER_REPLICA });
+const layout = CPU_LIMIT === undefined ? coreLayout(cores, pinnedNames, { perProcess: PER_REPLICA }) : { sets: {}, rest: cores, shared: false };
 console.log(`\nRecur scale-out: gateway and ${scaled}, 1 then 2 replicas; ${WORK === 'mix' ? `the mix (${MIX})` : WORK}, ${CONCURRENCY} clients, ${SECONDS} s a run`);
-console.log(`cores ${cores.join(',')}: ${pinnedNames.map((name) => `${name} ${layout.sets[name].join(',')}`).join('; ')}; the rest ${layout.rest.join(',')}`);
+if (CPU_LIMIT !== undefined) {
+  console.log(`cores ${cores.join(',')}: each gateway and ${scaled} replica limited to ${CPU_LIMIT} of a core (CFS quota, as a Kubernetes CPU limit of ${Math.round(CPU_LIMIT * 1000)}m); the rest unlimited`);
+} else {
+  console.log(`cores ${cores.join(',')}: ${pinnedNames.map((name) => `${name} ${layout.sets[name].join(',')}`).join('; ')}; the rest ${layout.rest.join(',')}`);
+}
 if (layout.shared) {
   console.log(`NOTE: ${cores.length} cores, ${layout.needed} needed for a core set of each replica's own and one for the rest: the replicas share cores, so these figures show the mechanism, not scale-out.`);
 }
@@ -78,14 +87,18 @@ async function measure(replicas) {
     ownBroker: true,
     appEnv: { gateway: { ADMISSION_MAX_IN_FLIGHT: '0' }, invoicing: { INVOICE_MAIL_ON_FINALIZE: 'false' } },
   });
+  const releases = [];
   try {
-    // Each gateway and scaled replica on its own set; everything else, this load generator included, on the rest.
+    // Each gateway and scaled replica on its own set (or under its own CPU limit); everything else, this load generator included, on the rest.
     const table = processTable();
     const replicaName = (app) => `${app.app}-${stack.apps.filter((other) => other.app === app.app).indexOf(app) + 1}`;
     const groups = {};
     for (const app of stack.apps) {
       const name = replicaName(app);
-      if (layout.sets[name]) {
+      if (CPU_LIMIT !== undefined && pinnedNames.includes(name)) {
+        releases.push(limitCpu(app.pid, CPU_LIMIT, name));
+        groups[name] = { pids: [app.pid], cores: CPU_LIMIT };
+      } else if (layout.sets[name]) {
         pin(app.pid, layout.sets[name]);
         groups[name] = { pids: [app.pid], cores: layout.sets[name].length };
       } else {
@@ -119,6 +132,7 @@ async function measure(replicas) {
     return { result, busy, machineBusy, stackShare };
   } finally {
     await stack.stop();
+    for (const release of releases) release();
   }
 }
 
@@ -144,4 +158,4 @@ for (const replicas of [1, 2]) {
   const { result, limit } = runs[replicas];
   console.log(`| ${replicas} | ${result.rate.toFixed(1)} | ${ms(result.p99)} | ${limit} |`);
 }
-console.log(`\ntwo replicas against one: ${(runs[2].result.rate / runs[1].result.rate).toFixed(2)}× the requests a second${layout.shared ? ' (cores shared: not a scale-out measurement)' : ''}; load average after: ${loadAverage()}`);
+console.log(`\ntwo replicas against one: ${(runs[2].result.rate / runs[1].result.rate).toFixed(2)}× the requests a second${layout.shared ? ' (cores shared: not a scale-out measurement)' : ''}${CPU_LIMIT !== undefined ? `, each replica limited to ${Math.round(CPU_LIMIT * 1000)}m` : ''}; load average after: ${loadAverage()}`);
