@@ -180,11 +180,26 @@ describe('CatalogService plans', () => {
     expect((await client.clonePlan({ tenant, id: plan.id, name: 'Named' })).plan!.name).toBe('Named');
   });
 
+  it('answers a plan with its tiers and all its price components in one call, as the three calls read them', async () => {
+    const plan = await newPlan({ pricingModel: 'graduated', amountMonthly: 100n });
+    await client.replacePlanTiers({ tenant, id: plan.id, tiers });
+    for (const name of ['Support', 'Training', 'Backups']) await client.createPriceComponent({ tenant, planId: plan.id, type: 'fixed', name, unitAmount: 990n });
+    const sellable = await client.getSellablePlan({ tenant, id: plan.id });
+    expect(sellable.plan).toEqual((await client.getPlan({ tenant, id: plan.id })).plan);
+    expect(sellable.tiers).toEqual((await client.getPlanTiers({ tenant, id: plan.id })).tiers);
+    expect(sellable.priceComponents).toEqual((await client.listPriceComponents({ tenant, planId: plan.id, page: { limit: 10 } })).priceComponents);
+    expect(sellable.priceComponents.map((component) => component.name)).toEqual(['Support', 'Training', 'Backups']);
+    const bare = await newPlan();
+    expect(await client.getSellablePlan({ tenant, id: bare.id })).toMatchObject({ plan: { id: bare.id }, tiers: [], priceComponents: [] });
+    expect(await grpcFailure(client.getSellablePlan({ tenant, id: 'plan_missing' }))).toMatchObject({ code: grpc.status.NOT_FOUND, errorCode: 'resource_missing' });
+  });
+
   it('keeps tenants apart: another app or account sees nothing', async () => {
     const plan = await newPlan();
     for (const other of otherTenants) {
       expect(await grpcFailure(client.getPlan({ tenant: other, id: plan.id }))).toMatchObject({ code: grpc.status.NOT_FOUND, errorCode: 'resource_missing', param: 'id' });
       expect(await grpcFailure(client.getPlanTiers({ tenant: other, id: plan.id }))).toMatchObject({ code: grpc.status.NOT_FOUND });
+      expect(await grpcFailure(client.getSellablePlan({ tenant: other, id: plan.id }))).toMatchObject({ code: grpc.status.NOT_FOUND });
       expect(await grpcFailure(client.updatePlan({ tenant: other, id: plan.id, name: 'x' }))).toMatchObject({ code: grpc.status.NOT_FOUND });
       expect(await grpcFailure(client.archivePlan({ tenant: other, id: plan.id }))).toMatchObject({ code: grpc.status.NOT_FOUND });
       expect(await grpcFailure(client.clonePlan({ tenant: other, id: plan.id }))).toMatchObject({ code: grpc.status.NOT_FOUND });

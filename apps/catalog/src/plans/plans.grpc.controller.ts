@@ -92,6 +92,12 @@ export class PlansGrpcController {
     return { tiers: (await this.plans.tiers(requireTenant(request.tenant), request.id)).map(toTierMessage) };
   }
 
+  @GrpcMethod('CatalogService', 'GetSellablePlan')
+  async getSellablePlan(request: catalogV1.GetSellablePlanRequest): Promise<MessageInitShape<typeof catalogV1.GetSellablePlanResponseSchema>> {
+    const { plan, tiers, components } = await this.plans.sellable(requireTenant(request.tenant), request.id);
+    return { plan: toPlanMessage(plan), tiers: tiers.map(toTierMessage), priceComponents: components.map(toPriceComponentMessage) };
+  }
+
   @GrpcMethod('CatalogService', 'ReplacePlanTiers')
   async replacePlanTiers(request: catalogV1.ReplacePlanTiersRequest): Promise<catalogV1.ReplacePlanTiersResponse> {
     const tenant = requireTenant(request.tenant);

@@ -15,6 +15,13 @@ export interface SellablePlan {
   billingIntervals: string[];
 }
 
+/** A plan as the catalog answers it, with its tiers and price components. */
+interface SellablePlanMessages {
+  plan: catalogV1.GetSellablePlanResponse['plan'];
+  tiers: catalogV1.GetSellablePlanResponse['tiers'];
+  components: catalogV1.GetSellablePlanResponse['priceComponents'];
+}
+
 const CATALOG_TIMEOUT_MS = 5_000;
 const PAGE_LIMIT = 100;
 
@@ -39,55 +46,68 @@ export class CatalogPlans implements OnModuleDestroy {
    * (400 resource_missing, param `plan`), as an unknown coupon is for promotion codes.
    */
   async sellable(tenant: TenantRef, id: string): Promise<SellablePlan> {
-    const options = { timeoutMs: CATALOG_TIMEOUT_MS };
-    const tenantMessage = toTenantMessage(tenant);
-    let plan: catalogV1.GetPlanResponse['plan'];
+    let read: SellablePlanMessages;
     try {
-      ({ plan } = await this.client.getPlan({ tenant: tenantMessage, id }, options));
+      read = await this.readSellable(tenant, id);
     } catch (error) {
       if ((error as grpc.ServiceError).code === grpc.status.NOT_FOUND) throw invalidArgument('plan', `No such plan: '${id}'`, 'resource_missing');
       throw fromGrpcError(error);
     }
+    const { plan, tiers, components } = read;
     if (!plan) throw invalidArgument('plan', `No such plan: '${id}'`, 'resource_missing');
     if (plan.status !== 'active') throw failedPrecondition('plan_archived', `Plan '${id}' is archived and cannot be sold.`);
+    return {
+      id: plan.id,
+      billingIntervals: [...plan.billingIntervals],
+      price: {
+        name: plan.name,
+        pricingModel: plan.pricingModel as PricingModel,
+        amountMonthly: fromInt64(plan.price?.amountMinor ?? 0n, 'amount_monthly'),
+        currency: plan.currency,
+        packageSize: plan.packageSize,
+        tiers: tiers.map((tier) => ({
+          upTo: tier.upTo === undefined ? null : fromInt64(tier.upTo, 'up_to'),
+          unitAmount: fromInt64(tier.unitAmount, 'unit_amount'),
+          flatAmount: fromInt64(tier.flatAmount, 'flat_amount'),
+        })),
+        components: components.map((component) => ({
+          id: component.id,
+          type: component.type as PriceComponentType,
+          name: component.name,
+          metricName: component.metricName ?? null,
+          unitAmount: fromInt64(component.unitAmount, 'unit_amount'),
+          includedQuantity: fromInt64(component.includedQuantity, 'included_quantity'),
+          usageLimit: component.usageLimit === undefined ? null : fromInt64(component.usageLimit, 'usage_limit'),
+        })),
+        // Kept with the snapshot: the subscription's lines carry the rates the plan named when it was sold.
+        ...(plan.taxRateIds.length > 0 ? { taxRateIds: [...plan.taxRateIds] } : {}),
+      },
+    };
+  }
+
+  /**
+   * The plan with its tiers and price components: one GetSellablePlan; from a catalog release
+   * without it (UNIMPLEMENTED, during a rolling upgrade), the three calls it replaces.
+   */
+  private async readSellable(tenant: TenantRef, id: string): Promise<SellablePlanMessages> {
+    const options = { timeoutMs: CATALOG_TIMEOUT_MS };
+    const tenantMessage = toTenantMessage(tenant);
     try {
-      const { tiers } = await this.client.getPlanTiers({ tenant: tenantMessage, id }, options);
-      const components: catalogV1.ListPriceComponentsResponse['priceComponents'] = [];
-      for (let offset = 0; ; offset += PAGE_LIMIT) {
-        const page = await this.client.listPriceComponents({ tenant: tenantMessage, planId: id, page: { limit: PAGE_LIMIT, offset } }, options);
-        components.push(...page.priceComponents);
-        if (!page.page?.hasMore) break;
-      }
-      return {
-        id: plan.id,
-        billingIntervals: [...plan.billingIntervals],
-        price: {
-          name: plan.name,
-          pricingModel: plan.pricingModel as PricingModel,
-          amountMonthly: fromInt64(plan.price?.amountMinor ?? 0n, 'amount_monthly'),
-          currency: plan.currency,
-          packageSize: plan.packageSize,
-          tiers: tiers.map((tier) => ({
-            upTo: tier.upTo === undefined ? null : fromInt64(tier.upTo, 'up_to'),
-            unitAmount: fromInt64(tier.unitAmount, 'unit_amount'),
-            flatAmount: fromInt64(tier.flatAmount, 'flat_amount'),
-          })),
-          components: components.map((component) => ({
-            id: component.id,
-            type: component.type as PriceComponentType,
-            name: component.name,
-            metricName: component.metricName ?? null,
-            unitAmount: fromInt64(component.unitAmount, 'unit_amount'),
-            includedQuantity: fromInt64(component.includedQuantity, 'included_quantity'),
-            usageLimit: component.usageLimit === undefined ? null : fromInt64(component.usageLimit, 'usage_limit'),
-          })),
-          // Kept with the snapshot: the subscription's lines carry the rates the plan named when it was sold.
-          ...(plan.taxRateIds.length > 0 ? { taxRateIds: [...plan.taxRateIds] } : {}),
-        },
-      };
+      const { plan, tiers, priceComponents } = await this.client.getSellablePlan({ tenant: tenantMessage, id }, options);
+      return { plan, tiers, components: priceComponents };
     } catch (error) {
-      throw fromGrpcError(error);
+      if ((error as grpc.ServiceError).code !== grpc.status.UNIMPLEMENTED) throw error;
     }
+    const { plan } = await this.client.getPlan({ tenant: tenantMessage, id }, options);
+    if (!plan || plan.status !== 'active') return { plan, tiers: [], components: [] };
+    const { tiers } = await this.client.getPlanTiers({ tenant: tenantMessage, id }, options);
+    const components: SellablePlanMessages['components'] = [];
+    for (let offset = 0; ; offset += PAGE_LIMIT) {
+      const page = await this.client.listPriceComponents({ tenant: tenantMessage, planId: id, page: { limit: PAGE_LIMIT, offset } }, options);
+      components.push(...page.priceComponents);
+      if (!page.page?.hasMore) break;
+    }
+    return { plan, tiers, components };
   }
 
   /** The intervals plan `id` is sold on (archived or not: a subscriber keeps its plan). */
