@@ -59,6 +59,13 @@ export class WalletsRepository {
     return this.get(tenant, id, tx);
   }
 
+  /** Whether the customer has a wallet in `currency` (read, not locked). */
+  async exists(tenant: TenantRef, customerId: string, currency: string): Promise<boolean> {
+    const [row] = await this.prisma.$queryRaw<{ id: string }[]>`
+      SELECT id FROM wallets WHERE account_id = ${tenant.accountId} AND livemode = ${tenant.livemode} AND customer_id = ${customerId} AND currency = ${currency} LIMIT 1`;
+    return row !== undefined;
+  }
+
   /** The customer's wallet in `currency`, locked; undefined when the customer has none. */
   async findForCustomerForUpdate(tx: Tx, tenant: TenantRef, customerId: string, currency: string): Promise<Wallet | undefined> {
     const [row] = await tx.$queryRaw<{ id: string }[]>`

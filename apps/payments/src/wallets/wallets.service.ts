@@ -217,6 +217,11 @@ export class WalletsService {
    * One invoice, one collection: the invoice's lock (the one payment initiation takes) comes
    * first, and a payment of the invoice already under way or succeeded keeps the wallet out.
    */
+  /** Whether the customer has a wallet that could pay an invoice in `currency` (read, not locked: the consumer's first look). */
+  customerHasWallet(tenant: TenantRef, customerId: string, currency: string): Promise<boolean> {
+    return this.wallets.exists(tenant, customerId, currency);
+  }
+
   async payInvoice(tx: Tx, tenant: TenantRef, invoice: WalletPayableInvoice): Promise<WalletPaymentOutcome> {
     if (invoice.amountDue <= 0) return 'not_covered';
     await this.payments.lockInvoice(tx, tenant, invoice.id);
