@@ -7,7 +7,7 @@ import { PrismaClient } from '../generated/prisma/client';
 /** The service's own database, through Prisma's driver adapter (no native engine). */
 @Injectable()
 export class PrismaService extends PrismaClient implements OnModuleDestroy {
-  /** Prisma's own connection pool, for the hot path that skips the ORM: the billing clock's batches of renewal invoices. */
+  /** Prisma's own connection pool, for the hot paths that skip the ORM: the billing clock's batches of renewal invoices, customers' balances read with every customer. */
   readonly pool: Pool;
 
   constructor(databaseUrl: string) {
