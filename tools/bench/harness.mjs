@@ -311,7 +311,7 @@ export function processTable() {
 }
 
 /** The processes and all their descendants. */
-function withDescendants(table, rootPids) {
+export function withDescendants(table, rootPids) {
   const children = new Map();
   for (const [pid, { ppid }] of table) children.set(ppid, [...(children.get(ppid) ?? []), pid]);
   const found = [];

@@ -17,10 +17,16 @@
 // and prints, against each stack's unloaded run: the answered rate, the share refused (503 from
 // admission control, 429 from rate limits), the p99 of admitted (2xx) requests and how fast
 // refusals came. Every figure of one run comes from the same machine within minutes: read the ratios.
+//
+// BENCH_CLIENT_CORES (e.g. `1`): this load generator runs on those cores and the stack (every
+// process it starts: the apps, PostgreSQL, the broker) on the others, pinned with taskset, so the
+// client that offers twice the peak does not take the stack's CPU, as a client on another machine
+// would not. Without it they share every core.
 import { execFileSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { ROOT } from '../bootstrap.mjs';
-import { closedLoop, loadAverage, ms, openLoop, percentile, phases, startProcesses, startSingleProcess, treeRssMiB } from './harness.mjs';
+import { closedLoop, loadAverage, ms, openLoop, percentile, phases, processTable, startProcesses, startSingleProcess, treeRssMiB, withDescendants } from './harness.mjs';
+import { allowedCores, pin } from './pinning.mjs';
 import { closeAccounts, isShed, isSuccess, MIX, mixedRequest, outcomes, p50p99, prepareAccounts } from './many-accounts-load.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
@@ -28,6 +34,9 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 32);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 512);
 const MODE = process.env.BENCH_MODE ?? 'single';
+const CLIENT_CORES = process.env.BENCH_CLIENT_CORES?.split(',').map(Number);
+const STACK_CORES = CLIENT_CORES && allowedCores().filter((core) => !CLIENT_CORES.includes(core));
+if (STACK_CORES && STACK_CORES.length === 0) throw new Error('BENCH_CLIENT_CORES leaves no core for the stack');
 
 execFileSync('node', ['tools/bootstrap.mjs'], { cwd: ROOT, stdio: 'inherit' });
 console.log(`\nRecur overload benchmark; ${ACCOUNTS} accounts, one key each; mix: ${MIX}; ${SECONDS} s per phase`);
@@ -46,6 +55,12 @@ async function onStack(label, gatewayEnv, work) {
     ? await startProcesses({ name: 'overload', scaled: 'subscription', appEnv: { gateway: gatewayEnv } })
     : await startSingleProcess({ env: gatewayEnv, stderr: 'ignore' });
   console.log(`\n${label} — ${stack.description}; ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
+  if (CLIENT_CORES) {
+    // The postmaster and the broker first among them: the processes they start later inherit the affinity.
+    for (const pid of withDescendants(processTable(), [process.pid]).filter((pid) => pid !== process.pid)) pin(pid, STACK_CORES);
+    pin(process.pid, CLIENT_CORES);
+    console.log(`the stack on cores ${STACK_CORES.join(',')}, this load generator on ${CLIENT_CORES.join(',')}`);
+  }
   const accounts = await prepareAccounts(stack, { accounts: ACCOUNTS, connections: Math.ceil(CONNECTIONS / ACCOUNTS) });
   // Warm-up (JIT, pools, channels), not measured.
   await closedLoop({ seconds: 5, concurrency: CONCURRENCY }, mixedRequest(accounts, outcomes()));
