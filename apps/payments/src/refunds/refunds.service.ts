@@ -3,7 +3,6 @@ import { CLOCK, type Clock, failedPrecondition, type TenantRef } from '@recur/ke
 import type { creditNoteV1 } from '@recur/contracts';
 import { type Money, money, sum } from '@recur/money';
 import type { Prisma } from '../generated/prisma/client';
-import { REFUNDS_DUE_CHANNEL } from './refunds.repository';
 import { PrismaService } from '../infrastructure/prisma.service';
 import { InvoicingClient } from '../invoices/invoicing.client';
 import { adapterFor } from '../payments/payment';
@@ -15,7 +14,7 @@ import { WalletsService } from '../wallets/wallets.service';
 import {
   assertRefundable, checkRefundReason, creditRefundable, creditRefundRequestId, newCreditRefund, newRefund, newWalletRefund, type Refund, type RefundableInvoice, refundAmount, withProviderResult,
 } from './refund';
-import { RefundsRepository } from './refunds.repository';
+import { REFUNDS_DUE_CHANNEL, RefundsRepository } from './refunds.repository';
 
 /**
  * Where a refund got: the credit note invoicing issued, the provider's refusal, still at the
