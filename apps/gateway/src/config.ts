@@ -90,7 +90,7 @@ function rateLimitEnv(name: string, fallback: number, env: NodeJS.ProcessEnv): n
 }
 
 /** The admission control's defaults (docs/operations/configuration.md#admission-control). */
-export const DEFAULT_ADMISSION_LIMITS: AdmissionLimits = { minInFlight: 2, maxInFlight: 64, maxQueued: 256, queueTimeoutMs: 50, overloadWaitMs: 10 };
+export const DEFAULT_ADMISSION_LIMITS: AdmissionLimits = { minInFlight: 2, maxInFlight: 64, maxQueued: 256, queueTimeoutMs: 50, overloadWaitMs: 0 };
 
 export function admissionLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): AdmissionLimits {
   const read = (name: string, fallback: number): number => {

@@ -40,15 +40,32 @@ export const LIMIT_WINDOW_SAMPLES = 8;
 export const LATENCY_TOLERANCE = 2;
 /**
  * The quantile of a window's times in flight the limit learns from, for the baseline and for the
- * check alike: the tail, not the median, since the promise is about admitted requests' p99
- * (docs/operations/configuration.md#admission-control). A median kept within twice its baseline
- * still let the tail reach five times the unloaded p99.
+ * check alike: the promise is about admitted requests' p99 (docs/operations/configuration.md#admission-control),
+ * so the 99th percentile — in a window of a few dozen requests, its slowest. A median kept within
+ * twice its baseline let the tail reach five times the unloaded p99; the 90th percentile, four.
  */
-export const LEARNED_QUANTILE = 0.9;
+export const LEARNED_QUANTILE = 0.99;
+/**
+ * A used-up window in which the event loop was busy more than this share of its time lowers the
+ * limit, whatever its times in flight: on a saturated loop a request waits before admission sees
+ * it (to be read, parsed and routed behind every other), a wait no time in flight includes.
+ */
+export const BUSY_LOOP_CEILING = 0.9;
 /** The share of the limit a slow window takes off. */
 const DECREASE = 0.9;
 /** How much of each unhurried window's tail the baseline takes in (an exponentially weighted mean). */
 const BASELINE_WEIGHT = 0.1;
+
+/** The share of the time since the previous call that this process's event loop was busy. */
+function eventLoopBusy(): () => number {
+  let since = performance.eventLoopUtilization();
+  return () => {
+    const now = performance.eventLoopUtilization();
+    const busy = performance.eventLoopUtilization(now, since).utilization;
+    since = now;
+    return busy;
+  };
+}
 
 interface Waiter {
   since: number;
@@ -63,7 +80,8 @@ interface Waiter {
  * window (LIMIT_WINDOW_MS and LIMIT_WINDOW_SAMPLES) that did not use the whole limit shows what a
  * request takes when it does not wait for others: its tail (LEARNED_QUANTILE) feeds the baseline
  * (a weighted mean). A window that used the whole limit lowers it by a tenth when its tail exceeds
- * LATENCY_TOLERANCE times the baseline, and raises it by one otherwise. So a saturated stack works
+ * LATENCY_TOLERANCE times the baseline or the event loop was busy more than BUSY_LOOP_CEILING of
+ * the window, and raises it by one otherwise. So a saturated stack works
  * on about as many requests as keeps their tail within twice its unhurried tail, and what comes on top
  * waits at most `overloadWaitMs` or is refused — a fast 503 the client can retry — instead of
  * every request queueing until all are late. Under a long overload the baseline stands still
@@ -83,9 +101,14 @@ export class AdmissionControl {
   private window = { start: 0, samples: [] as number[], fullyUsed: false };
   private baseline = Number.POSITIVE_INFINITY;
 
+  /**
+   * `loopBusy` answers the share of the time since its last call that the event loop was busy
+   * (0 to 1): Node.js's event loop utilization by default.
+   */
   constructor(
     private readonly limits: AdmissionLimits,
     private readonly now: () => number = () => performance.now(),
+    private readonly loopBusy: () => number = eventLoopBusy(),
   ) {
     this.limit = Math.min(limits.maxInFlight, Math.max(limits.minInFlight, INITIAL_LIMIT));
     this.window.start = now();
@@ -184,10 +207,11 @@ export class AdmissionControl {
     if (now - window.start < LIMIT_WINDOW_MS || window.samples.length < LIMIT_WINDOW_SAMPLES) return;
     const samples = window.samples.sort((a, b) => a - b);
     const tail = samples[Math.min(samples.length - 1, Math.floor(samples.length * LEARNED_QUANTILE))];
+    const loopBusy = this.loopBusy();
     if (!window.fullyUsed) {
       // Below the limit, the time in flight is the stack's own, not the limit's doing: it is the baseline.
       this.baseline = this.baseline === Number.POSITIVE_INFINITY ? tail : this.baseline + BASELINE_WEIGHT * (tail - this.baseline);
-    } else if (tail > LATENCY_TOLERANCE * this.baseline) {
+    } else if (tail > LATENCY_TOLERANCE * this.baseline || loopBusy > BUSY_LOOP_CEILING) {
       this.limit = Math.max(this.limits.minInFlight, Math.floor(this.limit * DECREASE));
     } else {
       this.limit = Math.min(this.limits.maxInFlight, this.limit + 1);
