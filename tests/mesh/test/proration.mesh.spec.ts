@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { queryDatabase } from '@recur/testing';
 import { SANDBOX_MAGIC_NUMBERS } from '@recur/vocabulary';
 import { api, approveSandboxPayment, eventually, type Keys, type Mesh, meshForFile, sleep } from './mesh';
 
@@ -147,7 +148,12 @@ describe('proration that gives money back', () => {
     await advanceTo(clock, START + 10 * DAY);
     expect((await call('POST', `/v1/subscriptions/${subscription.id}/cancel`, { prorate: true, refund: true })).status).toBe(200);
     const final = await invoiceOf(subscription.id, 'subscription_final');
-    await sleep(3_000);
+    // Payments' collection consumer has read the final invoice (its inbox holds the event) and refunded nothing.
+    await eventually(async () => {
+      const events = await queryDatabase<{ id: string }>(mesh.databaseUrls.invoicing, 'SELECT id FROM outbox_events WHERE payload::text LIKE $1', [`%${final.id}%`]);
+      const read = await queryDatabase(mesh.databaseUrls.payments, "SELECT 1 FROM inbox_events WHERE consumer = 'payments.collection' AND event_id = ANY($1)", [events.map((event) => event.id)]);
+      return read.length > 0 || undefined;
+    }, 30_000, "payments' collection consumer to read the final invoice");
     expect(await ledgerOf(customer.id)).toEqual([['applied_to_invoice', -24_360, -24_360, final.id]]);
     expect((await call('GET', `/v1/customers/${customer.id}`)).body.balance).toBe(-24_360);
   });
