@@ -36,6 +36,17 @@ const openInvoice = async (tenant: Tenant, customerId: string, amount: number) =
   (await client.createInvoice({ tenant, customerId, amount: BigInt(amount), description: 'Consulting', status: 'open' })).invoice!;
 
 describe('customer balance ledger', () => {
+  it('keeps tenants apart in concurrent single-customer reads that share a statement', async () => {
+    const [mine, theirs] = [newTenant(), newTenant()];
+    const [myCustomer, theirCustomer] = [await newCustomer(mine), await newCustomer(theirs)];
+    await credit(mine, myCustomer.id, -700);
+    await credit(theirs, theirCustomer.id, -300);
+    const reads = await Promise.all(
+      Array.from({ length: 8 }, () => [balanceOf(mine, myCustomer.id), balanceOf(theirs, myCustomer.id), balanceOf(theirs, theirCustomer.id), balanceOf({ ...mine, livemode: true }, myCustomer.id)]).flat(),
+    );
+    expect(reads).toEqual(Array.from({ length: 8 }, () => [-700, 0, -300, 0]).flat());
+  });
+
   it('records manual adjustments, newest first, and keeps one currency and credit only', async () => {
     const tenant = newTenant();
     const customer = await newCustomer(tenant);

@@ -89,6 +89,21 @@ describe('SubscriptionService customers', () => {
     }
   });
 
+  it('keeps tenants apart in concurrent reads that share a statement: each gets its own customer, an id asked under another tenant nothing', async () => {
+    const mine = (await client.createCustomer({ tenant, name: 'Batched', email: 'batched@example.com' })).customer!;
+    const other = { accountId: 'acct_other', livemode: false };
+    const theirs = (await client.createCustomer({ tenant: other, name: 'Theirs', email: 'theirs@example.com' })).customer!;
+    const reads = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => [
+        client.getCustomer({ tenant, id: mine.id }).then(({ customer }) => customer!.name),
+        grpcFailure(client.getCustomer({ tenant: other, id: mine.id })).then((failure) => failure.code),
+        client.getCustomer({ tenant: other, id: theirs.id }).then(({ customer }) => customer!.name),
+        grpcFailure(client.getCustomer({ tenant: { ...tenant, livemode: i % 2 === 0 }, id: theirs.id })).then((failure) => failure.code),
+      ]).flat(),
+    );
+    expect(reads).toEqual(Array.from({ length: 8 }, () => ['Batched', grpc.status.NOT_FOUND, 'Theirs', grpc.status.NOT_FOUND]).flat());
+  });
+
   it('pages newest first with a total, and rejects windows out of bounds', async () => {
     const pageTenant = { accountId: `acct_paging_${Date.now()}`, livemode: false };
     const created = [];

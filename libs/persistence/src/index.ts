@@ -9,3 +9,4 @@ export * from './pools';
 export * from './index-scans';
 export * from './database-unavailable';
 export * from './list-page';
+export * from './read-batcher';

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Page, PageInfo, TenantRef } from '@recur/kernel';
 import { fromInt64, type Money, money, toInt64 } from '@recur/money';
-import { insertRowsStatement, NEWEST_FIRST, type OpenTransaction, readListPage, statementsOf } from '@recur/persistence';
+import { insertRowsStatement, NEWEST_FIRST, type OpenTransaction, ReadBatcher, readListPage, statementsOf } from '@recur/persistence';
 import { PrismaService } from '../infrastructure/prisma.service';
 import type { BalanceTransaction, BalanceTransactionType } from './customer-balance';
 
@@ -16,6 +16,21 @@ export const balanceKey = (tenant: TenantRef, customerId: string): string => JSO
 @Injectable()
 export class CustomerBalancesRepository {
   constructor(private readonly prisma: PrismaService) {}
+
+  /** One customer's balance (a `/v1` customer read): concurrent ones share a statement (ReadBatcher). */
+  private readonly oneBalance = new ReadBatcher<{ tenant: TenantRef; customerId: string }, Money | null>(async (asked) => {
+    if (asked.length === 1) return this.balancesOfTenant(asked[0].tenant, [asked[0].customerId]);
+    const { rows } = await this.prisma.pool.query<{ account_id: string; livemode: boolean; customer_id: string; currency: string; balance: string }>(
+      `SELECT balance.account_id, balance.livemode, balance.customer_id, balance.currency, balance.balance::text AS balance
+         FROM customer_balances balance JOIN jsonb_to_recordset($1::jsonb) AS asked(account_id text, livemode boolean, customer_id text)
+           ON balance.account_id = asked.account_id AND balance.livemode = asked.livemode AND balance.customer_id = asked.customer_id`,
+      [JSON.stringify(asked.map(({ tenant, customerId }) => ({ account_id: tenant.accountId, livemode: tenant.livemode, customer_id: customerId })))],
+    );
+    // Keyed by tenant and customer: a customer id asked under another tenant finds nothing.
+    const key = (accountId: string, livemode: boolean, customerId: string) => JSON.stringify([accountId, livemode, customerId]);
+    const found = new Map(rows.map((row) => [key(row.account_id, row.livemode, row.customer_id), money(fromInt64(BigInt(row.balance)), row.currency)]));
+    return asked.map(({ tenant, customerId }) => found.get(key(tenant.accountId, tenant.livemode, customerId)) ?? null);
+  });
 
   /**
    * Locks the balances of these customers (in one global order, so two batches never wait on
@@ -116,6 +131,11 @@ export class CustomerBalancesRepository {
    */
   async balances(tenant: TenantRef, customerIds: readonly string[]): Promise<(Money | null)[]> {
     if (customerIds.length === 0) return [];
+    if (customerIds.length === 1) return [await this.oneBalance.read({ tenant, customerId: customerIds[0] })];
+    return this.balancesOfTenant(tenant, customerIds);
+  }
+
+  private async balancesOfTenant(tenant: TenantRef, customerIds: readonly string[]): Promise<(Money | null)[]> {
     const { rows } = await this.prisma.pool.query<{ customer_id: string; currency: string; balance: string }>(
       'SELECT customer_id, currency, balance::text AS balance FROM customer_balances WHERE account_id = $1 AND livemode = $2 AND customer_id = ANY($3::text[])',
       [tenant.accountId, tenant.livemode, [...customerIds]],

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { notFound, type Page, type PageInfo, type TenantRef } from '@recur/kernel';
 import { appendToOutbox } from '@recur/messaging';
-import { fromSqlRow, NEWEST_FIRST, type PgTransaction, readListPage } from '@recur/persistence';
+import { fromSqlRow, NEWEST_FIRST, type PgTransaction, ReadBatcher, readListPage } from '@recur/persistence';
 import type { Customer as CustomerRow, Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../infrastructure/prisma.service';
 import type { Customer, CustomerChange } from './customer';
@@ -24,6 +24,23 @@ const INSERT_CUSTOMER = `INSERT INTO customers (id, account_id, livemode, name, 
 export class CustomersRepository {
   constructor(private readonly prisma: PrismaService) {}
 
+  /** One customer by id and tenant, outside a transaction: concurrent reads share a statement (ReadBatcher). */
+  private readonly byId = new ReadBatcher<{ tenant: TenantRef; id: string }, CustomerRow | undefined>(async (asked) => {
+    if (asked.length === 1) {
+      const [{ tenant, id }] = asked;
+      return [(await this.prisma.pool.query('SELECT * FROM customers WHERE id = $1 AND account_id = $2 AND livemode = $3', [id, tenant.accountId, tenant.livemode])).rows.map(fromSqlRow<CustomerRow>)[0]];
+    }
+    const { rows } = await this.prisma.pool.query(
+      `SELECT c.* FROM customers c JOIN jsonb_to_recordset($1::jsonb) AS asked(id text, account_id text, livemode boolean)
+         ON c.id = asked.id AND c.account_id = asked.account_id AND c.livemode = asked.livemode`,
+      [JSON.stringify(asked.map(({ tenant, id }) => ({ id, account_id: tenant.accountId, livemode: tenant.livemode })))],
+    );
+    // Keyed by tenant and id: an id asked under another tenant finds nothing.
+    const key = (accountId: string, livemode: boolean, id: string) => JSON.stringify([accountId, livemode, id]);
+    const found = new Map(rows.map(fromSqlRow<CustomerRow>).map((row) => [key(row.accountId, row.livemode, row.id), row]));
+    return asked.map(({ tenant, id }) => found.get(key(tenant.accountId, tenant.livemode, id)));
+  });
+
   /**
    * Outside a transaction (a retrieve: the hottest read) the row comes straight from Prisma's own
    * pool: findFirst costs about five times the CPU of the same SELECT through `pg` (tools/bench).
@@ -31,7 +48,7 @@ export class CustomersRepository {
   async get(tenant: TenantRef, id: string, tx?: Tx): Promise<Customer> {
     const row = tx
       ? await tx.customer.findFirst({ where: { id, accountId: tenant.accountId, livemode: tenant.livemode } })
-      : (await this.prisma.pool.query('SELECT * FROM customers WHERE id = $1 AND account_id = $2 AND livemode = $3', [id, tenant.accountId, tenant.livemode])).rows.map(fromSqlRow<CustomerRow>)[0];
+      : await this.byId.read({ tenant, id });
     if (!row) throw notFound('customer', id);
     return fromCustomerRow(row);
   }
