@@ -26,10 +26,9 @@ export class CustomerBalancesRepository {
            ON balance.account_id = asked.account_id AND balance.livemode = asked.livemode AND balance.customer_id = asked.customer_id`,
       [JSON.stringify(asked.map(({ tenant, customerId }) => ({ account_id: tenant.accountId, livemode: tenant.livemode, customer_id: customerId })))],
     );
-    // Keyed by tenant and customer: a customer id asked under another tenant finds nothing.
-    const key = (accountId: string, livemode: boolean, customerId: string) => JSON.stringify([accountId, livemode, customerId]);
-    const found = new Map(rows.map((row) => [key(row.account_id, row.livemode, row.customer_id), money(fromInt64(BigInt(row.balance)), row.currency)]));
-    return asked.map(({ tenant, customerId }) => found.get(key(tenant.accountId, tenant.livemode, customerId)) ?? null);
+    // By balanceKey (tenant and customer): a customer id asked under another tenant finds nothing.
+    const found = new Map(rows.map((row) => [balanceKey({ accountId: row.account_id, livemode: row.livemode }, row.customer_id), money(fromInt64(BigInt(row.balance)), row.currency)]));
+    return asked.map(({ tenant, customerId }) => found.get(balanceKey(tenant, customerId)) ?? null);
   });
 
   /**

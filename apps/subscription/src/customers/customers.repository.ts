@@ -24,21 +24,12 @@ const INSERT_CUSTOMER = `INSERT INTO customers (id, account_id, livemode, name, 
 export class CustomersRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  /** One customer by id and tenant, outside a transaction: concurrent reads share a statement (ReadBatcher). */
-  private readonly byId = new ReadBatcher<{ tenant: TenantRef; id: string }, CustomerRow | undefined>(async (asked) => {
-    if (asked.length === 1) {
-      const [{ tenant, id }] = asked;
-      return [(await this.prisma.pool.query('SELECT * FROM customers WHERE id = $1 AND account_id = $2 AND livemode = $3', [id, tenant.accountId, tenant.livemode])).rows.map(fromSqlRow<CustomerRow>)[0]];
-    }
-    const { rows } = await this.prisma.pool.query(
-      `SELECT c.* FROM customers c JOIN jsonb_to_recordset($1::jsonb) AS asked(id text, account_id text, livemode boolean)
-         ON c.id = asked.id AND c.account_id = asked.account_id AND c.livemode = asked.livemode`,
-      [JSON.stringify(asked.map(({ tenant, id }) => ({ id, account_id: tenant.accountId, livemode: tenant.livemode })))],
-    );
-    // Keyed by tenant and id: an id asked under another tenant finds nothing.
-    const key = (accountId: string, livemode: boolean, id: string) => JSON.stringify([accountId, livemode, id]);
-    const found = new Map(rows.map(fromSqlRow<CustomerRow>).map((row) => [key(row.accountId, row.livemode, row.id), row]));
-    return asked.map(({ tenant, id }) => found.get(key(tenant.accountId, tenant.livemode, id)));
+  /** One customer by id and tenant, outside a transaction: concurrent reads share a statement (ReadBatcher over getAll). */
+  private readonly byId = new ReadBatcher<{ tenant: TenantRef; id: string }, Customer | undefined>(async (asked) => {
+    if (asked.length > 1) return this.getAll(asked);
+    const [{ tenant, id }] = asked;
+    const [row] = (await this.prisma.pool.query('SELECT * FROM customers WHERE id = $1 AND account_id = $2 AND livemode = $3', [id, tenant.accountId, tenant.livemode])).rows;
+    return [row && fromCustomerRow(fromSqlRow<CustomerRow>(row))];
   });
 
   /**
@@ -46,21 +37,27 @@ export class CustomersRepository {
    * pool: findFirst costs about five times the CPU of the same SELECT through `pg` (tools/bench).
    */
   async get(tenant: TenantRef, id: string, tx?: Tx): Promise<Customer> {
-    const row = tx
-      ? await tx.customer.findFirst({ where: { id, accountId: tenant.accountId, livemode: tenant.livemode } })
-      : await this.byId.read({ tenant, id });
+    if (!tx) {
+      const customer = await this.byId.read({ tenant, id });
+      if (!customer) throw notFound('customer', id);
+      return customer;
+    }
+    const row = await tx.customer.findFirst({ where: { id, accountId: tenant.accountId, livemode: tenant.livemode } });
     if (!row) throw notFound('customer', id);
     return fromCustomerRow(row);
   }
 
-  /** Many customers, each of its own tenant, in one statement: those found (deleted ones too), by id. */
-  async getAll(refs: readonly { tenant: TenantRef; id: string }[]): Promise<Map<string, Customer>> {
+  /** Many customers, each of its own tenant, in one statement: one answer per ref, in order (deleted ones too; undefined when the tenant has no such customer). */
+  async getAll(refs: readonly { tenant: TenantRef; id: string }[]): Promise<(Customer | undefined)[]> {
     const { rows } = await this.prisma.pool.query(
       `SELECT c.* FROM customers c JOIN jsonb_to_recordset($1::jsonb) AS ref(id text, account_id text, livemode boolean)
          ON c.id = ref.id AND c.account_id = ref.account_id AND c.livemode = ref.livemode`,
       [JSON.stringify(refs.map(({ tenant, id }) => ({ id, account_id: tenant.accountId, livemode: tenant.livemode })))],
     );
-    return new Map(rows.map((row) => fromCustomerRow(fromSqlRow<CustomerRow>(row))).map((customer) => [customer.id, customer]));
+    // Keyed by tenant and id: an id asked under another tenant finds nothing.
+    const key = (tenant: TenantRef, id: string) => JSON.stringify([tenant.accountId, tenant.livemode, id]);
+    const found = new Map(rows.map((row) => fromCustomerRow(fromSqlRow<CustomerRow>(row))).map((customer) => [key(customer.tenant, customer.id), customer]));
+    return refs.map(({ tenant, id }) => found.get(key(tenant, id)));
   }
 
   /** Locks the row for the rest of the transaction, so concurrent changes serialise. */

@@ -34,7 +34,7 @@ export class CustomersService {
   }
 
   /** Customers of many tenants at once (BatchGetCustomers): those found, by id. */
-  getAll(refs: readonly { tenant: TenantRef; id: string }[]): Promise<Map<string, Customer>> {
+  getAll(refs: readonly { tenant: TenantRef; id: string }[]): Promise<(Customer | undefined)[]> {
     return this.customers.getAll(refs);
   }
 
